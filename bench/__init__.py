@@ -1,0 +1,1 @@
+"""mcpfast benchmark suite (pyperf); see bench/run.py and scripts/bench."""

@@ -1,0 +1,432 @@
+/*
+ * JSON output in C: a growable byte buffer, and writers for the JSON pieces that need no
+ * Python objects -- string escaping (from UTF-8 bytes or from the three PEP 393 code unit
+ * widths), integers, literals.  No Python objects here.
+ *
+ * Escaping rules (what json.dumps(..., ensure_ascii=False) writes): '"' and '\' are
+ * escaped, control characters U+0000..U+001F are escaped (\b \t \n \f \r short forms,
+ * \u00XX otherwise), everything else -- DEL, non-ASCII, U+2028/U+2029 -- is written raw as
+ * UTF-8.  Lone surrogates cannot be written as UTF-8 and are reported to the caller.
+ */
+#ifndef MCPFAST_JSON_WRITER_H
+#define MCPFAST_JSON_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MF_NOINLINE __attribute__((noinline))
+#else
+#define MF_LIKELY(x) (x)
+#define MF_UNLIKELY(x) (x)
+#define MF_NOINLINE
+#endif
+
+/* Eight bytes at a time needs little-endian byte order to locate the first flagged byte. */
+#if (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || \
+    defined(_M_X64) || defined(_M_ARM64)
+#define MF_SWAR 1
+#else
+#define MF_SWAR 0
+#endif
+
+/* Status codes of the writers. */
+#define MF_WRITE_OK 0
+#define MF_WRITE_NO_MEMORY (-1)
+#define MF_WRITE_SURROGATE (-2)
+
+/* ------------------------------------------------------------------------------------ */
+/* The output buffer */
+
+typedef struct mf_writer {
+    char *data;
+    size_t len;
+    size_t cap;
+} mf_writer;
+
+/* Start with cap bytes; returns MF_WRITE_NO_MEMORY when malloc fails. */
+static inline int mf_writer_init(mf_writer *w, size_t cap) {
+    w->data = (char *)malloc(cap);
+    w->len = 0;
+    w->cap = w->data ? cap : 0;
+    return w->data ? MF_WRITE_OK : MF_WRITE_NO_MEMORY;
+}
+
+static inline void mf_writer_free(mf_writer *w) {
+    free(w->data);
+    w->data = NULL;
+    w->len = w->cap = 0;
+}
+
+/* Grow (doubling) so that at least extra more bytes fit. Kept out of line: it is rare. */
+static MF_NOINLINE int mf_writer_grow(mf_writer *w, size_t extra) {
+    size_t need, cap;
+    char *data;
+    if (extra > SIZE_MAX / 2 - w->len) return MF_WRITE_NO_MEMORY;
+    need = w->len + extra;
+    cap = w->cap ? w->cap : 256;
+    while (cap < need) cap *= 2;
+    data = (char *)realloc(w->data, cap);
+    if (data == NULL) return MF_WRITE_NO_MEMORY;
+    w->data = data;
+    w->cap = cap;
+    return MF_WRITE_OK;
+}
+
+/* Make room for extra more bytes; the unchecked writers below may then be used. */
+static inline int mf_writer_reserve(mf_writer *w, size_t extra) {
+    if (MF_LIKELY(w->cap - w->len >= extra)) return MF_WRITE_OK;
+    return mf_writer_grow(w, extra);
+}
+
+static inline int mf_writer_put(mf_writer *w, const char *p, size_t n) {
+    if (MF_UNLIKELY(mf_writer_reserve(w, n) != MF_WRITE_OK)) return MF_WRITE_NO_MEMORY;
+    memcpy(w->data + w->len, p, n);
+    w->len += n;
+    return MF_WRITE_OK;
+}
+
+static inline int mf_writer_putc(mf_writer *w, char c) {
+    if (MF_UNLIKELY(mf_writer_reserve(w, 1) != MF_WRITE_OK)) return MF_WRITE_NO_MEMORY;
+    w->data[w->len++] = c;
+    return MF_WRITE_OK;
+}
+
+/* Replace the last byte written (a ',' after the last member becomes the closing bracket). */
+static inline void mf_writer_set_last(mf_writer *w, char c) { w->data[w->len - 1] = c; }
+
+/* ------------------------------------------------------------------------------------ */
+/* Integers */
+
+static const char mf_digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v at out (room for 20 bytes needed); returns the count. */
+static inline size_t mf_format_u64(char *out, uint64_t v) {
+    char tmp[20];
+    char *p = tmp + 20;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, mf_digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, mf_digit_pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + 20 - p);
+    memcpy(out, p, n);
+    return n;
+}
+
+static inline int mf_write_u64(mf_writer *w, uint64_t v) {
+    if (MF_UNLIKELY(mf_writer_reserve(w, 20) != MF_WRITE_OK)) return MF_WRITE_NO_MEMORY;
+    w->len += mf_format_u64(w->data + w->len, v);
+    return MF_WRITE_OK;
+}
+
+static inline int mf_write_i64(mf_writer *w, int64_t v) {
+    if (MF_UNLIKELY(mf_writer_reserve(w, 21) != MF_WRITE_OK)) return MF_WRITE_NO_MEMORY;
+    if (v < 0) {
+        w->data[w->len++] = '-';
+        /* Negate in unsigned arithmetic: -INT64_MIN does not fit in int64. */
+        w->len += mf_format_u64(w->data + w->len, (uint64_t)0 - (uint64_t)v);
+    } else {
+        w->len += mf_format_u64(w->data + w->len, (uint64_t)v);
+    }
+    return MF_WRITE_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Strings */
+
+/*
+ * For each byte: 0 when written as is, otherwise the letter of its escape: the short form
+ * letter (b t n f r " \) or 'u' for \u00XX.
+ */
+static const char mf_escape_letter[256] = {
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',
+    0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0,  0,   0,
+    /* 0x60 .. 0xFF: nothing to escape */
+};
+
+static const char mf_hex_digits[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
+                                       '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+
+/* Escape of an ASCII byte that needs one at out; returns the bytes written (2 or 6). */
+static inline size_t mf_format_escape(char *out, unsigned char c) {
+    char letter = mf_escape_letter[c];
+    out[0] = '\\';
+    out[1] = letter;
+    if (letter != 'u') return 2;
+    out[2] = '0';
+    out[3] = '0';
+    out[4] = mf_hex_digits[c >> 4];
+    out[5] = mf_hex_digits[c & 15];
+    return 6;
+}
+
+#define MF_ONES 0x0101010101010101ULL
+#define MF_HIGHS 0x8080808080808080ULL
+
+/*
+ * High bit set in a byte of the result where that byte of x is < 0x20, '"' or '\'.  The
+ * lowest flagged byte is always a true one (borrows only propagate upwards), which is all
+ * the scanners need: they locate the first flagged byte, handle it and rescan after it.
+ */
+static inline uint64_t mf_swar_needs_escape(uint64_t x) {
+    uint64_t quote = x ^ (MF_ONES * '"');
+    uint64_t backslash = x ^ (MF_ONES * '\\');
+    uint64_t control = (x - MF_ONES * 0x20) & ~x;
+    uint64_t is_quote = (quote - MF_ONES) & ~quote;
+    uint64_t is_backslash = (backslash - MF_ONES) & ~backslash;
+    return (control | is_quote | is_backslash) & MF_HIGHS;
+}
+
+static inline unsigned mf_first_flagged_byte(uint64_t mask) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(mask) >> 3;
+#else
+    unsigned k = 0;
+    while (!(mask & 0x80)) {
+        mask >>= 8;
+        k++;
+    }
+    return k;
+#endif
+}
+
+/* Strings are written in chunks so that the worst case reservation (6 bytes per input
+ * unit) stays bounded for very long strings. */
+#define MF_STRING_CHUNK 4096
+
+/*
+ * Escape n bytes of UTF-8 (or ASCII) at s into out, which has room for 6 * n bytes;
+ * returns the end of the output.  Bytes >= 0x80 are copied as they are.
+ */
+static inline char *mf_escape_utf8_into(char *out, const unsigned char *s, size_t n) {
+    size_t i = 0;
+#if MF_SWAR
+    while (i + 8 <= n) {
+        uint64_t x, mask;
+        memcpy(&x, s + i, 8);
+        /* Copy all 8 first: there is room (6 * n), and a run needing no escape is done. */
+        memcpy(out, &x, 8);
+        mask = mf_swar_needs_escape(x);
+        if (MF_LIKELY(mask == 0)) {
+            out += 8;
+            i += 8;
+            continue;
+        }
+        unsigned k = mf_first_flagged_byte(mask);
+        out += k;
+        i += k;
+        out += mf_format_escape(out, s[i]);
+        i++;
+    }
+#endif
+    for (; i < n; i++) {
+        unsigned char c = s[i];
+        if (MF_LIKELY(mf_escape_letter[c] == 0)) {
+            *out++ = (char)c;
+        } else {
+            out += mf_format_escape(out, c);
+        }
+    }
+    return out;
+}
+
+/* A JSON string (quotes included) from n bytes of valid UTF-8 or ASCII. */
+static inline int mf_write_string_utf8(mf_writer *w, const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    /* Short strings (keys, most values) take one reservation and no chunk loop. */
+    if (MF_LIKELY(n <= MF_STRING_CHUNK)) {
+        if (MF_UNLIKELY(mf_writer_reserve(w, 6 * n + 2) != MF_WRITE_OK)) return MF_WRITE_NO_MEMORY;
+        char *out = w->data + w->len;
+        *out++ = '"';
+        out = mf_escape_utf8_into(out, p, n);
+        *out++ = '"';
+        w->len = (size_t)(out - w->data);
+        return MF_WRITE_OK;
+    }
+    if (mf_writer_putc(w, '"') != MF_WRITE_OK) return MF_WRITE_NO_MEMORY;
+    while (n > 0) {
+        size_t chunk = n < MF_STRING_CHUNK ? n : MF_STRING_CHUNK;
+        /* A chunk may end inside a multi-byte sequence: bytes >= 0x80 are copied one by
+         * one unchanged, so the sequence is simply completed by the next chunk. */
+        if (mf_writer_reserve(w, 6 * chunk) != MF_WRITE_OK) return MF_WRITE_NO_MEMORY;
+        char *out = mf_escape_utf8_into(w->data + w->len, p, chunk);
+        w->len = (size_t)(out - w->data);
+        p += chunk;
+        n -= chunk;
+    }
+    return mf_writer_putc(w, '"');
+}
+
+/* An object member name: the JSON string of n bytes of UTF-8 or ASCII, then ':'. */
+static inline int mf_write_member_name_utf8(mf_writer *w, const char *s, size_t n) {
+    if (MF_LIKELY(n <= MF_STRING_CHUNK)) {
+        if (MF_UNLIKELY(mf_writer_reserve(w, 6 * n + 3) != MF_WRITE_OK)) return MF_WRITE_NO_MEMORY;
+        char *out = w->data + w->len;
+        *out++ = '"';
+        out = mf_escape_utf8_into(out, (const unsigned char *)s, n);
+        *out++ = '"';
+        *out++ = ':';
+        w->len = (size_t)(out - w->data);
+        return MF_WRITE_OK;
+    }
+    if (mf_write_string_utf8(w, s, n) != MF_WRITE_OK) return MF_WRITE_NO_MEMORY;
+    return mf_writer_putc(w, ':');
+}
+
+/* UTF-8 of code point c (>= 0x80, not a surrogate) at out; returns the bytes written. */
+static inline size_t mf_format_utf8(char *out, uint32_t c) {
+    if (c < 0x800) {
+        out[0] = (char)(0xC0 | (c >> 6));
+        out[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | (c >> 12));
+        out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (c >> 18));
+    out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/*
+ * Escape n one-byte code units (Latin-1, PEP 393 kind 1) into out (room for 6 * n bytes).
+ * Runs of plain ASCII are found eight at a time.
+ */
+static inline char *mf_escape_ucs1_into(char *out, const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+#if MF_SWAR
+        if (i + 8 <= n) {
+            uint64_t x, mask;
+            memcpy(&x, s + i, 8);
+            memcpy(out, &x, 8);
+            mask = mf_swar_needs_escape(x) | (x & MF_HIGHS);
+            if (mask == 0) {
+                out += 8;
+                i += 8;
+                continue;
+            }
+            unsigned k = mf_first_flagged_byte(mask);
+            out += k;
+            i += k;
+        }
+#endif
+        uint8_t c = s[i++];
+        if (c >= 0x80) {
+            out += mf_format_utf8(out, c);
+        } else if (mf_escape_letter[c] == 0) {
+            *out++ = (char)c;
+        } else {
+            out += mf_format_escape(out, c);
+        }
+    }
+    return out;
+}
+
+/*
+ * Escape n two-byte code units (PEP 393 kind 2) into out (room for 6 * n bytes).
+ * Returns NULL at a surrogate (always lone in this representation), its index in *bad.
+ */
+static inline char *mf_escape_ucs2_into(char *out, const uint16_t *s, size_t n, size_t *bad) {
+    for (size_t i = 0; i < n; i++) {
+        uint16_t c = s[i];
+        if (c < 0x80) {
+            if (MF_LIKELY(mf_escape_letter[c] == 0)) {
+                *out++ = (char)c;
+            } else {
+                out += mf_format_escape(out, (unsigned char)c);
+            }
+        } else if (MF_UNLIKELY(c >= 0xD800 && c <= 0xDFFF)) {
+            *bad = i;
+            return NULL;
+        } else {
+            out += mf_format_utf8(out, c);
+        }
+    }
+    return out;
+}
+
+/* As mf_escape_ucs2_into, for four-byte code units (PEP 393 kind 4). */
+static inline char *mf_escape_ucs4_into(char *out, const uint32_t *s, size_t n, size_t *bad) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = s[i];
+        if (c < 0x80) {
+            if (MF_LIKELY(mf_escape_letter[c] == 0)) {
+                *out++ = (char)c;
+            } else {
+                out += mf_format_escape(out, (unsigned char)c);
+            }
+        } else if (MF_UNLIKELY(c >= 0xD800 && c <= 0xDFFF)) {
+            *bad = i;
+            return NULL;
+        } else {
+            out += mf_format_utf8(out, c);
+        }
+    }
+    return out;
+}
+
+/*
+ * A JSON string (quotes included) from n code units of width kind (1, 2 or 4 bytes, as
+ * PEP 393 stores a str).  MF_WRITE_SURROGATE with the code unit index in *bad when the
+ * text holds a lone surrogate; the buffer then holds a partial string (callers abandon it).
+ */
+static inline int mf_write_string_units(mf_writer *w, int kind, const void *data, size_t n,
+                                        size_t *bad) {
+    size_t done = 0;
+    if (mf_writer_putc(w, '"') != MF_WRITE_OK) return MF_WRITE_NO_MEMORY;
+    while (done < n) {
+        size_t chunk = n - done < MF_STRING_CHUNK ? n - done : MF_STRING_CHUNK;
+        char *out;
+        if (mf_writer_reserve(w, 6 * chunk) != MF_WRITE_OK) return MF_WRITE_NO_MEMORY;
+        out = w->data + w->len;
+        if (kind == 1) {
+            out = mf_escape_ucs1_into(out, (const uint8_t *)data + done, chunk);
+        } else if (kind == 2) {
+            out = mf_escape_ucs2_into(out, (const uint16_t *)data + done, chunk, bad);
+        } else {
+            out = mf_escape_ucs4_into(out, (const uint32_t *)data + done, chunk, bad);
+        }
+        if (MF_UNLIKELY(out == NULL)) {
+            *bad += done;
+            return MF_WRITE_SURROGATE;
+        }
+        w->len = (size_t)(out - w->data);
+        done += chunk;
+    }
+    return mf_writer_putc(w, '"');
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCPFAST_JSON_WRITER_H */

@@ -1,0 +1,2 @@
+# decode: one frame of bytes -> typed JSON-RPC messages (see decode.pyx).
+cpdef object decode(object frame)

@@ -1,0 +1,10 @@
+# Compiled JSON encoding of Python values and JSON-RPC 2.0 messages (see encode.pyx).
+# Cython modules cimport these to call the encoder without a Python-level call.
+
+cpdef bytes dumps(object value)
+cpdef bytes encode_request(object id, object method, object params=*)
+cpdef bytes encode_notification(object method, object params=*)
+cpdef bytes encode_response(object id, object result)
+cpdef bytes encode_error(object id, object code, object message, object data=*)
+cpdef bytes encode_message(object message)
+cpdef bytes encode_batch(object items)

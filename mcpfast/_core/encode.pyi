@@ -1,0 +1,76 @@
+"""Compiled JSON encoding of Python values and JSON-RPC 2.0 messages.
+
+All output is compact UTF-8 JSON (separators "," and ":", no trailing newline), byte for
+byte what ``json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()`` writes
+for the values accepted: dict (str keys), list, tuple, str, int, float, bool, None and the
+typed messages.  Subclasses of dict/list/tuple/str/int/float are written as their base type
+without calling their methods.  Integers must lie in [-2**63, 2**64-1] -- the decoder
+refuses larger ones too, so both directions agree; floats are written as repr() writes
+them, NaN and infinities are refused; nesting is limited to MAX_DEPTH containers, counting
+the JSON-RPC envelope.  A decoded message whose payload was never read is written straight
+from its simdjson tape copy, with the same bytes as after building it.
+"""
+
+from typing import Final, Union
+
+from typing_extensions import Buffer
+
+from mcpfast._core.messages import ErrorResponse, Message, Notification, Request, Response
+
+#: The deepest nesting of containers written (1024, as the decoder accepts), envelope included.
+MAX_DEPTH: Final[int]
+
+JSONValue = Union[
+    None, bool, int, float, str, list["JSONValue"], tuple["JSONValue", ...],
+    dict[str, "JSONValue"], Message,
+]
+RequestId = Union[int, str]
+
+class EncodeError(ValueError):
+    """A value that cannot be encoded as JSON.
+
+    ``message`` says what is wrong; ``path`` is where, a JSONPath-like location inside what
+    was being encoded ("$" for the value itself, "$.params.items[2]", "$[1].result").
+    """
+
+    message: str
+    path: str
+
+    def __init__(self, message: str, path: str = "$") -> None: ...
+
+def dumps(value: JSONValue) -> bytes:
+    """Compact JSON of value; raises EncodeError for a value with no JSON form here."""
+
+def encode_request(id: RequestId, method: str, params: JSONValue = None) -> bytes:
+    """``{"jsonrpc":"2.0","id":id,"method":method,"params":params}``; params left out when None.
+
+    TypeError when id is not an int or str (bool included) or method is not a str.
+    """
+
+def encode_notification(method: str, params: JSONValue = None) -> bytes:
+    """``{"jsonrpc":"2.0","method":method,"params":params}``; params left out when None."""
+
+def encode_response(id: RequestId, result: JSONValue) -> bytes:
+    """``{"jsonrpc":"2.0","id":id,"result":result}``."""
+
+def encode_error(
+    id: RequestId | None, code: int, message: str, data: JSONValue = ...
+) -> bytes:
+    """``{"jsonrpc":"2.0","id":id,"error":{"code":code,"message":message,"data":data}}``.
+
+    id None is written as null; data is left out unless given (data=None writes null).
+    TypeError when code is not an int (bool included) or message not a str; EncodeError
+    when code does not fit in 64 bits.
+    """
+
+def encode_message(message: Request | Notification | Response | ErrorResponse) -> bytes:
+    """The JSON of a typed message (from its tape when its payload was never read)."""
+
+def encode_batch(
+    items: list[Message | Buffer] | tuple[Message | Buffer, ...],
+) -> bytes:
+    """A JSON array of messages; bytes-like items are already encoded and go in verbatim.
+
+    EncodeError for an empty batch (not valid JSON-RPC), an empty bytes item, or an item
+    that is neither a message nor bytes/bytearray/contiguous memoryview.
+    """

@@ -1,0 +1,55 @@
+"""Typed JSON-RPC 2.0 messages with a lazy payload (compiled: messages.pyx)."""
+
+from typing import Any, Union
+
+JSONValue = Any
+RequestId = Union[int, str]
+
+class Message:
+    """Base of the four JSON-RPC message kinds; holds the lazy payload."""
+
+    @property
+    def payload_built(self) -> bool:
+        """False while a decoded payload is still only its tape copy (nobody read it yet)."""
+
+class Request(Message):
+    """A JSON-RPC request: ``id`` (int or str), ``method``, ``params`` (dict, list or None)."""
+
+    id: RequestId
+    method: str
+    def __init__(self, id: RequestId, method: str, params: dict[str, Any] | list[Any] | None = None) -> None: ...
+    @property
+    def params(self) -> dict[str, Any] | list[Any] | None:
+        """The params as Python objects (built on first access), or None when absent."""
+
+class Notification(Message):
+    """A JSON-RPC notification: ``method`` and ``params`` (dict, list or None); no id."""
+
+    method: str
+    def __init__(self, method: str, params: dict[str, Any] | list[Any] | None = None) -> None: ...
+    @property
+    def params(self) -> dict[str, Any] | list[Any] | None:
+        """The params as Python objects (built on first access), or None when absent."""
+
+class Response(Message):
+    """A successful JSON-RPC response: ``id`` and ``result`` (any JSON value)."""
+
+    id: RequestId
+    def __init__(self, id: RequestId, result: JSONValue) -> None: ...
+    @property
+    def result(self) -> JSONValue:
+        """The result as Python objects (built on first access)."""
+
+class ErrorResponse(Message):
+    """A JSON-RPC error response: ``id`` (None when null), ``code``, ``message``, ``data``."""
+
+    id: RequestId | None
+    code: int
+    message: str
+    def __init__(self, id: RequestId | None, code: int, message: str, data: JSONValue = ...) -> None: ...
+    @property
+    def data(self) -> JSONValue:
+        """error.data as Python objects (built on first access), or None when absent."""
+    @property
+    def has_data(self) -> bool:
+        """True when the error carries a data member (even a null one)."""

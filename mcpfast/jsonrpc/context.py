@@ -1,0 +1,137 @@
+"""RequestContext: what a handler knows about the message it is handling.
+
+Every handler is called as ``handler(params, ctx)``. ``ctx`` is a RequestContext (or the
+subclass a higher layer passes to Session as ``context_factory``) holding:
+
+  session        the Session the message came in on
+  request_id     the request's id (int or str); None for a notification
+  method         the method name
+  params         the params as received (dict, list or None) -- the same object the handler
+                 gets as its first argument
+  meta           params["_meta"] when that is an object, else an empty dict
+  progress       a ProgressReporter when params._meta.progressToken is a str or int and the
+                 message is a request; None otherwise
+  cancelled      True once the peer cancelled this request (notifications/cancelled); an
+                 async handler is cancelled too, this flag serves code running elsewhere
+                 (threads, callbacks) that checks it
+  cancel_reason  the reason the peer gave, if any
+
+and helpers that keep messages about this request on the same reply channel as its
+response (for Streamable HTTP: the POST's SSE stream): ``notify``, ``request``,
+``report_progress``.
+
+Extending it: the MCP layer subclasses RequestContext (adding __slots__ such as the
+negotiated protocol version or the client's capabilities), fills them in its
+``before_dispatch`` hook or in its own ``__init__``, and passes the subclass (or any
+callable with the same signature) as ``context_factory``. The constructor signature is
+``(session, request_id, method, params, channel)``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from mcpfast._core.codec import encode_notification
+from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from mcpfast.jsonrpc.session import ReplyChannel, Session
+
+__all__ = ["RequestContext"]
+
+
+class RequestContext:
+    """Context of one incoming request or notification (see the module docstring)."""
+
+    __slots__ = (
+        "session",
+        "request_id",
+        "method",
+        "params",
+        "meta",
+        "progress",
+        "cancelled",
+        "cancel_reason",
+        # Session bookkeeping: where replies go, the batch this request belongs to, the
+        # task running an async handler and whether that task has started.
+        "_channel",
+        "_batch",
+        "_task",
+        "_started",
+    )
+
+    def __init__(
+        self,
+        session: Session,
+        request_id: int | str | None,
+        method: str,
+        params: Any,
+        channel: ReplyChannel | None = None,
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.cancelled = False
+        self.cancel_reason: str | None = None
+        self._channel = channel
+        self._batch = None
+        self._task: asyncio.Task | None = None
+        self._started = False
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is dict:
+            self.meta = meta
+            token = meta.get("progressToken")
+            if request_id is not None and token is not None and is_progress_token(token):
+                self.progress: ProgressReporter | None = ProgressReporter(token, session, channel)
+            else:
+                self.progress = None
+        else:
+            self.meta = {}
+            self.progress = None
+
+    @property
+    def is_notification(self) -> bool:
+        """True when the message is a notification (no response will be sent)."""
+        return self.request_id is None
+
+    def report_progress(self, progress: float, total: float | None = None,
+                        message: str | None = None) -> bool:
+        """Report progress when the requester asked for it.
+
+        Sends notifications/progress and returns True when the request carried a progress
+        token; returns False and sends nothing otherwise. Same rules as
+        ProgressReporter.report (strictly increasing values, ValueError otherwise).
+        """
+        reporter = self.progress
+        if reporter is None:
+            return False
+        reporter.report(progress, total, message)
+        return True
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification related to this request (on its reply channel while it runs)."""
+        self.session.send_related(self._channel, encode_notification(method, params))
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[..., Any] | None = None,
+    ) -> Any:
+        """Send a request to the peer on behalf of this request; same as Session.request.
+
+        The request goes out on this request's reply channel while it runs.
+        """
+        return await self.session.request(
+            method, params, timeout=timeout, progress=progress, origin=self
+        )
+
+    def __repr__(self) -> str:
+        kind = "notification" if self.request_id is None else f"request id={self.request_id!r}"
+        extra = " cancelled" if self.cancelled else ""
+        return f"<{type(self).__name__} {kind} method={self.method!r}{extra}>"

@@ -1,0 +1,419 @@
+"""decode(): every JSON-RPC 2.0 rule, the specification's examples, malformed input."""
+
+import json
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpfast._core.decode import (
+    INVALID_REQUEST,
+    MAX_DEPTH,
+    PARSE_ERROR,
+    DecodeError,
+    decode,
+)
+from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
+
+
+def code_of(frame):
+    with pytest.raises(DecodeError) as info:
+        decode(frame)
+    return info.value.code
+
+
+# --- the examples of the JSON-RPC 2.0 specification -------------------------------------
+
+
+def test_spec_positional_params():
+    m = decode(b'{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')
+    assert type(m) is Request
+    assert (m.id, m.method, m.params) == (1, "subtract", [42, 23])
+
+
+def test_spec_named_params():
+    m = decode(b'{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}')
+    assert type(m) is Request
+    assert m.params == {"subtrahend": 23, "minuend": 42}
+
+
+def test_spec_notifications():
+    m = decode(b'{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}')
+    assert type(m) is Notification and m.method == "update" and m.params == [1, 2, 3, 4, 5]
+    m = decode(b'{"jsonrpc": "2.0", "method": "foobar"}')
+    assert type(m) is Notification and m.params is None
+
+
+def test_spec_responses():
+    m = decode(b'{"jsonrpc": "2.0", "result": 19, "id": 1}')
+    assert type(m) is Response and m.id == 1 and m.result == 19
+    m = decode(b'{"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}, "id": "1"}')
+    assert type(m) is ErrorResponse
+    assert (m.id, m.code, m.message, m.has_data, m.data) == ("1", -32601, "Method not found", False, None)
+
+
+def test_spec_invalid_json():
+    assert code_of(b'{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]') == PARSE_ERROR
+
+
+def test_spec_invalid_request_object():
+    with pytest.raises(DecodeError) as info:
+        decode(b'{"jsonrpc": "2.0", "method": 1, "params": "bar"}')
+    assert info.value.code == INVALID_REQUEST and info.value.id is None
+
+
+def test_spec_batch_invalid_json():
+    frame = b'[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method"]'
+    assert code_of(frame) == PARSE_ERROR
+
+
+def test_spec_empty_batch():
+    assert code_of(b"[]") == INVALID_REQUEST
+    assert code_of(b"[ ]") == INVALID_REQUEST
+
+
+def test_spec_invalid_batch_elements():
+    out = decode(b"[1]")
+    assert len(out) == 1 and isinstance(out[0], DecodeError) and out[0].code == INVALID_REQUEST
+    out = decode(b"[1,2,3]")
+    assert [e.code for e in out] == [INVALID_REQUEST] * 3
+
+
+def test_spec_mixed_batch():
+    frame = b"""[
+        {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
+        {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]},
+        {"jsonrpc": "2.0", "method": "subtract", "params": [42,23], "id": "2"},
+        {"foo": "boo"},
+        {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},
+        {"jsonrpc": "2.0", "method": "get_data", "id": "9"}
+    ]"""
+    out = decode(frame)
+    assert [type(x).__name__ for x in out] == [
+        "Request", "Notification", "Request", "DecodeError", "Request", "Request"]
+    assert out[0].params == [1, 2, 4] and out[4].params == {"name": "myself"}
+    assert out[3].code == INVALID_REQUEST
+    assert [x.id for x in out if type(x) is Request] == ["1", "2", "5", "9"]
+
+
+def test_spec_all_notification_batch():
+    out = decode(b'[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]')
+    assert all(type(x) is Notification for x in out)
+
+
+# --- envelope rules ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("frame", [
+    b'{"method":"x","id":1}',                       # jsonrpc missing
+    b'{"jsonrpc":"1.0","method":"x","id":1}',       # wrong version
+    b'{"jsonrpc":2.0,"method":"x","id":1}',         # version not a string
+    b'{"jsonrpc":"2.0 ","method":"x","id":1}',
+    b'{"jsonrpc":"2.0","method":null,"id":1}',      # method not a string
+    b'{"jsonrpc":"2.0","method":"x","params":"s","id":1}',   # params scalar
+    b'{"jsonrpc":"2.0","method":"x","params":3,"id":1}',
+    b'{"jsonrpc":"2.0","method":"x","params":null,"id":1}',
+    b'{"jsonrpc":"2.0","method":"x","id":null}',    # request id null
+    b'{"jsonrpc":"2.0","method":"x","id":1.5}',     # id float
+    b'{"jsonrpc":"2.0","method":"x","id":true}',    # id bool
+    b'{"jsonrpc":"2.0","method":"x","id":[1]}',     # id array
+    b'{"jsonrpc":"2.0","method":"x","id":{}}',
+    b'{"jsonrpc":"2.0","result":1}',                # response without id
+    b'{"jsonrpc":"2.0","result":1,"id":null}',      # result with null id
+    b'{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"m"},"id":1}',
+    b'{"jsonrpc":"2.0","method":"x","result":1,"id":1}',
+    b'{"jsonrpc":"2.0","error":{"code":1,"message":"m"}}',   # error without id
+    b'{"jsonrpc":"2.0","error":"boom","id":1}',     # error not an object
+    b'{"jsonrpc":"2.0","error":{"message":"m"},"id":1}',     # no code
+    b'{"jsonrpc":"2.0","error":{"code":"1","message":"m"},"id":1}',
+    b'{"jsonrpc":"2.0","error":{"code":1.5,"message":"m"},"id":1}',
+    b'{"jsonrpc":"2.0","error":{"code":1},"id":1}',          # no message
+    b'{"jsonrpc":"2.0","error":{"code":1,"message":7},"id":1}',
+    b'{"jsonrpc":"2.0","id":1}',                    # nothing to do
+    b'{"jsonrpc":"2.0"}',
+    b'{}',
+    b'"just a string"',
+    b'42',
+    b'null',
+    b'true',
+    b'[[]]' ,
+])
+def test_invalid_request(frame):
+    if frame == b'[[]]':
+        out = decode(frame)
+        assert out[0].code == INVALID_REQUEST
+    else:
+        assert code_of(frame) == INVALID_REQUEST
+
+
+def test_invalid_request_carries_readable_id():
+    with pytest.raises(DecodeError) as info:
+        decode(b'{"jsonrpc":"1.0","method":"x","id":"abc"}')
+    assert info.value.id == "abc"
+    with pytest.raises(DecodeError) as info:
+        decode(b'{"jsonrpc":"2.0","method":5,"id":77}')
+    assert info.value.id == 77
+    with pytest.raises(DecodeError) as info:
+        decode(b'{"jsonrpc":"2.0","method":"x","id":1.5}')
+    assert info.value.id is None
+    assert "id" in info.value.message
+
+
+def test_error_messages_say_what_is_wrong():
+    with pytest.raises(DecodeError, match="jsonrpc"):
+        decode(b'{"jsonrpc":"1.0","method":"x","id":1}')
+    with pytest.raises(DecodeError, match="params"):
+        decode(b'{"jsonrpc":"2.0","method":"x","params":1,"id":1}')
+    with pytest.raises(DecodeError, match="Parse error"):
+        decode(b'{"jsonrpc":')
+
+
+def test_error_response_with_null_id_and_data():
+    m = decode(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"at":3}}}')
+    assert type(m) is ErrorResponse and m.id is None and m.has_data and m.data == {"at": 3}
+    m = decode(b'{"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"x","data":null}}')
+    assert m.has_data and m.data is None
+
+
+def test_unknown_members_are_ignored():
+    m = decode(b'{"jsonrpc":"2.0","id":1,"method":"x","extra":{"deep":[1,2]},"z":null}')
+    assert type(m) is Request and m.params is None
+
+
+def test_member_order_does_not_matter():
+    m = decode(b'{"params":{"a":1},"id":"q","method":"m","jsonrpc":"2.0"}')
+    assert (m.id, m.method, m.params) == ("q", "m", {"a": 1})
+
+
+def test_ids():
+    assert decode(b'{"jsonrpc":"2.0","id":0,"method":"x"}').id == 0
+    assert decode(b'{"jsonrpc":"2.0","id":-5,"method":"x"}').id == -5
+    assert decode(b'{"jsonrpc":"2.0","id":"","method":"x"}').id == ""
+    assert decode(b'{"jsonrpc":"2.0","id":"\\u00e9\\n","method":"x"}').id == "\u00e9\n"
+    big = 2**64 - 1
+    assert decode(b'{"jsonrpc":"2.0","id":%d,"method":"x"}' % big).id == big
+    low = -(2**63)
+    assert decode(b'{"jsonrpc":"2.0","id":%d,"method":"x"}' % low).id == low
+
+
+# --- duplicates, huge integers, depth: consistent behaviour -----------------------------
+
+
+@pytest.mark.parametrize("member", [b'"id":2', b'"method":"y"', b'"jsonrpc":"2.0"', b'"params":{}'])
+def test_duplicate_envelope_member_is_invalid(member):
+    frame = b'{"jsonrpc":"2.0","id":1,"method":"x","params":{},' + member + b"}"
+    assert code_of(frame) == INVALID_REQUEST
+
+
+def test_duplicate_error_members_are_invalid():
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"code":2,"message":"m"}}') == INVALID_REQUEST
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","message":"n"}}') == INVALID_REQUEST
+
+
+def test_duplicate_keys_inside_payload_last_wins_like_json_loads():
+    frame = b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"b":2,"a":3}}'
+    assert decode(frame).params == json.loads(frame)["params"] == {"a": 3, "b": 2}
+
+
+@pytest.mark.parametrize("number", [b"18446744073709551616", b"-9223372036854775809", b"1" + b"0" * 30])
+def test_integers_beyond_64_bits_are_parse_errors(number):
+    # Everywhere: in the id, in params, in result.
+    assert code_of(b'{"jsonrpc":"2.0","id":' + number + b',"method":"x"}') == PARSE_ERROR
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"method":"x","params":[' + number + b"]}") == PARSE_ERROR
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"result":' + number + b"}") == PARSE_ERROR
+
+
+def test_integers_at_64_bit_limits():
+    frame = b'{"jsonrpc":"2.0","id":1,"result":[18446744073709551615,-9223372036854775808,9223372036854775807]}'
+    assert decode(frame).result == [2**64 - 1, -(2**63), 2**63 - 1]
+
+
+def test_float_overflow_is_parse_error():
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"result":1e400}') == PARSE_ERROR
+
+
+def _nested(depth):
+    return b"[" * depth + b"]" * depth
+
+
+def test_nesting_up_to_the_limit_decodes():
+    # the envelope object and "result" count as levels; MAX_DEPTH - 1 arrays fit beneath
+    result = _nested(MAX_DEPTH - 1)
+    m = decode(b'{"jsonrpc":"2.0","id":1,"result":' + result + b"}")
+    value = m.result
+    depth = 0
+    while value:
+        value = value[0]
+        depth += 1
+    assert depth == MAX_DEPTH - 2
+
+
+def test_nesting_beyond_the_limit_is_parse_error():
+    frame = b'{"jsonrpc":"2.0","id":1,"result":' + _nested(MAX_DEPTH + 5) + b"}"
+    with pytest.raises(DecodeError, match="nesting") as info:
+        decode(frame)
+    assert info.value.code == PARSE_ERROR
+
+
+# --- malformed input of every kind ------------------------------------------------------
+
+
+@pytest.mark.parametrize("frame", [
+    b"", b"   ", b"\n", b"{", b"}", b"[", b'{"jsonrpc":"2.0",}', b"{'jsonrpc':'2.0'}",
+    b'{"jsonrpc":"2.0","id":1,"method":"x"} trailing', b'{"a":1}{"b":2}',
+    b'{"jsonrpc":"2.0","id":01,"method":"x"}', b'{"jsonrpc":"2.0","id":1,"method":"x","params":[NaN]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":[Infinity]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\x01"]}',          # raw control char
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\\x"]}',           # bad escape
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\\ud800"]}',       # lone surrogate escape
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\\udc00\\ud800"]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":[tru]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":[1.]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":[-]}',
+    b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"x"}' + b"\xff",
+])
+def test_parse_errors(frame):
+    assert code_of(frame) == PARSE_ERROR
+
+
+@pytest.mark.parametrize("frame", [
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\xff"]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\xc3"]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["\xed\xa0\x80"]}',   # UTF-8 encoded surrogate
+    b'{"jsonrpc":"2.0","id":1,"method":"\xc0\xaf"}',                      # overlong
+])
+def test_invalid_utf8_is_parse_error(frame):
+    with pytest.raises(DecodeError, match="UTF-8") as info:
+        decode(frame)
+    assert info.value.code == PARSE_ERROR
+
+
+def test_invalid_json_inside_params_is_an_error_at_decode_not_on_access():
+    # lazy is not lax: the whole frame is validated when decoded
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[1,2,}}') == PARSE_ERROR
+    assert code_of(b'{"jsonrpc":"2.0","id":1,"result":{"a":"\\q"}}') == PARSE_ERROR
+
+
+def test_a_bad_frame_does_not_disturb_the_next():
+    good = b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"k":"v"}}'
+    first = decode(good)
+    for bad in (b"{", b"\xff", b'{"jsonrpc":"2.0","id":1e999}', b"[]"):
+        with pytest.raises(DecodeError):
+            decode(bad)
+    assert decode(good) == first
+    assert first.params == {"k": "v"}
+
+
+# --- input types ------------------------------------------------------------------------
+
+
+FRAME = b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"c"}}'
+
+
+@pytest.mark.parametrize("frame", [
+    FRAME, bytearray(FRAME), memoryview(FRAME), FRAME.decode(), memoryview(b"xx" + FRAME + b"yy")[2:-2],
+])
+def test_input_types(frame):
+    m = decode(frame)
+    assert (m.id, m.method, m.params) == (7, "tools/list", {"cursor": "c"})
+
+
+def test_str_with_lone_surrogate_is_refused():
+    with pytest.raises((DecodeError, UnicodeEncodeError)):
+        decode('{"jsonrpc":"2.0","id":1,"method":"\ud800"}')
+
+
+def test_non_buffer_input_is_type_error():
+    with pytest.raises(TypeError):
+        decode(12)
+    with pytest.raises(TypeError):
+        decode(None)
+
+
+def test_non_contiguous_buffer_is_refused():
+    view = memoryview(b"abcdef")[::2]
+    with pytest.raises((BufferError, TypeError, ValueError)):
+        decode(view)
+
+
+# --- laziness and interning -------------------------------------------------------------
+
+
+def test_payload_is_lazy_and_cached():
+    m = decode(b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[1,{"b":null}]}}')
+    assert not m.payload_built
+    p = m.params
+    assert m.payload_built
+    assert p == {"a": [1, {"b": None}]}
+    assert m.params is p
+
+
+def test_payload_survives_later_decodes():
+    first = decode(b'{"jsonrpc":"2.0","id":1,"result":{"text":"first","n":[1,2,3]}}')
+    for i in range(50):
+        decode(b'{"jsonrpc":"2.0","id":%d,"result":{"text":"other %d","zz":[9,9,9,9,9,9]}}' % (i, i))
+    assert first.result == {"text": "first", "n": [1, 2, 3]}
+
+
+def test_batch_payloads_are_independent():
+    out = decode(b'[{"jsonrpc":"2.0","id":1,"result":"a"},{"jsonrpc":"2.0","id":2,"result":{"b":[2]}},'
+                 b'{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"m","data":"d"}}]')
+    assert out[2].data == "d" and out[1].result == {"b": [2]} and out[0].result == "a"
+
+
+def test_method_names_are_interned():
+    a = decode(b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}')
+    b = decode(b'{"jsonrpc":"2.0","method":"tools/call"}')
+    assert a.method is b.method is sys.intern("tools/call")
+
+
+def test_object_keys_are_shared_strings():
+    m = decode(b'{"jsonrpc":"2.0","id":1,"result":[{"name":1},{"name":2}]}')
+    k1, = m.result[0].keys()
+    k2, = m.result[1].keys()
+    assert k1 is k2
+
+
+def test_long_and_non_ascii_strings_and_keys():
+    long_key = "k" * 200
+    doc = {"jsonrpc": "2.0", "id": 1, "result": {long_key: "v" * 5000, "ключ": "значение 🎉", "": ""}}
+    m = decode(json.dumps(doc).encode())
+    assert m.result == doc["result"]
+
+
+def test_large_array_beyond_count_saturation():
+    n = 0x1000000 + 3   # more elements than the tape's 24-bit count field holds
+    frame = b'{"jsonrpc":"2.0","id":1,"result":[' + b",".join([b"0"] * n) + b"]}"
+    m = decode(frame)
+    assert len(m.result) == n
+
+
+# --- property: decode agrees with json.loads on arbitrary JSON payloads ------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=20)))
+def test_result_matches_json_loads(value, rid):
+    frame = json.dumps({"jsonrpc": "2.0", "id": rid, "result": value}, ensure_ascii=False).encode()
+    m = decode(frame)
+    assert type(m) is Response and m.id == rid
+    assert m.result == json.loads(frame)["result"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes_never_crash(data):
+    try:
+        out = decode(data)
+    except DecodeError as e:
+        assert e.code in (PARSE_ERROR, INVALID_REQUEST)
+    else:
+        assert out is not None
