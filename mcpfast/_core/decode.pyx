@@ -19,6 +19,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
 
+from mcpfast._core.framing cimport has_frame_padding
 from mcpfast._core.messages cimport (
     ErrorResponse, MF_TAPE_COUNT, MF_TAPE_NEXT, MF_TAPE_TYPE, Message, Notification, Request,
     Response, attach_tape, cached_str, make_str, mf_tape_skip,
@@ -226,7 +227,11 @@ cpdef object decode(object frame):
     else:
         PyObject_GetBuffer(frame, &view, PyBUF_SIMPLE)
         try:
-            padded = _padded_copy(<const char *>view.buf, view.len)
+            if has_frame_padding(frame):
+                # A LineFramer frame: padding follows it in its buffer, parse it in place.
+                padded = <const uint8_t *>view.buf
+            else:
+                padded = _padded_copy(<const char *>view.buf, view.len)
             status = mf_parse(_parser, padded, view.len, &detail)
         finally:
             PyBuffer_Release(&view)

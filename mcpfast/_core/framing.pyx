@@ -122,7 +122,7 @@ cdef class FrameBuffer:
         self.exports += 1
 
     def __releasebuffer__(self, Py_buffer *view):
-        pass
+        self.exports -= 1
 
     def span(self, frame):
         """Offsets (start, stop) of the bytes of contiguous buffer ``frame`` in this block.

@@ -417,3 +417,28 @@ def test_arbitrary_bytes_never_crash(data):
         assert e.code in (PARSE_ERROR, INVALID_REQUEST)
     else:
         assert out is not None
+
+
+# --- frames from the LineFramer are parsed in place ------------------------------------
+
+
+def test_decode_framer_frames_in_place():
+    from mcpfast._core.framing import LineFramer
+
+    framer = LineFramer()
+    stream = b"".join(
+        b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{"i":%d,"s":"%s"}}\n' % (i, i, b"x" * i)
+        for i in range(200)
+    )
+    frames = []
+    for k in range(0, len(stream), 777):
+        frames.extend(framer.feed(stream[k:k + 777]))
+    assert len(frames) == 200
+    for i, frame in enumerate(frames):
+        m = decode(frame)
+        assert (m.id, m.params) == (i, {"i": i, "s": "x" * i})
+    # a frame followed directly by garbage in the same buffer still decodes on its own
+    frames = framer.feed(b'{"jsonrpc":"2.0","id":1,"method":"a"}\n{"garbage\n')
+    assert decode(frames[0]).method == "a"
+    with pytest.raises(DecodeError):
+        decode(frames[1])
