@@ -124,6 +124,7 @@ def run(runner: Any, group: str, cases: list[Case]) -> None:
     if not args.worker:
         statuses = []
         excluded = []
+        reasons: dict[tuple[str, str], int] = {}
         for case in cases:
             status, detail = case.check()
             statuses.append({
@@ -138,7 +139,13 @@ def run(runner: Any, group: str, cases: list[Case]) -> None:
             })
             if status != OK:
                 excluded.append(case.name)
-                print(f"not timed: {case.name}: {status}: {detail}", file=sys.stderr)
+                if status == WRONG:
+                    print(f"NOT TIMED, wrong result: {case.name}: {detail}", file=sys.stderr)
+                else:
+                    reasons[(status, detail)] = reasons.get((status, detail), 0) + 1
+        for (status, detail), count in reasons.items():
+            print(f"not timed ({count} case{'s' if count > 1 else ''}): {status}: {detail}",
+                  file=sys.stderr)
         args.exclude = ",".join(excluded)
         if args.status_output:
             write_status(args.status_output, group, statuses)

@@ -7,14 +7,23 @@
  *   slots    stable storage for entries; a slot index never changes while its entry lives,
  *            so the other two structures refer to entries by index.  Freed slots go on a
  *            free list threaded through heap_pos.
- *   buckets  open addressing, power-of-two size, linear probing, load <= 1/2, mapping
- *            id -> slot index.  Deletion shifts later entries of the run backwards (Knuth's
- *            algorithm R), so there are no tombstones and lookups never slow down with churn.
- *            Each bucket keeps the id beside the slot index, so a probe that misses does not
- *            touch the slot array.
- *   heap     binary min-heap of slot indices ordered by (deadline, id); each slot records its
- *            heap position, so removing an entry on pop/cancel is O(log n) and the heap never
- *            holds dead entries.  Entries without a deadline are not in the heap.
+ *   buckets  open addressing, power-of-two size, load <= 1/2, robin-hood linear probing,
+ *            mapping id -> slot index.  Each bucket keeps the id and its distance from its
+ *            home bucket beside the slot index, so probes never touch the slot array.
+ *            Deletion shifts the following displaced entries back one bucket (no
+ *            tombstones), stopping at the first entry that sits in its home bucket; a miss
+ *            stops as soon as it meets an entry closer to home than the probe.
+ *   heap     4-ary min-heap ordered by (deadline, id), each element carrying its deadline
+ *            (compared without touching the slots) and its slot index; each slot records
+ *            its heap position, so removing an entry on pop/cancel is O(log n) and the heap
+ *            never holds dead entries.  Entries without a deadline are not in the heap.
+ *
+ * Hashing starts as the identity on the id's low bits: the ids in flight come from a
+ * counter, so they form a window narrower than the bucket array and occupy consecutive
+ * buckets with no collisions at all (and neighbouring ids share cache lines).  Ids that do
+ * not spread that way (strided ids, say) make long probe runs; the first insert whose run
+ * passes MF_PENDING_MAX_PROBE switches the table for good to Fibonacci hashing and
+ * rehashes, so no pattern of ids can make operations linear in the table size.
  *
  * Arrays start small and double on demand up to the capacity limit; nothing is allocated
  * beyond it.  No Python objects here: the caller decides what a waiter is.
@@ -36,18 +45,18 @@ extern "C" {
 #define MF_PENDING_MAX_CAPACITY (1u << 30)
 #define MF_PENDING_NIL UINT32_MAX /* no slot / not in the heap / end of the free list */
 #define MF_PENDING_FIRST_SLOTS 16u
+#define MF_PENDING_MAX_PROBE 32u /* identity hashing is abandoned past this probe length */
 
 /* Results of mf_pending_init / mf_pending_add. */
 #define MF_PENDING_OK 0
-#define MF_PENDING_DUPLICATE 1 /* the id is already in the table */
-#define MF_PENDING_FULL 2      /* count == capacity */
-#define MF_PENDING_NOMEM 3     /* an allocation failed; the table is unchanged */
+#define MF_PENDING_DUPLICATE 1    /* the id is already in the table */
+#define MF_PENDING_FULL 2         /* count == capacity */
+#define MF_PENDING_NOMEM 3        /* an allocation failed; the table is unchanged */
 #define MF_PENDING_BAD_DEADLINE 4 /* NaN deadline */
 #define MF_PENDING_BAD_CAPACITY 5 /* capacity 0 or above MF_PENDING_MAX_CAPACITY */
 
 typedef struct mf_pending_slot {
     int64_t id;
-    double deadline;   /* +inf: no deadline */
     void *waiter;      /* NULL: the slot is free */
     uint32_t heap_pos; /* live: index in heap or MF_PENDING_NIL; free: next free slot */
 } mf_pending_slot;
@@ -55,7 +64,13 @@ typedef struct mf_pending_slot {
 typedef struct mf_pending_bucket {
     int64_t id;
     uint32_t slot; /* MF_PENDING_NIL: empty bucket */
+    uint32_t dist; /* how far past its home bucket the entry sits */
 } mf_pending_bucket;
+
+typedef struct mf_pending_heap_entry {
+    double deadline;
+    uint32_t slot;
+} mf_pending_heap_entry;
 
 /* One removed entry, as mf_pending_drain reports it. */
 typedef struct mf_pending_entry {
@@ -65,28 +80,33 @@ typedef struct mf_pending_entry {
 
 typedef struct mf_pending {
     mf_pending_slot *slots;
-    uint32_t *heap;             /* slot indices; room for slot_cap entries */
+    mf_pending_heap_entry *heap; /* room for slot_cap entries */
     mf_pending_bucket *buckets;
-    uint32_t count;             /* live entries */
-    uint32_t capacity;          /* limit on count */
-    uint32_t slot_cap;          /* slots (and heap entries) allocated */
-    uint32_t slot_top;          /* slots[0, slot_top) have been handed out at least once */
-    uint32_t free_head;         /* first free slot below slot_top, or MF_PENDING_NIL */
+    uint32_t count;              /* live entries */
+    uint32_t capacity;           /* limit on count */
+    uint32_t slot_cap;           /* slots (and heap entries) allocated */
+    uint32_t slot_top;           /* slots[0, slot_top) have been handed out at least once */
+    uint32_t free_head;          /* first free slot below slot_top, or MF_PENDING_NIL */
     uint32_t heap_len;
-    uint32_t bucket_mask;       /* number of buckets - 1 */
-    unsigned bucket_shift;      /* 64 - log2(number of buckets) */
+    uint32_t bucket_mask;        /* number of buckets - 1 */
+    unsigned bucket_bits;        /* log2(number of buckets) */
+    int mixed;                   /* hash mode: 0 identity, 1 Fibonacci (see the top) */
 } mf_pending;
 
-/* Fibonacci hashing: the top bits of id * 2^64/phi.  Sequential ids (the common case) and
- * strided ids both spread evenly over the buckets. */
+/* ---- hashing ---- */
+
+/* Home bucket of id.  Identity mode: the id's low bits.  Mixed mode: the top bits of
+ * id * 2^64/phi (Fibonacci hashing). */
 static inline uint32_t mf_pending_home(const mf_pending *t, int64_t id) {
-    return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> t->bucket_shift);
+    if (t->mixed) return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> (64 - t->bucket_bits));
+    return (uint32_t)(uint64_t)id & t->bucket_mask;
 }
 
 static inline void mf_pending_buckets_empty(mf_pending_bucket *b, size_t n) {
     for (size_t i = 0; i < n; i++) {
         b[i].id = 0;
         b[i].slot = MF_PENDING_NIL;
+        b[i].dist = 0;
     }
 }
 
@@ -102,6 +122,8 @@ static inline size_t mf_pending_bucket_count(uint32_t slots, unsigned *log2) {
     return n;
 }
 
+/* ---- life cycle ---- */
+
 /* Set up an empty table that will hold at most `capacity` entries.  On failure the table
  * holds no memory (mf_pending_free is still safe to call). */
 static inline int mf_pending_init(mf_pending *t, uint32_t capacity) {
@@ -113,7 +135,7 @@ static inline int mf_pending_init(mf_pending *t, uint32_t capacity) {
     unsigned bits;
     size_t nbuckets = mf_pending_bucket_count(slots, &bits);
     t->slots = (mf_pending_slot *)malloc(slots * sizeof(mf_pending_slot));
-    t->heap = (uint32_t *)malloc(slots * sizeof(uint32_t));
+    t->heap = (mf_pending_heap_entry *)malloc(slots * sizeof(mf_pending_heap_entry));
     t->buckets = (mf_pending_bucket *)malloc(nbuckets * sizeof(mf_pending_bucket));
     if (t->slots == NULL || t->heap == NULL || t->buckets == NULL) {
         free(t->slots);
@@ -127,7 +149,7 @@ static inline int mf_pending_init(mf_pending *t, uint32_t capacity) {
     mf_pending_buckets_empty(t->buckets, nbuckets);
     t->slot_cap = slots;
     t->bucket_mask = (uint32_t)(nbuckets - 1);
-    t->bucket_shift = 64 - bits;
+    t->bucket_bits = bits;
     return MF_PENDING_OK;
 }
 
@@ -143,83 +165,163 @@ static inline void mf_pending_free(mf_pending *t) {
     t->free_head = MF_PENDING_NIL;
 }
 
+/* ---- buckets ---- */
+
 /* Bucket index holding id, or MF_PENDING_NIL. */
 static inline uint32_t mf_pending_find(const mf_pending *t, int64_t id) {
     const mf_pending_bucket *b = t->buckets;
     uint32_t mask = t->bucket_mask;
     uint32_t i = mf_pending_home(t, id);
-    while (b[i].slot != MF_PENDING_NIL) {
+    for (uint32_t dist = 0;; dist++) {
+        /* An empty bucket has dist 0, so this also stops at empty buckets after the home. */
+        if (b[i].slot == MF_PENDING_NIL || b[i].dist < dist) return MF_PENDING_NIL;
         if (b[i].id == id) return i;
         i = (i + 1) & mask;
     }
-    return MF_PENDING_NIL;
 }
 
 static inline int mf_pending_contains(const mf_pending *t, int64_t id) {
     return mf_pending_find(t, id) != MF_PENDING_NIL;
 }
 
+/* Insert an id known to be absent: robin hood -- an entry farther from home takes the
+ * bucket of one nearer to home, which moves on.  Returns the largest distance from home
+ * at which this insert placed an entry. */
+static inline uint32_t mf_pending_bucket_insert(mf_pending *t, int64_t id, uint32_t slot) {
+    mf_pending_bucket *b = t->buckets;
+    uint32_t mask = t->bucket_mask;
+    uint32_t i = mf_pending_home(t, id);
+    uint32_t longest = 0;
+    mf_pending_bucket carry;
+    carry.id = id;
+    carry.slot = slot;
+    carry.dist = 0;
+    for (;;) {
+        if (b[i].slot == MF_PENDING_NIL) {
+            b[i] = carry;
+            return carry.dist > longest ? carry.dist : longest;
+        }
+        if (b[i].dist < carry.dist) {
+            mf_pending_bucket moved = b[i];
+            b[i] = carry;
+            if (carry.dist > longest) longest = carry.dist;
+            carry = moved;
+        }
+        carry.dist++;
+        i = (i + 1) & mask;
+    }
+}
+
+/* Empty bucket i: the displaced entries after it each move back one bucket. */
+static inline void mf_pending_bucket_delete(mf_pending *t, uint32_t i) {
+    mf_pending_bucket *b = t->buckets;
+    uint32_t mask = t->bucket_mask;
+    for (;;) {
+        uint32_t next = (i + 1) & mask;
+        if (b[next].slot == MF_PENDING_NIL || b[next].dist == 0) break;
+        b[i] = b[next];
+        b[i].dist--;
+        i = next;
+    }
+    b[i].slot = MF_PENDING_NIL;
+    b[i].dist = 0;
+}
+
 /* ---- deadline heap ---- */
 
-/* Does slot a expire before slot b?  Ties on deadline go to the smaller id. */
-static inline int mf_pending_before(const mf_pending_slot *s, uint32_t a, uint32_t b) {
-    return s[a].deadline < s[b].deadline ||
-           (s[a].deadline == s[b].deadline && s[a].id < s[b].id);
+/* Does heap element a expire before heap element b?  Equal deadlines: the smaller id. */
+static inline int mf_pending_before(const mf_pending *t, const mf_pending_heap_entry *a,
+                                    const mf_pending_heap_entry *b) {
+    if (a->deadline != b->deadline) return a->deadline < b->deadline;
+    return t->slots[a->slot].id < t->slots[b->slot].id;
 }
 
-static inline void mf_pending_sift_up(mf_pending *t, uint32_t pos) {
-    uint32_t *h = t->heap;
-    mf_pending_slot *s = t->slots;
-    uint32_t moving = h[pos];
+/* The heap is 4-ary: half the depth of a binary heap, and the four children of a node sit
+ * side by side in memory.  Children of i: 4i+1 .. 4i+4; parent: (i-1)/4. */
+#define MF_PENDING_PARENT(i) (((i) - 1) / 4)
+
+static inline void mf_pending_heap_put(mf_pending *t, uint32_t pos, mf_pending_heap_entry e) {
+    t->heap[pos] = e;
+    t->slots[e.slot].heap_pos = pos;
+}
+
+/* Place e at the hole pos or above it. */
+static inline void mf_pending_sift_up(mf_pending *t, uint32_t pos, mf_pending_heap_entry e) {
+    mf_pending_heap_entry *h = t->heap;
     while (pos > 0) {
-        uint32_t parent = (pos - 1) / 2;
-        if (!mf_pending_before(s, moving, h[parent])) break;
-        h[pos] = h[parent];
-        s[h[pos]].heap_pos = pos;
+        uint32_t parent = MF_PENDING_PARENT(pos);
+        if (!mf_pending_before(t, &e, &h[parent])) break;
+        mf_pending_heap_put(t, pos, h[parent]);
         pos = parent;
     }
-    h[pos] = moving;
-    s[moving].heap_pos = pos;
+    mf_pending_heap_put(t, pos, e);
 }
 
-static inline void mf_pending_sift_down(mf_pending *t, uint32_t pos) {
-    uint32_t *h = t->heap;
-    mf_pending_slot *s = t->slots;
+/* Index of the earliest of the children first .. first+count-1 (count 1..4). */
+static inline uint32_t mf_pending_min_child(const mf_pending *t, uint32_t first, uint32_t count) {
+    const mf_pending_heap_entry *h = t->heap;
+    if (count == 4) {
+        /* A two-round tournament: the two first-round comparisons are independent. */
+        uint32_t a = first + (uint32_t)mf_pending_before(t, &h[first + 1], &h[first]);
+        uint32_t b = first + 2 + (uint32_t)mf_pending_before(t, &h[first + 3], &h[first + 2]);
+        return mf_pending_before(t, &h[b], &h[a]) ? b : a;
+    }
+    uint32_t best = first;
+    for (uint32_t c = first + 1; c < first + count; c++)
+        if (mf_pending_before(t, &h[c], &h[best])) best = c;
+    return best;
+}
+
+/* Fill the hole at pos with e, where e is not before pos's parent.  The hole first walks
+ * down to a leaf along the earliest child, then e sifts up from there -- usually not at
+ * all, since e comes from the end of the heap and is late. */
+static inline void mf_pending_sift_down(mf_pending *t, uint32_t pos, mf_pending_heap_entry e) {
     uint32_t n = t->heap_len;
-    uint32_t moving = h[pos];
     for (;;) {
-        uint32_t child = 2 * pos + 1;
-        if (child >= n) break;
-        if (child + 1 < n && mf_pending_before(s, h[child + 1], h[child])) child++;
-        if (!mf_pending_before(s, h[child], moving)) break;
-        h[pos] = h[child];
-        s[h[pos]].heap_pos = pos;
+        uint32_t first = 4 * pos + 1;
+        if (first >= n) break;
+        uint32_t count = n - first < 4 ? n - first : 4;
+        uint32_t child = mf_pending_min_child(t, first, count);
+        mf_pending_heap_put(t, pos, t->heap[child]);
         pos = child;
     }
-    h[pos] = moving;
-    s[moving].heap_pos = pos;
+    mf_pending_sift_up(t, pos, e);
+}
+
+static inline void mf_pending_heap_push(mf_pending *t, uint32_t slot, double deadline) {
+    mf_pending_heap_entry e;
+    e.deadline = deadline;
+    e.slot = slot;
+    mf_pending_sift_up(t, t->heap_len++, e);
 }
 
 static inline void mf_pending_heap_remove(mf_pending *t, uint32_t pos) {
-    uint32_t last = t->heap[--t->heap_len];
-    t->slots[t->heap[pos]].heap_pos = MF_PENDING_NIL;
-    if (pos == t->heap_len) return; /* removed the last element itself */
-    t->heap[pos] = last;
-    t->slots[last].heap_pos = pos;
-    if (pos > 0 && mf_pending_before(t->slots, last, t->heap[(pos - 1) / 2]))
-        mf_pending_sift_up(t, pos);
+    t->slots[t->heap[pos].slot].heap_pos = MF_PENDING_NIL;
+    uint32_t n = --t->heap_len;
+    if (pos == n) return; /* removed the last element itself */
+    mf_pending_heap_entry last = t->heap[n];
+    if (pos > 0 && mf_pending_before(t, &last, &t->heap[MF_PENDING_PARENT(pos)]))
+        mf_pending_sift_up(t, pos, last);
     else
-        mf_pending_sift_down(t, pos);
+        mf_pending_sift_down(t, pos, last);
 }
 
 /* ---- growth ---- */
 
-static inline void mf_pending_bucket_insert(mf_pending *t, int64_t id, uint32_t slot) {
-    uint32_t mask = t->bucket_mask;
-    uint32_t i = mf_pending_home(t, id);
-    while (t->buckets[i].slot != MF_PENDING_NIL) i = (i + 1) & mask;
-    t->buckets[i].id = id;
-    t->buckets[i].slot = slot;
+/* Re-insert every live entry into a new bucket array of 2^bits buckets (hashed in the
+ * table's current mode).  On allocation failure nothing changes. */
+static inline int mf_pending_rehash(mf_pending *t, unsigned bits) {
+    size_t nbuckets = (size_t)1 << bits;
+    mf_pending_bucket *buckets = (mf_pending_bucket *)malloc(nbuckets * sizeof(mf_pending_bucket));
+    if (buckets == NULL) return MF_PENDING_NOMEM;
+    mf_pending_buckets_empty(buckets, nbuckets);
+    free(t->buckets);
+    t->buckets = buckets;
+    t->bucket_mask = (uint32_t)(nbuckets - 1);
+    t->bucket_bits = bits;
+    for (uint32_t i = 0; i < t->slot_top; i++)
+        if (t->slots[i].waiter != NULL) mf_pending_bucket_insert(t, t->slots[i].id, i);
+    return MF_PENDING_OK;
 }
 
 /* Double the slot array (up to capacity), rehashing when the buckets would pass load 1/2.
@@ -228,35 +330,18 @@ static inline int mf_pending_grow(mf_pending *t) {
     uint32_t new_cap = t->slot_cap > t->capacity / 2 ? t->capacity : t->slot_cap * 2;
     unsigned bits;
     size_t nbuckets = mf_pending_bucket_count(new_cap, &bits);
-    mf_pending_bucket *buckets = NULL;
-    if (0) {
-        buckets = (mf_pending_bucket *)malloc(nbuckets * sizeof(mf_pending_bucket));
-        if (buckets == NULL) return MF_PENDING_NOMEM;
-    }
+    /* Rehash first: on failure the old, smaller arrays are all still in place. */
+    if (nbuckets != (size_t)t->bucket_mask + 1 && mf_pending_rehash(t, bits) != MF_PENDING_OK)
+        return MF_PENDING_NOMEM;
     mf_pending_slot *slots =
         (mf_pending_slot *)realloc(t->slots, (size_t)new_cap * sizeof(mf_pending_slot));
-    if (slots == NULL) {
-        free(buckets);
-        return MF_PENDING_NOMEM;
-    }
+    if (slots == NULL) return MF_PENDING_NOMEM; /* the larger buckets are harmless */
     t->slots = slots;
-    uint32_t *heap = (uint32_t *)realloc(t->heap, (size_t)new_cap * sizeof(uint32_t));
-    if (heap == NULL) {
-        /* The larger slot array is harmless: slot_cap still says how much is in use. */
-        free(buckets);
-        return MF_PENDING_NOMEM;
-    }
+    mf_pending_heap_entry *heap = (mf_pending_heap_entry *)realloc(
+        t->heap, (size_t)new_cap * sizeof(mf_pending_heap_entry));
+    if (heap == NULL) return MF_PENDING_NOMEM; /* the larger slot array is harmless */
     t->heap = heap;
     t->slot_cap = new_cap;
-    if (buckets != NULL) {
-        mf_pending_buckets_empty(buckets, nbuckets);
-        free(t->buckets);
-        t->buckets = buckets;
-        t->bucket_mask = (uint32_t)(nbuckets - 1);
-        t->bucket_shift = 64 - bits;
-        for (uint32_t i = 0; i < t->slot_top; i++)
-            if (t->slots[i].waiter != NULL) mf_pending_bucket_insert(t, t->slots[i].id, i);
-    }
     return MF_PENDING_OK;
 }
 
@@ -282,37 +367,23 @@ static inline int mf_pending_add(mf_pending *t, int64_t id, void *waiter, double
     }
     mf_pending_slot *s = &t->slots[slot];
     s->id = id;
-    s->deadline = deadline;
     s->waiter = waiter;
     s->heap_pos = MF_PENDING_NIL;
-    mf_pending_bucket_insert(t, id, slot);
-    t->count++;
-    if (deadline < INFINITY) {
-        t->heap[t->heap_len] = slot;
-        mf_pending_sift_up(t, t->heap_len++);
+    if (mf_pending_bucket_insert(t, id, slot) > MF_PENDING_MAX_PROBE && !t->mixed) {
+        /* These ids do not suit identity hashing.  Should the rehash fail for want of
+         * memory, the table stays correct in identity mode, only slower. */
+        t->mixed = 1;
+        if (mf_pending_rehash(t, t->bucket_bits) != MF_PENDING_OK) t->mixed = 0;
     }
+    t->count++;
+    if (deadline < INFINITY) mf_pending_heap_push(t, slot, deadline);
     return MF_PENDING_OK;
 }
 
 /* Remove the entry in bucket b; returns its waiter. */
 static inline void *mf_pending_remove_bucket(mf_pending *t, uint32_t b) {
-    mf_pending_bucket *buckets = t->buckets;
-    uint32_t mask = t->bucket_mask;
-    uint32_t slot = buckets[b].slot;
-    /* Backward-shift deletion: walk the run after the hole; an entry may move into the hole
-     * when the hole lies between its home bucket and where it sits now. */
-    uint32_t hole = b, j = b;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (buckets[j].slot == MF_PENDING_NIL) break;
-        uint32_t home = mf_pending_home(t, buckets[j].id);
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            buckets[hole] = buckets[j];
-            hole = j;
-        }
-    }
-    buckets[hole].slot = MF_PENDING_NIL;
-
+    uint32_t slot = t->buckets[b].slot;
+    mf_pending_bucket_delete(t, b);
     mf_pending_slot *s = &t->slots[slot];
     if (s->heap_pos != MF_PENDING_NIL) mf_pending_heap_remove(t, s->heap_pos);
     void *waiter = s->waiter;
@@ -332,16 +403,14 @@ static inline void *mf_pending_pop(mf_pending *t, int64_t id) {
 
 /* Earliest deadline in the table, +inf when no entry has one. */
 static inline double mf_pending_next_deadline(const mf_pending *t) {
-    return t->heap_len ? t->slots[t->heap[0]].deadline : INFINITY;
+    return t->heap_len ? t->heap[0].deadline : INFINITY;
 }
 
 /* Remove the entry with the earliest deadline (ties: smallest id) if that deadline is
  * <= now; returns its waiter, or NULL when nothing has expired by now. */
 static inline void *mf_pending_pop_expired(mf_pending *t, double now) {
-    if (t->heap_len == 0) return NULL;
-    const mf_pending_slot *s = &t->slots[t->heap[0]];
-    if (!(s->deadline <= now)) return NULL;
-    return mf_pending_remove_bucket(t, mf_pending_find(t, s->id));
+    if (t->heap_len == 0 || !(t->heap[0].deadline <= now)) return NULL;
+    return mf_pending_remove_bucket(t, mf_pending_find(t, t->slots[t->heap[0].slot].id));
 }
 
 /* Remove the entry in slot i if it is live; returns its waiter, or NULL.  Lets a caller

@@ -1,2 +1,1 @@
 # decode: one frame of bytes -> typed JSON-RPC messages (see decode.pyx).
-cpdef object decode(object frame)

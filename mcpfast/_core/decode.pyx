@@ -203,7 +203,7 @@ cdef object _message(const uint64_t *tape, const uint8_t *strings, size_t i, bin
                        _id_object(&e))
 
 
-cpdef object decode(object frame):
+def decode(object frame, /):
     """Decode one frame (bytes, bytearray, memoryview or str) into typed messages.
 
     Returns a Request, Notification, Response or ErrorResponse; for a JSON array (a batch) a

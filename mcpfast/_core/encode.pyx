@@ -62,6 +62,8 @@ cdef extern from "mcpfast/json_writer.h" nogil:
     int mf_write_member_name_utf8(mf_writer *w, const char *s, size_t n)
     int mf_write_string_units(mf_writer *w, int kind, const void *data, size_t n,
                               size_t *bad)
+    void mf_double_init()
+    size_t mf_format_double(char *out, double v)
 
 
 cdef extern from "Python.h":
@@ -138,6 +140,87 @@ cdef extern from *:
     #define MF_UNICODE_READY(o) 0
     #endif
 
+    /*
+     * Walking a dict's entries in place, without a PyDict_Next call per member.  CPython
+     * 3.11 and later (default builds) keep a combined dict's entries in one array after
+     * its hash index, {key, value} pairs when all keys are str, {hash, key, value} triples
+     * otherwise (Include/internal/pycore_dict.h; the dict object itself is public).
+     * Anything else -- older versions, free-threaded builds, split dicts -- uses
+     * PyDict_Next, and so does everything unless the self-check at import found the
+     * expected layout (mf_dict_direct_ok).
+     */
+    #if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_GIL_DISABLED) && !defined(PYPY_VERSION)
+    #define MF_DICT_DIRECT 1
+    typedef struct {
+        Py_ssize_t dk_refcnt;
+        uint8_t dk_log2_size;
+        uint8_t dk_log2_index_bytes;
+        uint8_t dk_kind;
+        uint32_t dk_version;
+        Py_ssize_t dk_usable;
+        Py_ssize_t dk_nentries;
+        char dk_indices[1];
+    } mf_dict_keys;
+    #else
+    #define MF_DICT_DIRECT 0
+    #endif
+
+    static int mf_dict_direct_ok = 0;
+
+    /* Where a dict's entry array starts and how it is laid out. */
+    typedef struct {
+        PyObject **slot;      /* key of the first entry; the value follows it */
+        Py_ssize_t stride;    /* pointers from one entry to the next */
+        Py_ssize_t count;     /* entries, including deleted ones (value NULL) */
+    } mf_dict_entries;
+
+    /* 0 when d must be walked with PyDict_Next instead. */
+    static inline int mf_dict_entries_of(PyObject *d, mf_dict_entries *e) {
+    #if MF_DICT_DIRECT
+        PyDictObject *mp = (PyDictObject *)d;
+        if (!mf_dict_direct_ok || mp->ma_values != NULL) return 0;
+        mf_dict_keys *keys = (mf_dict_keys *)mp->ma_keys;
+        PyObject **entries =
+            (PyObject **)(keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
+        if (keys->dk_kind == 0) {  /* general keys: {hash, key, value} */
+            e->slot = entries + 1;
+            e->stride = 3;
+        } else {                   /* str keys: {key, value} */
+            e->slot = entries;
+            e->stride = 2;
+        }
+        e->count = keys->dk_nentries;
+        return 1;
+    #else
+        (void)d;
+        (void)e;
+        return 0;
+    #endif
+    }
+
+    /* Whether the in-place walk of d sees exactly what PyDict_Next sees. */
+    static int mf_dict_direct_check(PyObject *d) {
+        mf_dict_entries e;
+        Py_ssize_t pos = 0, i;
+        PyObject *key, *value;
+        int saved = mf_dict_direct_ok, same = 1;
+        mf_dict_direct_ok = 1;
+        if (!mf_dict_entries_of(d, &e)) {
+            same = 0;
+        } else {
+            for (i = 0; i < e.count && same; i++, e.slot += e.stride) {
+                if (e.slot[1] == NULL) continue;
+                same = PyDict_Next(d, &pos, &key, &value) && key == e.slot[0] &&
+                       value == e.slot[1];
+            }
+            same = same && !PyDict_Next(d, &pos, &key, &value);
+        }
+        mf_dict_direct_ok = saved;
+        return same;
+    }
+
+    static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
+
     /* The value of an int that fits in one internal digit, read without a call. */
     static inline int mf_small_int(PyObject *o, long long *value) {
     #if PY_VERSION_HEX >= 0x030C0000
@@ -173,8 +256,31 @@ cdef extern from *:
     size_t MF_ENV_DATA_LEN
     int MF_UNICODE_READY(PyObject *o) except -1
     bint mf_small_int(PyObject *o, long long *value)
+    ctypedef struct mf_dict_entries:
+        PyObject **slot
+        Py_ssize_t stride
+        Py_ssize_t count
+    bint mf_dict_entries_of(PyObject *d, mf_dict_entries *e)
+    bint mf_dict_direct_check(PyObject *d)
+    void mf_dict_direct_enable(bint on)
     bint isfinite(double x)
 
+
+mf_double_init()
+
+
+cdef bint _dict_walk_matches() except -1:
+    # Both entry layouts (str keys, other keys), with a deleted entry in between.
+    cdef dict text_keys = {"a": 1, "b": 2, "c": 3}
+    cdef dict other_keys = {1: "x", "k": 2, 3: 4}
+    del text_keys["b"]
+    del other_keys[1]
+    return (mf_dict_direct_check(<PyObject *>text_keys)
+            and mf_dict_direct_check(<PyObject *>other_keys))
+
+
+_DICT_WALK_IN_PLACE = _dict_walk_matches()  # True where dicts are walked without PyDict_Next
+mf_dict_direct_enable(_DICT_WALK_IN_PLACE)
 
 DEF _MAX_DEPTH = 1024
 MAX_DEPTH = _MAX_DEPTH
@@ -222,7 +328,7 @@ _shared.w.cap = 0
 cdef bint _shared_busy = False
 
 
-cdef enc_ctx *_acquire() except NULL:
+cdef inline enc_ctx *_acquire() except NULL:
     # The encoder runs no Python code, so a call cannot start while another is under way on
     # this thread; the flag keeps the shared buffer safe should that ever change.
     global _shared_busy
@@ -240,7 +346,7 @@ cdef enc_ctx *_acquire() except NULL:
     return c
 
 
-cdef void _release(enc_ctx *c) noexcept:
+cdef inline void _release(enc_ctx *c) noexcept:
     global _shared_busy
     if c is &_shared:
         _shared_busy = False
@@ -336,19 +442,24 @@ cdef int _write_str(enc_ctx *c, PyObject *s, int depth) except -1:
     return _no_memory()
 
 
-cdef int _write_member_name(enc_ctx *c, PyObject *key, int depth) except -1:
+cdef inline int _write_member_name(enc_ctx *c, PyObject *key, int depth) except -1:
     """A dict key (any str) and the ':' after it; depth is the dict's."""
+    if PyUnicode_IS_COMPACT_ASCII(key):
+        if mf_write_member_name_utf8(&c.w, <const char *>PyUnicode_DATA(key),
+                                     <size_t>PyUnicode_GET_LENGTH(key)) != MF_WRITE_OK:
+            return _no_memory()
+        return 0
+    return _write_member_name_units(c, key, depth)
+
+
+cdef int _write_member_name_units(enc_ctx *c, PyObject *key, int depth) except -1:
     cdef size_t bad = 0
     cdef int status
-    if PyUnicode_IS_COMPACT_ASCII(key):
-        status = mf_write_member_name_utf8(&c.w, <const char *>PyUnicode_DATA(key),
-                                           <size_t>PyUnicode_GET_LENGTH(key))
-    else:
-        MF_UNICODE_READY(key)
-        status = mf_write_string_units(&c.w, PyUnicode_KIND(key), PyUnicode_DATA(key),
-                                       <size_t>PyUnicode_GET_LENGTH(key), &bad)
-        if status == MF_WRITE_OK:
-            status = mf_writer_putc(&c.w, b':')
+    MF_UNICODE_READY(key)
+    status = mf_write_string_units(&c.w, PyUnicode_KIND(key), PyUnicode_DATA(key),
+                                   <size_t>PyUnicode_GET_LENGTH(key), &bad)
+    if status == MF_WRITE_OK:
+        status = mf_writer_putc(&c.w, b':')
     if status == MF_WRITE_OK:
         return 0
     if status == MF_WRITE_SURROGATE:
@@ -391,13 +502,20 @@ cdef int _write_int(enc_ctx *c, PyObject *o, int depth) except -1:
 
 
 cdef int _write_double(enc_ctx *c, double value, int depth) except -1:
+    # The shortest repr that round-trips, exactly what repr(float) and json.dumps write.
     cdef char *text
     cdef size_t n
     cdef int status
     if not isfinite(value):
         return _fail(c, depth, "float %r is not valid JSON (NaN and infinities have no "
                      "JSON form)" % value)
-    # The shortest repr that round-trips, exactly what repr(float) and json.dumps write.
+    if mf_writer_reserve(&c.w, 32) != MF_WRITE_OK:
+        return _no_memory()
+    n = mf_format_double(c.w.data + c.w.len, value)
+    if n != 0:
+        c.w.len += n
+        return 0
+    # Subnormal doubles (below 2.2e-308) take CPython's own, slower formatter.
     text = PyOS_double_to_string(value, b'r', 0, Py_DTSF_ADD_DOT_0, NULL)
     n = 0
     while text[n] != 0:
@@ -415,8 +533,10 @@ cdef int _write_double(enc_ctx *c, double value, int depth) except -1:
 
 cdef int _write_dict(enc_ctx *c, PyObject *d, int depth) except -1:
     cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t i
     cdef PyObject *key
     cdef PyObject *value
+    cdef mf_dict_entries entries
     depth += 1
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
@@ -426,16 +546,30 @@ cdef int _write_dict(enc_ctx *c, PyObject *d, int depth) except -1:
         return 0
     if mf_writer_putc(&c.w, b'{') != MF_WRITE_OK:
         return _no_memory()
-    while PyDict_Next(d, &pos, &key, &value):
-        c.keys[depth] = key
-        if type_of(key) is &PyUnicode_Type or is_str(key):
-            _write_member_name(c, key, depth)
-        else:
-            return _fail_key(c, depth - 1, key)
-        _write_value(c, value, depth)
-        if mf_writer_putc(&c.w, b',') != MF_WRITE_OK:
-            return _no_memory()
+    if mf_dict_entries_of(d, &entries):
+        for i in range(entries.count):
+            key = entries.slot[0]
+            value = entries.slot[1]
+            entries.slot += entries.stride
+            if value is not NULL:  # NULL: a deleted entry
+                _write_member(c, key, value, depth)
+    else:
+        while PyDict_Next(d, &pos, &key, &value):
+            _write_member(c, key, value, depth)
     mf_writer_set_last(&c.w, b'}')
+    return 0
+
+
+cdef inline int _write_member(enc_ctx *c, PyObject *key, PyObject *value, int depth) except -1:
+    """"key":value, for a dict at depth."""
+    c.keys[depth] = key
+    if type_of(key) is &PyUnicode_Type or is_str(key):
+        _write_member_name(c, key, depth)
+    else:
+        return _fail_key(c, depth - 1, key)
+    _write_value(c, value, depth)
+    if mf_writer_putc(&c.w, b',') != MF_WRITE_OK:
+        return _no_memory()
     return 0
 
 
@@ -476,6 +610,34 @@ cdef int _too_deep(enc_ctx *c, int depth) except -1:
 
 
 cdef int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
+    # The commonest values -- ASCII text, small ints, literals -- are written right here;
+    # everything else by _write_any.
+    cdef PyTypeObject *t = type_of(o)
+    cdef long long small
+    cdef int status
+    if t is &PyUnicode_Type and PyUnicode_IS_COMPACT_ASCII(o):
+        status = mf_write_string_utf8(&c.w, <const char *>PyUnicode_DATA(o),
+                                      <size_t>PyUnicode_GET_LENGTH(o))
+    elif t is &PyLong_Type and mf_small_int(o, &small):
+        status = mf_write_i64(&c.w, small)
+    elif o is py_true:
+        status = mf_writer_put(&c.w, "true", 4)
+    elif o is py_false:
+        status = mf_writer_put(&c.w, "false", 5)
+    elif o is py_none:
+        status = mf_writer_put(&c.w, "null", 4)
+    elif t is &PyDict_Type:
+        return _write_dict(c, o, depth)
+    elif t is &PyList_Type:
+        return _write_array(c, o, True, depth)
+    else:
+        return _write_any(c, o, depth)
+    if status != MF_WRITE_OK:
+        return _no_memory()
+    return 0
+
+
+cdef int _write_any(enc_ctx *c, PyObject *o, int depth) except -1:
     # Exact types first, in the order MCP payloads use them; subclasses after.
     cdef PyTypeObject *t = type_of(o)
     if t is &PyUnicode_Type:
@@ -664,7 +826,7 @@ cdef int _check_params(object params) except -1:
                     % _type_name(params))
 
 
-cdef int _put(enc_ctx *c, int status) except -1:
+cdef inline int _put(enc_ctx *c, int status) except -1:
     if status != MF_WRITE_OK:
         return _no_memory()
     return 0

@@ -252,10 +252,8 @@ cdef class Message:
     # by the caller as plain data), none of which can refer back to it; keeping messages out
     # of the cyclic GC saves its bookkeeping on every decode.
 
-    def __cinit__(self):
-        self._payload = None
-        self._tape = NULL
-        self._has_payload = False
+    # No __cinit__: the allocator already gives _payload = None, _tape = NULL and
+    # _has_payload = False, and decode creates these objects by the million.
 
     def __dealloc__(self):
         if self._tape is not NULL:

@@ -68,7 +68,8 @@ class ProgressReporter:
         """True once the request was answered or cancelled."""
         return self._closed
 
-    def report(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    def report(self, progress: float, total: float | None = None,
+               message: str | None = None) -> None:
         """Send notifications/progress {progressToken, progress[, total][, message]}.
 
         progress must be a finite number greater than every value reported before for this

@@ -134,4 +134,7 @@ class Router:
         return self.notifications.get(method)
 
     def __repr__(self) -> str:
-        return f"<Router {len(self.requests)} request / {len(self.notifications)} notification methods>"
+        return (
+            f"<Router {len(self.requests)} request / "
+            f"{len(self.notifications)} notification methods>"
+        )

@@ -10,7 +10,7 @@ Transport interface
 A transport needs exactly this::
 
     session = Session(send, router=router)     # send(frame: bytes) -> None
-    more = session.feed(frame)                 # one complete frame received
+    owes_reply = session.feed(frame)           # one complete frame received
     session.feed_error(exc)                    # the framer dropped a frame (FrameTooLarge)
     session.close(exc=None)                    # the connection is gone
 
@@ -143,7 +143,9 @@ from mcpfast.jsonrpc.errors import (
     RequestTimeout,
     error_from_response,
 )
-from mcpfast.jsonrpc.progress import PROGRESS_METHOD, is_progress_token
+# Request ids and progress tokens follow the same type rule: a str or an int (not bool).
+from mcpfast.jsonrpc.progress import PROGRESS_METHOD
+from mcpfast.jsonrpc.progress import is_progress_token as _is_request_id
 from mcpfast.jsonrpc.router import Router
 
 __all__ = ["CANCELLED_METHOD", "INITIALIZE_METHOD", "OutgoingRequest", "ReplyChannel", "Session"]
@@ -176,7 +178,9 @@ def _check_timeout(timeout: Any) -> Optional[float]:
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
+        raise TypeError(
+            f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
+        )
     if not timeout > 0:
         raise ValueError(f"timeout must be positive, got {timeout!r}")
     return float(timeout)
@@ -487,7 +491,8 @@ class Session:
         if progress is not None:
             params = _with_progress_token(params, request_id)
         frame = encode_request(request_id, method, params)
-        out = OutgoingRequest(self, request_id, method, loop.create_future(), progress, origin, timeout)
+        future = loop.create_future()
+        out = OutgoingRequest(self, request_id, method, future, progress, origin, timeout)
         if timeout is None or timeout == math.inf:
             deadline = None
         else:
@@ -528,7 +533,9 @@ class Session:
         origin: the incoming request this one is made for (its reply channel is used).
         Raises JSONRPCError (MethodNotFound, InvalidParams, InternalError for those codes)
         when the peer answers with an error, RequestTimeout, RequestCancelled (cancelled
-        through the handle), ConnectionClosed. Cancelling the awaiting task sends the peer
+        through the handle), ConnectionClosed; before sending: EncodeError (a ValueError)
+        for params that are not JSON, mcpfast._core.pending.PendingTableFull when max_pending
+        requests are already waiting. Cancelling the awaiting task sends the peer
         notifications/cancelled (with the message given to Task.cancel as reason).
         """
         out = self.send_request(method, params, timeout=timeout, progress=progress, origin=origin)
@@ -545,14 +552,17 @@ class Session:
         request_id = req.id
         method = req.method
         params = req.params
-        ctx = self.context_factory(self, request_id, method, params, channel)
+        ctx = None
         if batch is not None:
-            ctx._batch = batch
             batch.owed = True
         try:
+            ctx = self.context_factory(self, request_id, method, params, channel)
+            if batch is not None:
+                ctx._batch = batch
             if self._in_flight and request_id in self._in_flight:
                 raise JSONRPCError(
-                    INVALID_REQUEST, f"Request id {request_id!r} is already in use by a request in progress"
+                    INVALID_REQUEST,
+                    f"Request id {request_id!r} is already in use by a request in progress",
                 )
             hook = self.before_dispatch
             if hook is not None:
@@ -569,13 +579,14 @@ class Session:
                 return
             frame = encode_response(request_id, result)
         except JSONRPCError as exc:
-            frame = self._error_frame(ctx, exc)
+            frame = self._error_frame(request_id, method, exc)
         except Exception as exc:
-            frame = self._internal_error_frame(ctx, exc)
+            frame = self._internal_error_frame(request_id, method, exc)
         # Answered inline (sync handler or error): no task, no bookkeeping.
-        if ctx.progress is not None:
-            ctx.progress.close()
-        ctx._channel = None
+        if ctx is not None:
+            if ctx.progress is not None:
+                ctx.progress.close()
+            ctx._channel = None
         if batch is not None:
             batch.frames.append(frame)
         elif channel is None:
@@ -621,9 +632,9 @@ class Session:
                 self._finish(ctx, encode_error(request_id, INTERNAL_ERROR, "Request cancelled"))
             raise
         except JSONRPCError as exc:
-            frame = self._error_frame(ctx, exc)
+            frame = self._error_frame(request_id, ctx.method, exc)
         except Exception as exc:
-            frame = self._internal_error_frame(ctx, exc)
+            frame = self._internal_error_frame(request_id, ctx.method, exc)
         self._finish(ctx, frame)
 
     def _finish(self, ctx: RequestContext, frame: Optional[bytes]) -> None:
@@ -655,23 +666,25 @@ class Session:
         else:
             channel.respond(frame)
 
-    def _error_frame(self, ctx: RequestContext, exc: JSONRPCError) -> bytes:
+    def _error_frame(self, request_id: Any, method: str, exc: JSONRPCError) -> bytes:
+        """The error response for a JSONRPCError raised while handling a request."""
         try:
             if exc.has_data:
-                return encode_error(ctx.request_id, exc.code, exc.message, exc.data)
-            return encode_error(ctx.request_id, exc.code, exc.message)
+                return encode_error(request_id, exc.code, exc.message, exc.data)
+            return encode_error(request_id, exc.code, exc.message)
         except Exception as encode_exc:
             self._logger.error(
                 "cannot encode the error %r raised for %r (request id %r)",
-                exc, ctx.method, ctx.request_id, exc_info=encode_exc,
+                exc, method, request_id, exc_info=encode_exc,
             )
-            return encode_error(ctx.request_id, INTERNAL_ERROR, "Internal error")
+            return encode_error(request_id, INTERNAL_ERROR, "Internal error")
 
-    def _internal_error_frame(self, ctx: RequestContext, exc: Exception) -> bytes:
+    def _internal_error_frame(self, request_id: Any, method: str, exc: Exception) -> bytes:
+        """Log an unexpected failure here; the peer only learns "Internal error"."""
         self._logger.error(
-            "handler for %r (request id %r) failed", ctx.method, ctx.request_id, exc_info=exc
+            "handling %r (request id %r) failed", method, request_id, exc_info=exc
         )
-        return encode_error(ctx.request_id, INTERNAL_ERROR, "Internal error")
+        return encode_error(request_id, INTERNAL_ERROR, "Internal error")
 
     # -- incoming notifications --------------------------------------------------------
 
@@ -689,8 +702,8 @@ class Session:
         if route is None and hook is None:
             self._logger.debug("no handler for notification %r; ignored", method)
             return
-        ctx = self.context_factory(self, None, method, params, None)
         try:
+            ctx = self.context_factory(self, None, method, params, None)
             if hook is not None:
                 hook(ctx)
             if route is None:
@@ -738,7 +751,7 @@ class Session:
         if type(params) is not dict:
             return False
         request_id = params.get("requestId")
-        if not is_progress_token(request_id):
+        if not _is_request_id(request_id):
             return False
         ctx = self._in_flight.get(request_id)
         if ctx is None:
@@ -760,7 +773,8 @@ class Session:
         if type(params) is not dict:
             return False
         token = params.get("progressToken")
-        if not is_progress_token(token):
+        # Our progress tokens are our request ids.
+        if not _is_request_id(token):
             return False
         out = self._progress_listeners.get(token)
         if out is None:

@@ -1,0 +1,83 @@
+"""mcpfast.server: MCP servers in pure Python on top of the sans-I/O JSON-RPC session.
+
+The public API: :class:`Server` (decorators ``tool``, ``resource``, ``prompt``,
+``completion``; ``run``), :class:`Context` (what handlers receive), the content classes
+(:class:`Text`, :class:`Image`, :class:`Audio`, :class:`EmbeddedResource`,
+:class:`ResourceLink`, :class:`Annotations`), :class:`ToolAnnotations`,
+:class:`ToolResult`, :class:`Message` for prompts, the completion types, the results of
+requests to the client, and the errors handlers may raise (:class:`ResourceNotFound`,
+:class:`ClientCapabilityError`). Module map:
+
+  server.py          Server: registration API, capabilities, connections, run()
+  connection.py      ServerConnection: one client (state, subscriptions, lifecycle gate)
+  handlers.py        the MCP methods (initialize, tools/call, resources/read, ...)
+  context.py         Context: per-request view (logging, progress, sampling, ...)
+  state.py           ProtocolState: negotiated version, client capabilities, log level
+  versions.py        supported versions, negotiation, per-version Features
+  tools.py / resources.py / prompts.py / completion.py   the registered things
+  catalog.py         cached, paginated list results
+  client_requests.py sampling / elicitation / roots params and results
+  logs.py            MCP log levels and the logging.Handler bridge
+  string_args.py     string arguments (template variables, prompt args) -> typed values
+  schema.py, content.py, uri_template.py, pagination.py   building blocks
+"""
+
+from mcpfast.server.client_requests import (
+    ClientCapabilityError,
+    ElicitationResult,
+    Root,
+    SamplingResult,
+)
+from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
+from mcpfast.server.connection import ServerConnection
+from mcpfast.server.content import (
+    Annotations,
+    Audio,
+    EmbeddedResource,
+    Image,
+    ResourceLink,
+    Text,
+)
+from mcpfast.server.context import Context
+from mcpfast.server.logs import LEVELS, MCPLogHandler
+from mcpfast.server.prompts import Message, Prompt, PromptArgument
+from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.schema import Field
+from mcpfast.server.server import Server
+from mcpfast.server.state import ProtocolState
+from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
+from mcpfast.server.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+
+__all__ = [
+    "Annotations",
+    "Audio",
+    "ClientCapabilityError",
+    "Completion",
+    "CompletionArgument",
+    "CompletionRef",
+    "Context",
+    "ElicitationResult",
+    "EmbeddedResource",
+    "Field",
+    "Image",
+    "LATEST_VERSION",
+    "LEVELS",
+    "MCPLogHandler",
+    "Message",
+    "Prompt",
+    "PromptArgument",
+    "ProtocolState",
+    "Resource",
+    "ResourceLink",
+    "ResourceNotFound",
+    "ResourceTemplate",
+    "Root",
+    "SUPPORTED_VERSIONS",
+    "SamplingResult",
+    "Server",
+    "ServerConnection",
+    "Text",
+    "Tool",
+    "ToolAnnotations",
+    "ToolResult",
+]

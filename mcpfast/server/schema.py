@@ -441,12 +441,14 @@ def parse_docstring(
 
 
 def _class_doc(cls: type) -> tuple[str, dict[str, str]]:
-    """Description and attribute descriptions from a class docstring; the docstring that
-    ``@dataclass`` generates from the signature when there is none is ignored."""
+    """Description and attribute descriptions from a class docstring; the docstrings that
+    ``@dataclass`` and (on Python 3.10) Enum generate when there is none are ignored."""
     doc = cls.__dict__.get("__doc__")
     if not isinstance(doc, str):
         return "", {}
     if dataclasses.is_dataclass(cls) and doc.startswith(f"{cls.__name__}("):
+        return "", {}
+    if issubclass(cls, enum.Enum) and doc == "An enumeration.":  # set by Python 3.10
         return "", {}
     return parse_docstring(
         doc, sections=_GOOGLE_PARAM_SECTIONS | _ATTRIBUTE_SECTIONS
@@ -495,10 +497,11 @@ class _Node:
     ``schema``: its JSON Schema (shared; copy before changing). ``convert``: JSON value ->
     Python value, raising _Mismatch. ``dump``: Python value -> JSON value, raising _Mismatch.
     ``kinds``: the JSON types the schema admits. ``label``: short name for error messages.
-    ``hashable``: converted values can go into a set.
+    ``hashable``: converted values can go into a set. ``exact``: a type whose instances
+    convert to themselves (lets the argument validator skip the call for the common case).
     """
 
-    __slots__ = ("schema", "convert", "dump", "kinds", "label", "hashable")
+    __slots__ = ("schema", "convert", "dump", "kinds", "label", "hashable", "exact")
 
     def __init__(
         self,
@@ -508,6 +511,7 @@ class _Node:
         kinds: frozenset[str],
         label: str,
         hashable: bool = True,
+        exact: type | None = None,
     ) -> None:
         self.schema = schema
         self.convert = convert
@@ -515,6 +519,7 @@ class _Node:
         self.kinds = kinds
         self.label = label
         self.hashable = hashable
+        self.exact = exact
 
 
 def _identity(value: Any) -> Any:
@@ -571,14 +576,14 @@ def _dump_float(value: Any) -> Any:
     t = type(value)
     if t is int:
         return value
-    if t is float or (t is not bool and isinstance(value, (int, float))):
-        if isinstance(value, int):
-            return int(value)
-        value = float(value)
-        if not math.isfinite(value):
-            raise _Mismatch(f"expected a finite number, got {value!r}")
-        return value
-    raise _expected("number", value)
+    if t is bool or not isinstance(value, (int, float)):
+        raise _expected("number", value)
+    if isinstance(value, int):  # IntEnum and other int subclasses
+        return int(value)
+    value = float(value)
+    if not math.isfinite(value):
+        raise _Mismatch(f"expected a finite number, got {value!r}")
+    return value
 
 
 def _conv_bool(value: Any) -> Any:
@@ -600,12 +605,12 @@ def _dump_any(value: Any) -> Any:
         raise _Mismatch(str(exc)) from None
 
 
-_STR_NODE = _Node({"type": "string"}, _conv_str, _dump_str, frozenset({"string"}), "string")
-_INT_NODE = _Node({"type": "integer"}, _conv_int, _dump_int, frozenset({"integer"}), "integer")
-_FLOAT_NODE = _Node(
-    {"type": "number"}, _conv_float, _dump_float, _NUMERIC_KINDS, "number"
+_STR_NODE = _Node({"type": "string"}, _conv_str, _dump_str, frozenset({"string"}), "string", exact=str)
+_INT_NODE = _Node({"type": "integer"}, _conv_int, _dump_int, frozenset({"integer"}), "integer", exact=int)
+_FLOAT_NODE = _Node({"type": "number"}, _conv_float, _dump_float, _NUMERIC_KINDS, "number", exact=float)
+_BOOL_NODE = _Node(
+    {"type": "boolean"}, _conv_bool, _conv_bool, frozenset({"boolean"}), "boolean", exact=bool
 )
-_BOOL_NODE = _Node({"type": "boolean"}, _conv_bool, _conv_bool, frozenset({"boolean"}), "boolean")
 _NULL_NODE = _Node({"type": "null"}, _conv_null, _conv_null, frozenset({"null"}), "null")
 _ANY_NODE = _Node({}, _identity, _dump_any, _ALL_KINDS, "any value", hashable=False)
 
@@ -727,7 +732,7 @@ def _short_repr(value: Any) -> str:
     return kind
 
 
-def _check_constraints(fld: Field, label_kinds: frozenset[str]) -> Callable[[Any], None] | None:
+def _check_constraints(fld: Field) -> Callable[[Any], None] | None:
     """Build a check for the JSON value against Field constraints (JSON Schema semantics: a
     keyword only applies to values of the types it is defined for)."""
     ge, le, gt, lt, mult = fld.ge, fld.le, fld.gt, fld.lt, fld.multiple_of
@@ -882,15 +887,19 @@ class _Builder:
         if description:
             schema["description"] = description
         if fld is None:
-            return _Node(schema, node.convert, node.dump, node.kinds, node.label, node.hashable)
+            return _Node(
+                schema, node.convert, node.dump, node.kinds, node.label, node.hashable, node.exact
+            )
         if fld.title is not None:
             schema["title"] = fld.title
         if fld.examples is not None:
             schema["examples"] = [to_jsonable(e) for e in fld.examples]
         schema.update(_constraint_keywords(fld, node.kinds, where))
-        check = _check_constraints(fld, node.kinds)
+        check = _check_constraints(fld)
         if check is None:
-            return _Node(schema, node.convert, node.dump, node.kinds, node.label, node.hashable)
+            return _Node(
+                schema, node.convert, node.dump, node.kinds, node.label, node.hashable, node.exact
+            )
         inner_convert, inner_dump = node.convert, node.dump
 
         def convert(value: Any) -> Any:
@@ -940,7 +949,8 @@ class _Builder:
         if tp in _LIST_ORIGINS or origin in _LIST_ORIGINS:
             return self.list_node(args[0] if args else Any, where)
         if tp is tuple or origin is tuple:
-            return self.tuple_node(args, bare=tp is tuple, where=where)
+            # Bare ``tuple`` / ``typing.Tuple`` take any length; ``tuple[()]`` takes none.
+            return self.tuple_node(args, bare=tp is tuple or tp is typing.Tuple, where=where)
         if tp in _SET_ORIGINS or origin in _SET_ORIGINS:
             frozen = (origin or tp) in (frozenset, collections.abc.Set)
             return self.set_node(args[0] if args else Any, frozen, where)
@@ -949,7 +959,7 @@ class _Builder:
             return self.dict_node(key, value, where)
         if isinstance(tp, typing.NewType):
             return self.node(tp.__supertype__, where)
-        if isinstance(tp, type):
+        if origin is None and isinstance(tp, type):
             if issubclass(tp, enum.Enum):
                 return self.enum_node(tp, where)
             if dataclasses.is_dataclass(tp):
@@ -971,7 +981,9 @@ class _Builder:
         # An integer argument should keep its type when int and float are both allowed,
         # whichever order the annotation lists them in.
         if _INT_NODE in members and _FLOAT_NODE in members:
-            members.sort(key=lambda m: 0 if m is _INT_NODE else 1 if m is _FLOAT_NODE else 0)
+            int_at, float_at = members.index(_INT_NODE), members.index(_FLOAT_NODE)
+            if float_at < int_at:
+                members[int_at], members[float_at] = members[float_at], members[int_at]
         if nullable:
             members.append(_NULL_NODE)
         if len(members) == 1:
@@ -1375,6 +1387,7 @@ class _Marker:
 
 
 _REQUIRED: Any = _Marker("REQUIRED")
+_ABSENT: Any = _Marker("ABSENT")
 _OMIT: Any = _Marker("OMIT")
 _FACTORY: Any = _Marker("FACTORY")
 
@@ -1503,38 +1516,34 @@ def _is_context_annotation(tp: Any, context_type: Any) -> bool:
 
 def _mentions_content(tp: Any, content_base: type) -> bool:
     tp = _split_annotated(tp)[0]
-    if isinstance(tp, type) and issubclass(tp, content_base):
+    # (typing.get_origin: on Python 3.10 ``list[int]`` also passes isinstance(x, type).)
+    if typing.get_origin(tp) is None and isinstance(tp, type) and issubclass(tp, content_base):
         return True
     return any(_mentions_content(arg, content_base) for arg in typing.get_args(tp) if arg is not Ellipsis)
 
 
 def _resolved_signature(fn: Callable[..., Any], name: str) -> tuple[inspect.Signature, dict[str, Any]]:
     """The signature with annotations evaluated (``from __future__ import annotations`` and
-    string forward references), Annotated metadata kept."""
+    string annotations), Annotated metadata kept, and a dict of the annotations by name
+    (``"return"`` for the return annotation).
+
+    ``inspect.signature(eval_str=True)`` rather than ``typing.get_type_hints``: it works for
+    partials and callable objects too, and does not turn ``x: int = None`` into
+    ``Optional[int]`` as get_type_hints does on Python 3.10 only. String forward references
+    nested inside an annotation are resolved later, against the function's globals."""
     try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError) as exc:
+        signature = inspect.signature(fn, eval_str=True)
+    except (NameError, SyntaxError, AttributeError, TypeError) as exc:
+        raise TypeError(f"cannot resolve the type annotations of {name}: {exc}") from None
+    except ValueError as exc:
         raise TypeError(f"cannot read the signature of {name}: {exc}") from None
-    hints: dict[str, Any]
-    unwrapped = inspect.unwrap(fn)
-    if inspect.isfunction(unwrapped) or inspect.ismethod(unwrapped):
-        try:
-            hints = typing.get_type_hints(unwrapped, include_extras=True)
-        except Exception as exc:
-            raise TypeError(f"cannot resolve the type annotations of {name}: {exc}") from None
-    else:
-        # partials and callable objects: evaluate what the signature shows.
-        try:
-            evaluated = inspect.signature(fn, eval_str=True)
-        except Exception as exc:
-            raise TypeError(f"cannot resolve the type annotations of {name}: {exc}") from None
-        hints = {
-            p.name: p.annotation
-            for p in evaluated.parameters.values()
-            if p.annotation is not inspect.Parameter.empty
-        }
-        if evaluated.return_annotation is not inspect.Signature.empty:
-            hints["return"] = evaluated.return_annotation
+    hints = {
+        p.name: p.annotation
+        for p in signature.parameters.values()
+        if p.annotation is not inspect.Parameter.empty
+    }
+    if signature.return_annotation is not inspect.Signature.empty:
+        hints["return"] = signature.return_annotation
     return signature, hints
 
 
@@ -1569,7 +1578,7 @@ def function_schema(
 
     properties: dict[str, Any] = {}
     required: list[str] = []
-    plan: list[tuple[str, Callable[[Any], Any], Any]] = []
+    plan: list[tuple[str, Callable[[Any], Any], Any, type | None]] = []
     context_param: str | None = None
     for param in signature.parameters.values():
         where = f"parameter {param.name!r} of {tool_name}"
@@ -1598,7 +1607,7 @@ def function_schema(
         else:
             _set_default(schema, node, default)
         properties[param.name] = schema
-        plan.append((param.name, node.convert, default))
+        plan.append((param.name, node.convert, default, node.exact))
 
     input_schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
@@ -1687,39 +1696,51 @@ def _output_plan(
 
 
 def _compile_validator(
-    plan: list[tuple[str, Callable[[Any], Any], Any]],
+    plan: list[tuple[str, Callable[[Any], Any], Any, type | None]],
 ) -> Callable[[Any], dict[str, Any]]:
     """One closure that checks and converts the arguments of a call: a loop over the
-    per-parameter converters compiled at decoration time."""
-    names = {name for name, _, _ in plan}
-    steps = tuple(plan)
+    per-parameter converters compiled at decoration time. A value whose type is the
+    parameter's plain scalar type (``exact``) is taken as it is, without a call."""
+    names = {name for name, _, _, _ in plan}
+    # A type no JSON value has, for converters without an exact fast path.
+    steps = tuple((name, convert, default, exact or _NoExactType) for name, convert, default, exact in plan)
     empty: dict[str, Any] = {}
+    absent = _ABSENT
 
     def validate(arguments: Any) -> dict[str, Any]:
         if arguments is None:
             arguments = empty
-        elif not isinstance(arguments, dict):
-            raise ArgumentError((), f"expected object, got {_kind_of(arguments)}")
+        elif type(arguments) is not dict:
+            if not isinstance(arguments, Mapping):
+                raise ArgumentError((), f"expected object, got {_kind_of(arguments)}")
+            arguments = dict(arguments)
         kwargs: dict[str, Any] = {}
         seen = 0
-        for name, convert, default in steps:
-            if name in arguments:
+        get = arguments.get
+        name = ""
+        try:
+            for name, convert, default, exact in steps:
+                value = get(name, absent)
+                if value is absent:
+                    if default is _REQUIRED:
+                        raise ArgumentError((name,), "missing required argument")
+                    kwargs[name] = default
+                    continue
                 seen += 1
-                try:
-                    kwargs[name] = convert(arguments[name])
-                except _Mismatch as exc:
-                    exc.path.append(name)
-                    raise ArgumentError(tuple(reversed(exc.path)), exc.reason) from None
-            elif default is _REQUIRED:
-                raise ArgumentError((name,), "missing required argument")
-            else:
-                kwargs[name] = default
+                kwargs[name] = value if type(value) is exact else convert(value)
+        except _Mismatch as exc:
+            exc.path.append(name)
+            raise ArgumentError(tuple(reversed(exc.path)), exc.reason) from None
         if seen != len(arguments):
             exc = _unknown_key_error(arguments, names, "argument")
             raise ArgumentError(tuple(exc.path), exc.reason)
         return kwargs
 
     return validate
+
+
+class _NoExactType:
+    """Placeholder ``exact`` type: no argument value is ever of this type."""
 
 
 def validate_arguments(sig: ToolSignature, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

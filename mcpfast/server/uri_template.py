@@ -222,6 +222,12 @@ def _expand_expression(expr: _Expression, values: Mapping[str, Any]) -> str:
 _SCALAR, _LIST_COMMA, _LIST_DOT, _LIST_SLASH, _PARAM, _PARAM_LIST, _QUERY = range(7)
 
 
+def _prefix_group(plain_char: str, prefix: int) -> str:
+    """A group for ``{var:N}``: N characters before encoding, each either one plain character
+    or the 1-4 %XX triplets of its UTF-8 form; the decoded length is checked after matching."""
+    return f"((?:%[0-9A-Fa-f]{{2}}|{plain_char}){{1,{4 * prefix}}})"
+
+
 def _decode(text: str) -> str:
     return unquote(text, errors="strict")
 
@@ -229,7 +235,7 @@ def _decode(text: str) -> str:
 class UriTemplate:
     """A parsed RFC 6570 URI template; see the module docstring for the matching rules."""
 
-    __slots__ = ("template", "_parts", "variables", "_regex", "_groups", "_query_vars")
+    __slots__ = ("template", "_parts", "variables", "_regex", "_groups", "_query_vars", "_query_prefixes")
 
     template: str
     variables: tuple[str, ...]
@@ -288,9 +294,10 @@ class UriTemplate:
 
     def _compile(self) -> None:
         pattern: list[str] = []
-        # (group number, variable name, how to read it)
-        groups: list[tuple[int, str, int]] = []
+        # (group number, variable name, how to read it, prefix length or 0)
+        groups: list[tuple[int, str, int, int]] = []
         query_vars: dict[str, bool] = {}  # name -> explode
+        query_prefixes: dict[str, int] = {}  # name -> prefix length
         group = 0
         parts = self._parts
         for index, part in enumerate(parts):
@@ -307,13 +314,15 @@ class UriTemplate:
                 group += 1
                 lead = r"\?" if op == "?" else "&"
                 pattern.append(f"(?:{lead}([^#]*))?")
-                groups.append((group, "", _QUERY))
+                groups.append((group, "", _QUERY, 0))
                 for spec in part.varspecs:
                     if query_vars.get(spec.name, spec.explode) != spec.explode:
                         raise ValueError(
                             f"query variable {spec.name!r} is both exploded and not in {self.template!r}"
                         )
                     query_vars[spec.name] = spec.explode
+                    if spec.prefix is not None:
+                        query_prefixes[spec.name] = spec.prefix
                 continue
             if op in ("", "+", "#"):
                 if op == "":
@@ -327,10 +336,12 @@ class UriTemplate:
                     group += 1
                     if spec.prefix is not None:
                         plain = char[:-1] + "%]" if char.startswith("[^") else "[^%]"
-                        pieces.append(f"((?:%[0-9A-Fa-f]{{2}}|{plain}){{1,{spec.prefix}}})")
+                        pieces.append(_prefix_group(plain, spec.prefix))
                     else:
                         pieces.append(f"({char}+)")
-                    groups.append((group, spec.name, _LIST_COMMA if spec.explode else _SCALAR))
+                    groups.append(
+                        (group, spec.name, _LIST_COMMA if spec.explode else _SCALAR, spec.prefix or 0)
+                    )
                 body = ",".join(pieces)
                 if op == "#":
                     pattern.append(f"(?:#{body})?")
@@ -345,14 +356,13 @@ class UriTemplate:
                     group += 1
                     if spec.explode:
                         pieces.append(f"((?:{lead}{char}+)+)")
-                        groups.append((group, spec.name, _LIST_DOT if op == "." else _LIST_SLASH))
+                        groups.append((group, spec.name, _LIST_DOT if op == "." else _LIST_SLASH, 0))
                     elif spec.prefix is not None:
-                        plain = char[:-1] + "%]"
-                        pieces.append(f"{lead}((?:%[0-9A-Fa-f]{{2}}|{plain}){{1,{spec.prefix}}})")
-                        groups.append((group, spec.name, _SCALAR))
+                        pieces.append(lead + _prefix_group(char[:-1] + "%]", spec.prefix))
+                        groups.append((group, spec.name, _SCALAR, spec.prefix))
                     else:
                         pieces.append(f"{lead}({char}+)")
-                        groups.append((group, spec.name, _SCALAR))
+                        groups.append((group, spec.name, _SCALAR, 0))
                 pattern.append(f"(?:{''.join(pieces)})?")
                 continue
             # ";" path-style parameters: each one optional, in template order.
@@ -362,14 +372,15 @@ class UriTemplate:
                 name = re.escape(spec.name)
                 if spec.explode:
                     pieces.append(f"((?:;{name}(?:=[^;/?#]*)?(?=[;/?#]|$))+)?")
-                    groups.append((group, spec.name, _PARAM_LIST))
+                    groups.append((group, spec.name, _PARAM_LIST, 0))
                 else:
                     pieces.append(f"(;{name}(?:=[^;/?#]*)?(?=[;/?#]|$))?")
-                    groups.append((group, spec.name, _PARAM))
+                    groups.append((group, spec.name, _PARAM, spec.prefix or 0))
             pattern.append("".join(pieces))
         object.__setattr__(self, "_regex", re.compile("".join(pattern)))
         object.__setattr__(self, "_groups", tuple(groups))
         object.__setattr__(self, "_query_vars", query_vars)
+        object.__setattr__(self, "_query_prefixes", query_prefixes)
 
     def match(self, uri: str) -> dict[str, Value] | None:
         """The variable values that expand to ``uri`` (percent-decoded; lists for exploded
@@ -382,7 +393,7 @@ class UriTemplate:
         result: dict[str, Value] = {}
         query_blobs: list[str] = []
         try:
-            for number, name, how in self._groups:
+            for number, name, how, prefix in self._groups:
                 text = m.group(number)
                 if text is None:
                     continue
@@ -403,6 +414,8 @@ class UriTemplate:
                     value = _decode(raw)
                 else:  # _PARAM_LIST
                     value = [_decode(item.partition("=")[2]) for item in text[1:].split(";")]
+                if prefix and len(value) > prefix:
+                    return None  # longer than the prefix modifier allows
                 if name in result and result[name] != value:
                     return None
                 result[name] = value
@@ -423,6 +436,8 @@ class UriTemplate:
             if name not in query_vars:
                 return False
             value = _decode(raw_value) if has_value else ""
+            if len(value) > self._query_prefixes.get(name, len(value)):
+                return False
             if query_vars[name]:
                 existing = result.get(name)
                 if name in seen and isinstance(existing, list):

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpfast._core import decode as decode_module
+from mcpfast._core import encode as encode_module
 from mcpfast._core.decode import decode
 from mcpfast._core.encode import (
     MAX_DEPTH,
@@ -355,6 +356,72 @@ def test_bool_is_never_an_int():
 def test_int_subclass_out_of_range():
     with pytest.raises(EncodeError):
         dumps(Int(2**64))
+
+
+# ---------------------------------------------------------------------------------------
+# Dicts in every storage layout
+
+
+def test_dicts_are_walked_in_place_on_current_cpython():
+    # The in-place walk is an optimisation with a self-check; on the CPython versions it
+    # knows (3.11+, default builds) the self-check must have passed.
+    import sys
+    import sysconfig
+
+    if sys.implementation.name == "cpython" and sys.version_info >= (3, 11) \
+            and not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        assert encode_module._DICT_WALK_IN_PLACE is True
+
+
+def test_dicts_with_deleted_entries():
+    d = {f"k{i}": i for i in range(50)}
+    for i in range(0, 50, 3):
+        del d[f"k{i}"]
+    d["new"] = "x"
+    del d["k1"]
+    assert dumps(d) == reference(d)
+    d.clear()
+    assert dumps(d) == b"{}"
+    d["again"] = 1
+    assert dumps(d) == b'{"again":1}'
+
+
+def test_dict_with_only_deleted_entries_left():
+    d = {"a": 1, "b": 2}
+    del d["a"]
+    del d["b"]
+    assert dumps(d) == b"{}"
+    assert dumps([d, d]) == b"[{},{}]"
+
+
+def test_dict_with_non_str_keys_removed():
+    # A dict that once held a non-str key keeps the general entry layout.
+    d = {1: "x", "a": [1], "b": {"c": None}}
+    del d[1]
+    assert dumps(d) == b'{"a":[1],"b":{"c":null}}'
+
+
+def test_instance_dicts_and_large_dicts():
+    class Point:
+        def __init__(self, x, y):
+            self.x = x
+            self.y = y
+
+    points = [Point(i, -i) for i in range(5)]
+    # Instance dicts may share their keys (a split table).
+    assert dumps([vars(p) for p in points]) == reference([vars(p) for p in points])
+    big = {str(i): i for i in range(100000)}
+    assert dumps(big) == reference(big)
+    assert dumps(dict.fromkeys(["a", "b"])) == b'{"a":null,"b":null}'
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(text, st.integers(0, 9)), max_size=30), st.data())
+def test_dicts_after_random_deletions(items, data):
+    d = dict(items)
+    for key in data.draw(st.lists(st.sampled_from(sorted(d)), unique=True)) if d else []:
+        del d[key]
+    assert dumps(d) == reference(d)
 
 
 # ---------------------------------------------------------------------------------------

@@ -256,7 +256,9 @@ def test_responses_in_a_batch_resolve_requests(wire):
 element = st.one_of(
     st.tuples(st.just("request"), st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=5))),
     st.tuples(st.just("notification"), st.none()),
-    st.tuples(st.just("invalid"), st.one_of(st.integers(), st.text(max_size=3), st.none(), st.booleans())),
+    # (integers beyond 64 bits make the whole frame a parse error: the codec refuses them)
+    st.tuples(st.just("invalid"), st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=3),
+                                            st.none(), st.booleans())),
 )
 
 

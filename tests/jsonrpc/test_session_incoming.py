@@ -654,6 +654,21 @@ def test_before_dispatch_failure_is_internal_error(wire, jsonrpc_logs):
     assert b"hook-bug" not in wire.frames[0]
 
 
+def test_failing_context_factory_is_internal_error(wire, jsonrpc_logs):
+    def factory(session, request_id, method, params, channel):
+        raise RuntimeError("factory-bug")
+
+    router = Router()
+    router.add_request_handler("m", lambda p, ctx: 1)
+    router.add_notification_handler("n", lambda p, ctx: None)
+    session = Session(wire, router=router, context_factory=factory)
+    session.feed(request(1, "m"))
+    session.feed(notification("n"))
+    assert wire.messages() == [error(1, -32603, "Internal error")]
+    logged = [r for r in jsonrpc_logs.records if r.exc_info]
+    assert [str(r.exc_info[1]) for r in logged] == ["factory-bug", "factory-bug"]
+
+
 # -- notifications ---------------------------------------------------------------------
 
 

@@ -182,8 +182,8 @@ def test_session_default_timeout_and_infinite_override(wire):
         with pytest.raises(RequestTimeout):
             await session.request("quick")
         assert not forever.done()
-        ids = [m["id"] for m in wire.take() if "id" in m]
-        session.feed(response(ids[0], "late but fine"))
+        (wait_id,) = [m["id"] for m in wire.take() if m.get("method") == "wait"]
+        session.feed(response(wait_id, "late but fine"))
         assert await forever == "late but fine"
 
     asyncio.run(main())

@@ -13,6 +13,7 @@ import enum
 import functools
 import json
 import math
+import sys
 import typing
 import uuid
 from pathlib import Path, PurePosixPath
@@ -23,6 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import validator_for
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, Required, TypedDict
+else:  # Required/NotRequired arrived in typing with 3.11
+    from typing_extensions import NotRequired, Required, TypedDict
 
 from mcpfast.server.content import Image, Text
 from mcpfast.server.schema import (
@@ -103,8 +109,16 @@ def schema_of(annotation_source: str, namespace: dict | None = None) -> ToolSign
         "collections": collections,
     }
     ns.update(namespace or {})
-    exec(f"def f(x: {annotation_source}):\n    pass\n", ns)
+    run(f"def f(x: {annotation_source}):\n    pass\n", ns)
+    assert not isinstance(ns["f"].__annotations__["x"], str)
     return function_schema(ns["f"])
+
+
+def run(source: str, namespace: dict) -> dict:
+    """exec() without this module's ``from __future__ import annotations``: annotations in
+    ``source`` are real objects unless it asks for the future import itself."""
+    exec(compile(source, "<test source>", "exec", dont_inherit=True), namespace)
+    return namespace
 
 
 def arg_error(sig: ToolSignature, arguments: Any) -> ArgumentError:
@@ -171,17 +185,17 @@ class Constrained:
     label: Annotated[str, Field(default="x")]
 
 
-class Options(typing.TypedDict):
+class Options(TypedDict):
     verbose: bool
-    level: typing.NotRequired[int]
+    level: NotRequired[int]
 
 
-class Partial(typing.TypedDict, total=False):
+class Partial(TypedDict, total=False):
     a: int
-    b: typing.Required[str]
+    b: Required[str]
 
 
-class Person(typing.TypedDict):
+class Person(TypedDict):
     name: str
     friends: list[Person]
 
@@ -369,8 +383,7 @@ def test_none_only_where_optional():
 
 
 def test_any_and_unannotated_parameters_accept_any_json():
-    exec_ns: dict = {}
-    exec("def f(a, b=1):\n    pass\n", exec_ns)
+    exec_ns = run("def f(a, b=1):\n    pass\n", {})
     sig = function_schema(exec_ns["f"])
     assert props(sig) == {"a": {}, "b": {"default": 1}}
 
@@ -477,6 +490,7 @@ def test_tuples():
         empty: tuple[()],
         bare: tuple,
         old: Tuple[bool, bool],
+        old_bare: Tuple = (),
     ):
         pass
 
@@ -491,10 +505,12 @@ def test_tuples():
     assert p["many"] == {"type": "array", "items": {"type": "number"}}
     assert p["empty"] == {"type": "array", "minItems": 0, "maxItems": 0}
     assert p["bare"] == {"type": "array"}
+    assert p["old_bare"] == {"type": "array", "default": []}
+    assert validate_arguments(sig, {"pair": [1, "a"], "many": [], "empty": [], "bare": [], "old": [True, True], "old_bare": [1, "x"]})["old_bare"] == (1, "x")
     out = validate_arguments(
         sig, {"pair": [1, "a"], "many": [1, 2.5], "empty": [], "bare": [1, "x"], "old": [True, False]}
     )
-    assert out == {"pair": (1, "a"), "many": (1.0, 2.5), "empty": (), "bare": (1, "x"), "old": (True, False)}
+    assert out == {"pair": (1, "a"), "many": (1.0, 2.5), "empty": (), "bare": (1, "x"), "old": (True, False), "old_bare": ()}
     base = {"pair": [1, "a"], "many": [], "empty": [], "bare": [], "old": [True, True]}
     assert str(arg_error(sig, {**base, "pair": [1]})) == (
         "arguments.pair: expected an array of 2 items, got 1"
@@ -571,7 +587,7 @@ def test_dict_with_non_string_keys_is_refused():
     def f(x: dict[int, str]):
         pass
 
-    with pytest.raises(TypeError, match=r"parameter 'x' of f.*dict\[int"):
+    with pytest.raises(TypeError, match=r"dict\[int.*parameter 'x' of f"):
         function_schema(f)
 
 
@@ -692,15 +708,14 @@ def test_recursive_typeddict():
 
 
 def test_typeddict_without_future_annotations():
-    ns: dict = {}
-    exec(
-        "import typing\n"
-        "class TD(typing.TypedDict, total=False):\n"
+    ns = run(
+        "class TD(TypedDict, total=False):\n"
         "    a: int\n"
-        "    b: typing.Required[str]\n"
+        "    b: Required[str]\n"
         "def f(x: TD):\n    pass\n",
-        ns,
+        {"TypedDict": TypedDict, "Required": Required},
     )
+    assert not isinstance(ns["TD"].__annotations__["b"], str)
     sig = function_schema(ns["f"])
     assert sig.input_schema["$defs"]["TD"]["required"] == ["b"]
 
@@ -812,6 +827,8 @@ def test_annotated_string_description():
     sig = function_schema(f)
     assert props(sig)["city"] == {"type": "string", "description": "The city"}
     assert props(sig)["n"] == {"type": "integer", "description": "Count", "default": 1}
+    assert validate_arguments(sig, {"city": "Oslo", "n": 2.0}) == {"city": "Oslo", "n": 2}
+    assert str(arg_error(sig, {"city": 1})) == "arguments.city: expected string, got integer"
 
 
 def test_field_constraints_schema_and_validation():
@@ -997,7 +1014,10 @@ def test_parse_docstring_edge_cases():
     assert parse_docstring("") == ("", {})
     assert parse_docstring("Only a summary.") == ("Only a summary.", {})
     assert parse_docstring("Summary.\n\nArgs:\n    x: y\n") == ("Summary.", {"x": "y"})
-    assert parse_docstring("Args:\n    *args: rest\n    **kw: more") == ("", {"args": "rest", "kw": "more"})
+    assert parse_docstring("S.\n\n    Args:\n        *args: rest\n        **kw: more\n    ") == (
+        "S.",
+        {"args": "rest", "kw": "more"},
+    )
     # A parameter with no text gets no description.
     assert parse_docstring("S.\n\nArgs:\n    x:\n") == ("S.", {})
 
@@ -1112,7 +1132,7 @@ def test_two_context_parameters_are_refused():
 )
 def test_unsupported_annotations_raise_type_error_naming_parameter_and_type(annotation, type_text):
     ns = {"NotSupported": NotSupported, "T": T, "datetime": datetime, "typing": typing}
-    exec(f"def tool(param: {annotation}):\n    pass\n", ns)
+    run(f"def tool(param: {annotation}):\n    pass\n", ns)
     with pytest.raises(TypeError) as info:
         function_schema(ns["tool"])
     message = str(info.value)
@@ -1144,14 +1164,13 @@ def test_unresolvable_forward_reference():
 
 
 def test_unresolvable_reference_inside_a_dataclass():
-    ns: dict = {}
-    exec(
+    ns = run(
         "from __future__ import annotations\n"
         "import dataclasses\n"
         "@dataclasses.dataclass\n"
         "class Broken:\n"
         "    x: Missing\n",
-        ns,
+        {"__name__": __name__},
     )
 
     def f(b):
@@ -1268,6 +1287,16 @@ def test_missing_and_unknown_arguments():
     assert isinstance(err, ValueError)
 
 
+def test_arguments_may_be_any_mapping():
+    import types
+
+    def f(a: int, b: str = "x"):
+        pass
+
+    sig = function_schema(f)
+    assert validate_arguments(sig, types.MappingProxyType({"a": 1})) == {"a": 1, "b": "x"}
+
+
 def test_validation_does_not_mutate_the_arguments():
     def f(items: list[Item], opts: Options, m: dict[str, int]):
         pass
@@ -1365,7 +1394,7 @@ def test_structured_output_flag():
 )
 def test_wrapped_outputs(annotation, value, expected_schema, expected):
     ns = {"Optional": Optional, "Color": Color, "Literal": Literal}
-    exec(f"def f() -> {annotation}:\n    pass\n", ns)
+    run(f"def f() -> {annotation}:\n    pass\n", ns)
     sig = function_schema(ns["f"])
     assert sig.wraps_output is True
     assert sig.output_schema == {"type": "object", "properties": {"result": expected_schema}, "required": ["result"]}
@@ -1619,16 +1648,81 @@ AGREEMENT_VALIDATOR = jsonschema.Draft202012Validator(AGREEMENT_SIG.input_schema
 KEYS = ["name", "count", "ratio", "color", "mode", "items", "point", "pair", "tags", "scores", "tree", "opts", "number"]
 
 
-@settings(max_examples=400, deadline=None)
-@given(
-    st.dictionaries(st.sampled_from(KEYS + ["unknown"]), json_values, max_size=6),
-    st.booleans(),
+small_text = st.text(alphabet="ab", max_size=3)
+scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([1.0, 2.5, -0.5]) | small_text
+items_value = st.lists(
+    st.fixed_dictionaries({"name": small_text | scalars}, optional={"count": scalars, "tags": st.lists(scalars, max_size=2), "bad": scalars}),
+    max_size=3,
 )
-def test_validator_agrees_with_jsonschema(arguments, with_required):
-    if with_required:
-        arguments.setdefault("name", "n")
-        arguments.setdefault("count", 1)
-    # Dataclass __post_init__ checks are Python-only; these dataclasses have none.
+tree_value = st.recursive(
+    st.fixed_dictionaries({"value": st.integers(-2, 2) | scalars}),
+    lambda children: st.fixed_dictionaries({"value": st.integers(-2, 2)}, optional={"children": st.lists(children, max_size=2)}),
+    max_leaves=6,
+)
+# Per argument: values that are mostly close to valid, sometimes anything.
+ARGUMENT_VALUES = {
+    "name": small_text | scalars,
+    "count": st.integers(-5, 5) | scalars,
+    "ratio": st.floats(allow_nan=False, allow_infinity=False) | scalars,
+    "color": st.sampled_from(["red", "green", "blue"]) | scalars,
+    "mode": st.sampled_from(["a", "b", "c", None]) | scalars,
+    "items": items_value | json_values,
+    "point": st.fixed_dictionaries({"x": scalars, "y": st.integers(0, 2)}) | st.none() | json_values,
+    "pair": st.tuples(st.integers(0, 2) | scalars, small_text | scalars).map(list) | st.lists(scalars, max_size=3),
+    "tags": st.lists(small_text, max_size=3) | st.lists(scalars, max_size=2),
+    "scores": st.dictionaries(small_text, scalars, max_size=3) | json_values,
+    "tree": tree_value | json_values,
+    "opts": st.fixed_dictionaries({}, optional={"a": scalars, "b": small_text | scalars, "c": scalars}),
+    "number": st.integers(-2, 2) | small_text | st.lists(st.booleans() | scalars, max_size=3) | json_values,
+}
+
+
+valid_tree = st.recursive(
+    st.fixed_dictionaries({"value": st.integers()}),
+    lambda children: st.fixed_dictionaries({"value": st.integers()}, optional={"children": st.lists(children, max_size=2)}),
+    max_leaves=6,
+)
+VALID_VALUES = {
+    "name": st.text(min_size=1, max_size=3),
+    "count": st.integers(),
+    "ratio": st.floats(allow_nan=False, allow_infinity=False) | st.integers(),
+    "color": st.sampled_from(["red", "green"]),
+    "mode": st.sampled_from(["a", "b", None]),
+    "items": st.lists(
+        st.fixed_dictionaries({"name": small_text}, optional={"count": st.integers(), "tags": st.lists(small_text, max_size=2)}),
+        max_size=3,
+    ),
+    "point": st.none() | st.fixed_dictionaries({"x": st.integers(), "y": st.integers()}),
+    "pair": st.tuples(st.integers(), small_text).map(list),
+    "tags": st.sets(small_text, max_size=3).map(sorted),
+    "scores": st.dictionaries(small_text, st.integers() | st.floats(allow_nan=False, allow_infinity=False), max_size=3),
+    "tree": valid_tree,
+    "opts": st.fixed_dictionaries({"b": small_text}, optional={"a": st.integers()}),
+    "number": st.integers() | small_text | st.lists(st.booleans(), max_size=3),
+}
+
+
+@st.composite
+def near_valid_arguments(draw):
+    """Valid arguments with at most one thing changed: the boundary cases."""
+    arguments = draw(
+        st.fixed_dictionaries(
+            {"name": VALID_VALUES["name"], "count": VALID_VALUES["count"]},
+            optional={k: v for k, v in VALID_VALUES.items() if k not in ("name", "count")},
+        )
+    )
+    mutation = draw(st.sampled_from(["none", "replace", "replace", "drop", "unknown"]))
+    key = draw(st.sampled_from(KEYS))
+    if mutation == "replace":
+        arguments[key] = draw(ARGUMENT_VALUES[key])
+    elif mutation == "drop":
+        arguments.pop(key, None)
+    elif mutation == "unknown":
+        arguments["unknown"] = draw(json_values)
+    return arguments
+
+
+def _agree(arguments: dict) -> bool:
     expected = AGREEMENT_VALIDATOR.is_valid(arguments)
     try:
         validate_arguments(AGREEMENT_SIG, arguments)
@@ -1636,6 +1730,27 @@ def test_validator_agrees_with_jsonschema(arguments, with_required):
     except ArgumentError:
         ours = False
     assert ours == expected, (arguments, [e.message for e in AGREEMENT_VALIDATOR.iter_errors(arguments)])
+    return expected
+
+
+@settings(max_examples=800, deadline=None)
+@given(near_valid_arguments() | st.fixed_dictionaries({}, optional={**ARGUMENT_VALUES, "unknown": json_values}))
+def test_validator_agrees_with_jsonschema(arguments):
+    _agree(arguments)
+
+
+def test_agreement_property_sees_both_outcomes():
+    # Guard for the property above: its generator must produce valid and invalid arguments.
+    outcomes = []
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(near_valid_arguments())
+    def collect(arguments):
+        outcomes.append(_agree(arguments))
+
+    collect()
+    assert outcomes.count(True) >= 30
+    assert outcomes.count(False) >= 30
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,0 +1,436 @@
+"""End-to-end benchmark: tools/call round trips between a real client and server process.
+
+Pairs (each a client in this process and a server subprocess with one ``echo`` tool):
+- official: the official ``mcp`` SDK -- ``mcp.server.MCPServer`` (bench/servers/official_echo.py)
+  driven by ``mcp.ClientSession`` over ``mcp.client.stdio.stdio_client`` or
+  ``mcp.client.streamable_http.streamable_http_client``.  The SDK has no TCP transport: its TCP
+  rows are reported as unsupported, never substituted.
+- mcpfast: ``mcpfast.Server`` (bench/servers/mcpfast_echo.py) driven by ``mcpfast.connect``.
+  Until the package exports both, its rows are reported as "not available yet".
+
+Transports: stdio, tcp (newline-framed JSON-RPC over a loopback socket), http (Streamable HTTP
+on 127.0.0.1).  For each pair and transport, with 1 (sequential), 16 and 256 calls in flight,
+four pyperf benchmarks ``e2e/<transport>/in_flight_<n>/<metric>/<impl>`` are measured:
+
+- ``rt``: wall seconds per completed call (the report shows round trips per second);
+- ``p50`` / ``p99``: the median / 99th-percentile latency of the calls of one value;
+- ``cpu``: CPU seconds (client process + server process, user + system) per call; the report
+  shows CPU seconds per 1,000 calls.
+
+One pyperf loop is ``n`` calls (``inner_loops=n``): ``n`` client tasks each make ``loops``
+sequential calls, so ``n`` requests stay outstanding.  Each worker process starts its server and
+connects once, outside the timed region; the connection then serves every value of that worker.
+Before timing, the manager connects each pair once and checks that ``echo`` returns its input.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import atexit
+import contextlib
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import AsyncIterator, Awaitable, Callable
+
+if __package__ in (None, ""):
+    # Run as a script (as pyperf runs its workers): make the repository importable.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import harness
+
+TRANSPORTS = ("stdio", "tcp", "http")
+IN_FLIGHT = (1, 16, 256)
+METRICS = ("rt", "p50", "p99", "cpu")
+ECHO_TEXT = "The quick brown fox jumps over the lazy dog"
+SERVERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
+STARTUP_TIMEOUT = 60.0   # seconds for a server to accept connections
+CALLS_TIMEOUT = 600.0    # seconds for one timed batch of calls: a hung pair fails, not stalls
+
+_METRIC_DISPLAY = {
+    "rt": harness.DISPLAY_CALLS,
+    "p50": harness.DISPLAY_LATENCY,
+    "p99": harness.DISPLAY_LATENCY,
+    "cpu": harness.DISPLAY_CPU,
+}
+_METRIC_TITLE = {
+    "rt": "round trips",
+    "p50": "p50 latency",
+    "p99": "p99 latency",
+    "cpu": "CPU per call",
+}
+_TRANSPORT_TITLE = {"stdio": "stdio", "tcp": "TCP", "http": "Streamable HTTP"}
+
+
+class Connection:
+    """A connected client: ``call(text)`` makes one tools/call of ``echo`` and returns its text."""
+
+    def __init__(self, call: Callable[[str], Awaitable[str]], server_pid: int) -> None:
+        self.call = call
+        self.server_pid = server_pid
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def _wait_for_port(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with status {process.returncode} before listening")
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"server did not listen on port {port} within {STARTUP_TIMEOUT} s")
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        await writer.wait_closed()
+        return
+
+
+@contextlib.contextmanager
+def _server_process(script: str, *args: str):
+    """A server subprocess (its output discarded), terminated on exit."""
+    process = subprocess.Popen(
+        [sys.executable, os.path.join(SERVERS_DIR, script), *args],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _child_running(script: str) -> int:
+    """Pid of the child process running ``script`` (a stdio server the client library spawned)."""
+    import psutil
+
+    path = os.path.join(SERVERS_DIR, script)
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if path in child.cmdline():
+                return child.pid
+    raise RuntimeError(f"no child process runs {path}")
+
+
+def _first_text(result: object) -> str:
+    """The text of the first content block of a CallToolResult (model object or plain dict)."""
+    content = result["content"] if isinstance(result, dict) else result.content
+    block = content[0]
+    return block["text"] if isinstance(block, dict) else block.text
+
+
+class Pair(abc.ABC):
+    """A client library and its server, over any of the transports it supports."""
+
+    key = ""
+    label = ""
+    script = ""
+
+    @abc.abstractmethod
+    def unavailable_reason(self) -> str | None:
+        """Why this pair cannot run at all (a missing package or API), or None."""
+
+    def unsupported_reason(self, transport: str) -> str | None:
+        """Why this pair has no such transport, or None."""
+        return None
+
+    @abc.abstractmethod
+    def connect(self, transport: str) -> contextlib.AbstractAsyncContextManager[Connection]:
+        """Start the server, connect and initialise; yields a Connection; stops both on exit."""
+
+
+class OfficialPair(Pair):
+    key = "official"
+    label = "official mcp SDK"
+    script = "official_echo.py"
+
+    def unavailable_reason(self):
+        try:
+            import mcp  # noqa: F401
+            from mcp.server import MCPServer  # noqa: F401
+        except ImportError as exc:
+            return f"cannot import the official mcp SDK: {exc}"
+        return None
+
+    def unsupported_reason(self, transport):
+        if transport == "tcp":
+            return "the official SDK has no TCP transport"
+        return None
+
+    @contextlib.asynccontextmanager
+    async def connect(self, transport: str) -> AsyncIterator[Connection]:
+        from mcp import ClientSession
+
+        if transport == "stdio":
+            from mcp import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=sys.executable, args=[os.path.join(SERVERS_DIR, self.script), "stdio"])
+            with open(os.devnull, "w") as errlog:
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        yield self._connection(session, _child_running(self.script))
+        elif transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
+
+            port = _free_port()
+            with _server_process(self.script, "http", str(port)) as process:
+                await _wait_for_port(port, process)
+                async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        yield self._connection(session, process.pid)
+        else:
+            raise ValueError(f"the official SDK has no {transport} transport")
+
+    @staticmethod
+    def _connection(session, server_pid: int) -> Connection:
+        call_tool = session.call_tool
+
+        async def call(text: str) -> str:
+            return _first_text(await call_tool("echo", {"text": text}))
+
+        return Connection(call, server_pid)
+
+
+class McpfastPair(Pair):
+    """mcpfast's own server and client; rows say "not available yet" until both exist."""
+
+    key = "mcpfast"
+    label = "mcpfast"
+    script = "mcpfast_echo.py"
+
+    def unavailable_reason(self):
+        try:
+            import mcpfast
+        except ImportError as exc:
+            return f"not available yet: cannot import mcpfast ({exc})"
+        missing = [name for name in ("Server", "connect") if not hasattr(mcpfast, name)]
+        if missing:
+            return "not available yet: mcpfast has no " + " / ".join(f"mcpfast.{n}" for n in missing)
+        return None
+
+    @contextlib.asynccontextmanager
+    async def connect(self, transport: str) -> AsyncIterator[Connection]:
+        import mcpfast
+
+        script = os.path.join(SERVERS_DIR, self.script)
+        if transport == "stdio":
+            async with mcpfast.connect([sys.executable, script, "stdio"]) as client:
+                yield self._connection(client, _child_running(self.script))
+        elif transport in ("tcp", "http"):
+            port = _free_port()
+            with _server_process(self.script, transport, str(port)) as process:
+                await _wait_for_port(port, process)
+                target = (f"tcp://127.0.0.1:{port}" if transport == "tcp"
+                          else f"http://127.0.0.1:{port}/mcp")
+                async with mcpfast.connect(target) as client:
+                    yield self._connection(client, process.pid)
+        else:
+            raise ValueError(f"unknown transport {transport!r}")
+
+    @staticmethod
+    def _connection(client, server_pid: int) -> Connection:
+        call_tool = client.call_tool
+
+        async def call(text: str) -> str:
+            return _first_text(await call_tool("echo", {"text": text}))
+
+        return Connection(call, server_pid)
+
+
+PAIRS: tuple[Pair, ...] = (McpfastPair(), OfficialPair())
+
+
+class LiveConnection:
+    """A pair connected over one transport for the life of this process, on its own event loop.
+
+    The connection is opened by a task that then waits; between timed batches the loop is idle,
+    and each batch runs with ``loop.run_until_complete``.  Closed at interpreter exit.
+    """
+
+    def __init__(self, pair: Pair, transport: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        ready: asyncio.Future[Connection] = self.loop.create_future()
+
+        async def hold() -> None:
+            async with pair.connect(transport) as connection:
+                ready.set_result(connection)
+                await self._stop.wait()
+
+        self._holder = self.loop.create_task(hold())
+        self.loop.run_until_complete(asyncio.wait(
+            [ready, self._holder], timeout=STARTUP_TIMEOUT, return_when=asyncio.FIRST_COMPLETED))
+        if not ready.done():
+            if self._holder.done():
+                self._holder.result()  # raises the connection error
+            raise RuntimeError(f"{pair.label} over {transport}: no connection in {STARTUP_TIMEOUT} s")
+        self.connection = ready.result()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self._stop.set()
+        with contextlib.suppress(Exception):
+            self.loop.run_until_complete(asyncio.wait_for(self._holder, 30))
+        self.loop.close()
+
+    def run(self, coroutine):
+        return self.loop.run_until_complete(asyncio.wait_for(coroutine, CALLS_TIMEOUT))
+
+
+def _server_cpu_seconds(pid: int) -> float:
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
+
+
+async def _calls(call: Callable[[str], Awaitable[str]], per_task: int, in_flight: int,
+                 latencies: list[float] | None) -> None:
+    """``in_flight`` tasks, each making ``per_task`` sequential calls."""
+    clock = time.perf_counter
+
+    async def plain() -> None:
+        for _ in range(per_task):
+            await call(ECHO_TEXT)
+
+    async def timed() -> None:
+        record = latencies.append
+        for _ in range(per_task):
+            start = clock()
+            await call(ECHO_TEXT)
+            record(clock() - start)
+
+    task = plain if latencies is None else timed
+    if in_flight == 1:
+        await task()
+    else:
+        await asyncio.gather(*(task() for _ in range(in_flight)))
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def time_metric(loops: int, live: LiveConnection, in_flight: int, metric: str) -> float:
+    """pyperf time function: ``loops * in_flight`` calls; returns the metric's total (see docstring)."""
+    call = live.connection.call
+    calls = loops * in_flight
+    if metric == "rt":
+        start = time.perf_counter()
+        live.run(_calls(call, loops, in_flight, None))
+        return time.perf_counter() - start
+    if metric in ("p50", "p99"):
+        latencies: list[float] = []
+        live.run(_calls(call, loops, in_flight, latencies))
+        # pyperf divides by loops * inner_loops: scale so the stored value is the percentile.
+        return _percentile(latencies, 0.50 if metric == "p50" else 0.99) * calls
+    if metric == "cpu":
+        pid = live.connection.server_pid
+        before = time.process_time() + _server_cpu_seconds(pid)
+        live.run(_calls(call, loops, in_flight, None))
+        return time.process_time() + _server_cpu_seconds(pid) - before
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+_live: dict[tuple[str, str], LiveConnection] = {}
+_checked: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def _live_connection(pair: Pair, transport: str) -> LiveConnection:
+    key = (pair.key, transport)
+    if key not in _live:
+        _live[key] = LiveConnection(pair, transport)
+    return _live[key]
+
+
+def check_pair(pair: Pair, transport: str) -> tuple[str, str]:
+    """Connect once and check that echo answers with its input (cached per pair and transport)."""
+    key = (pair.key, transport)
+    if key in _checked:
+        return _checked[key]
+    reason = pair.unavailable_reason()
+    if reason:
+        result = (harness.UNAVAILABLE, reason)
+    elif (reason := pair.unsupported_reason(transport)):
+        result = (harness.UNSUPPORTED, reason)
+    else:
+        result = _smoke_test(pair, transport)
+    _checked[key] = result
+    return result
+
+
+def _smoke_test(pair: Pair, transport: str) -> tuple[str, str]:
+    async def exercise() -> str | None:
+        async with pair.connect(transport) as connection:
+            for text in (ECHO_TEXT, "naïve ☃ \"quoted\"\n"):
+                got = await connection.call(text)
+                if got != text:
+                    return f"echo returned {got!r} for {text!r}"
+            # Concurrent calls must each get their own answer back.
+            texts = [f"call {n}" for n in range(32)]
+            answers = await asyncio.gather(*(connection.call(t) for t in texts))
+            if list(answers) != texts:
+                return "concurrent calls got answers that do not match their requests"
+        return None
+
+    try:
+        problem = asyncio.run(asyncio.wait_for(exercise(), STARTUP_TIMEOUT + 60))
+    except Exception as exc:  # any failure means this pair cannot be measured
+        return harness.WRONG, f"raised {type(exc).__name__}: {exc}"
+    if problem:
+        return harness.WRONG, problem
+    return harness.OK, ""
+
+
+def cases() -> list[harness.Case]:
+    out = []
+    for transport in TRANSPORTS:
+        for in_flight in IN_FLIGHT:
+            load = "sequential" if in_flight == 1 else f"{in_flight} in flight"
+            for metric in METRICS:
+                for pair in PAIRS:
+                    def prepare(pair=pair, transport=transport, in_flight=in_flight, metric=metric):
+                        return time_metric, (_live_connection(pair, transport), in_flight, metric)
+
+                    out.append(harness.Case(
+                        name=f"e2e/{transport}/in_flight_{in_flight}/{metric}/{pair.key}",
+                        impl_label=pair.label,
+                        case_title=f"{_TRANSPORT_TITLE[transport]}, {load}: {_METRIC_TITLE[metric]}",
+                        check=lambda pair=pair, transport=transport: check_pair(pair, transport),
+                        prepare=prepare,
+                        display=_METRIC_DISPLAY[metric],
+                        inner_loops=in_flight,
+                        metadata={"transport": transport, "in_flight": in_flight, "metric": metric},
+                    ))
+    return out
+
+
+def main() -> None:
+    # Fewer, longer values than the per-op groups: each worker process starts a server.
+    runner = harness.make_runner(processes=2, values=3, min_time=0.25)
+    harness.run(runner, "e2e", cases())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""An mcpfast server with one `echo` tool, for the end-to-end benchmark.
+
+    python bench/servers/mcpfast_echo.py stdio
+    python bench/servers/mcpfast_echo.py tcp PORT    (newline-framed JSON-RPC on 127.0.0.1:PORT)
+    python bench/servers/mcpfast_echo.py http PORT   (Streamable HTTP at http://127.0.0.1:PORT/mcp)
+
+The same tool as bench/servers/official_echo.py, written with mcpfast's server API
+(``mcpfast.Server``, the ``tool`` decorator and ``Server.run(transport, host=..., port=...)``).
+"""
+
+import os
+import sys
+
+# Started as a script from any working directory: make the repository's mcpfast importable.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from mcpfast import Server  # noqa: E402
+
+server = Server("bench-echo")
+
+
+@server.tool()
+async def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["stdio"]:
+        server.run("stdio")
+    elif argv[:1] in (["tcp"], ["http"]) and len(argv) == 2:
+        server.run(argv[0], host="127.0.0.1", port=int(argv[1]))
+    else:
+        sys.exit("usage: mcpfast_echo.py stdio | tcp PORT | http PORT")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,34 @@
+"""An official `mcp` SDK server with one `echo` tool, for the end-to-end benchmark.
+
+    python bench/servers/official_echo.py stdio
+    python bench/servers/official_echo.py http PORT     (Streamable HTTP at http://127.0.0.1:PORT/mcp)
+
+Written with ``mcp.server.MCPServer`` (the FastMCP API of mcp 2.x).  The tool is ``async`` because
+MCPServer runs plain functions in a worker thread, and logging is at WARNING so that neither the
+SDK nor uvicorn writes a log line per request: the SDK is measured at its fastest settings.
+"""
+
+import sys
+
+from mcp.server import MCPServer
+
+server = MCPServer("bench-echo", log_level="WARNING")
+
+
+@server.tool()
+async def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["stdio"]:
+        server.run("stdio")
+    elif argv[:1] == ["http"] and len(argv) == 2:
+        server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
+    else:
+        sys.exit("usage: official_echo.py stdio | http PORT")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,294 @@
+"""Context: what a tool, resource, prompt or completion handler knows about its request.
+
+A handler gets the Context by declaring a parameter annotated ``Context`` (any name)::
+
+    @app.tool()
+    async def crunch(n: int, ctx: Context) -> str:
+        ctx.info(f"crunching {n}")
+        await ctx.report_progress(0.5, 1.0)
+        answer = await ctx.sample(f"What is {n} squared?", max_tokens=20)
+        return answer.text
+
+Every request has its own Context (a :class:`~mcpfast.jsonrpc.RequestContext` subclass
+built by the session), and every Context reads the protocol facts -- version, client info
+and capabilities, log level -- from ``ctx.state``, a :class:`ProtocolState`. For the
+handshake versions the state is the connection's, filled once by ``initialize``; for the
+stateless 2026-07-28 era it is built per request from the request's ``_meta``. Handlers
+never need to know which.
+
+What it offers:
+
+- identity: ``request_id``, ``method``, ``params``, ``meta``, ``session`` (the JSON-RPC
+  Session), ``connection`` (the ServerConnection), ``server``;
+  protocol: ``protocol_version``, ``features``, ``client_info``, ``client_capabilities``,
+  ``log_level``;
+- cancellation: ``cancelled`` (True once the client cancelled; an async handler's task is
+  cancelled as well), ``cancel_reason``;
+- logging: ``log(level, data, logger=None)``, ``debug`` / ``info`` / ``notice`` /
+  ``warning`` / ``error`` / ``critical`` / ``alert`` / ``emergency``;
+- progress: ``report_progress(progress, total=None, message=None)``;
+- requests to the client: ``await sample(...)``, ``await elicit(message, schema)``,
+  ``await elicit_url(...)``, ``await list_roots()``, ``await ping()``;
+- ``await read_resource(uri)``: read one of this server's resources.
+
+Logging and progress are sent at once; they return an already-completed awaitable that is
+truthy when something was sent, so both ``ctx.info("x")`` (sync code) and
+``await ctx.info("x")`` (the style other MCP SDKs use) work. Messages about a request go
+on the request's reply channel while it runs (for Streamable HTTP: its SSE stream).
+"""
+
+from __future__ import annotations
+
+import inspect
+import uuid
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+from mcpfast.jsonrpc.context import RequestContext
+from mcpfast.server.client_requests import (
+    ElicitationResult,
+    Root,
+    SamplingResult,
+    elicitation_params,
+    elicitation_url_params,
+    parse_elicitation_result,
+    parse_roots,
+    parse_sampling_result,
+    require_capability,
+    sampling_params,
+)
+from mcpfast.server.logs import LEVELS, level_index
+from mcpfast.server.schema import to_jsonable
+from mcpfast.server.state import ProtocolState
+from mcpfast.server.versions import Features
+
+if TYPE_CHECKING:
+    from mcpfast.jsonrpc.session import ReplyChannel, Session
+    from mcpfast.server.connection import ServerConnection
+    from mcpfast.server.server import Server
+
+__all__ = ["Context", "Sent"]
+
+LOG_METHOD = "notifications/message"
+
+
+class Sent:
+    """The outcome of a log or progress call: truthy when a message was sent, and an
+    awaitable that completes at once (with the same bool)."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self, sent: bool) -> None:
+        self.sent = sent
+
+    def __bool__(self) -> bool:
+        return self.sent
+
+    def __await__(self):
+        return self.sent
+        yield  # makes __await__ a generator that finishes immediately
+
+    def __repr__(self) -> str:
+        return "<Sent>" if self.sent else "<Sent: nothing>"
+
+
+SENT = Sent(True)
+NOT_SENT = Sent(False)
+
+
+class Context(RequestContext):
+    """Context of one request or notification handled by the MCP server (module docstring)."""
+
+    __slots__ = ("connection", "state")
+
+    def __init__(
+        self,
+        session: Session,
+        request_id: Any,
+        method: str,
+        params: Any,
+        channel: Optional[ReplyChannel] = None,
+        connection: Optional[ServerConnection] = None,
+        state: Optional[ProtocolState] = None,
+    ) -> None:
+        RequestContext.__init__(self, session, request_id, method, params, channel)
+        self.connection = connection
+        self.state = state if state is not None else ProtocolState()
+
+    # -- protocol facts ----------------------------------------------------------------
+
+    @property
+    def server(self) -> Server:
+        """The Server handling the request."""
+        return self.connection.server  # type: ignore[union-attr]
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The negotiated protocol version (None before initialize)."""
+        return self.state.protocol_version
+
+    @property
+    def features(self) -> Optional[Features]:
+        """What the negotiated version can carry (None before initialize)."""
+        return self.state.features
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's Implementation (name, version, ...)."""
+        return self.state.client_info
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared."""
+        return self.state.client_capabilities
+
+    @property
+    def log_level(self) -> str:
+        """The minimum MCP log level the client wants."""
+        return LEVELS[self.state.log_level]
+
+    def _negotiated(self) -> ProtocolState:
+        state = self.state
+        if state.features is None:
+            raise RuntimeError("the connection has not completed initialize yet")
+        return state
+
+    # -- logging -----------------------------------------------------------------------
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> Sent:
+        """Send notifications/message when ``level`` is at or above the client's level.
+
+        ``data``: any JSON-able value (a str usually); ``logger``: an optional name.
+        """
+        if level_index(level) < self.state.log_level or self.session.closed:
+            return NOT_SENT
+        if type(data) is not str:
+            data = to_jsonable(data)
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            if type(logger) is not str:
+                raise TypeError(f"logger must be a str, not {type(logger).__name__}")
+            params["logger"] = logger
+        self.notify(LOG_METHOD, params)
+        return SENT
+
+    def debug(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("debug", data, logger)
+
+    def info(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("info", data, logger)
+
+    def notice(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("notice", data, logger)
+
+    def warning(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("warning", data, logger)
+
+    def error(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("error", data, logger)
+
+    def critical(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("critical", data, logger)
+
+    def alert(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("alert", data, logger)
+
+    def emergency(self, data: Any, logger: Optional[str] = None) -> Sent:
+        return self.log("emergency", data, logger)
+
+    # -- progress ----------------------------------------------------------------------
+
+    def report_progress(self, progress: float, total: Optional[float] = None,  # type: ignore[override]
+                        message: Optional[str] = None) -> Sent:
+        """Send notifications/progress when the client asked for progress (it gave a
+        progressToken); nothing otherwise. ``progress`` must grow with every call
+        (ValueError otherwise). ``message`` is dropped for 2024-11-05, which has none."""
+        reporter = self.progress
+        if reporter is None or self.session.closed:
+            return NOT_SENT
+        if message is not None:
+            features = self.state.features
+            if features is not None and not features.progress_message:
+                message = None
+        reporter.report(progress, total, message)
+        return SENT
+
+    # -- requests to the client --------------------------------------------------------
+
+    async def sample(
+        self,
+        messages: Any,
+        *,
+        max_tokens: int = 512,
+        system_prompt: Optional[str] = None,
+        temperature: Optional[float] = None,
+        stop_sequences: Optional[Sequence[str]] = None,
+        model_preferences: Any = None,
+        include_context: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        tools: Optional[Sequence[Mapping[str, Any]]] = None,
+        tool_choice: Optional[Mapping[str, Any]] = None,
+        timeout: Optional[float] = None,
+    ) -> SamplingResult:
+        """Ask the client's LLM for a completion (sampling/createMessage).
+
+        ``messages``: a str, or a list of str / content / ``{"role", "content"}`` dicts.
+        Raises ClientCapabilityError when the client did not declare ``sampling`` (or
+        ``sampling.tools`` when ``tools`` are given), JSONRPCError when the client refuses.
+        """
+        state = self._negotiated()
+        require_capability(state.client_capabilities, state.features, "sampling")
+        if tools is not None or tool_choice is not None:
+            require_capability(state.client_capabilities, state.features, "sampling.tools")
+        params = sampling_params(
+            state.features, messages, max_tokens=max_tokens, system_prompt=system_prompt,
+            temperature=temperature, stop_sequences=stop_sequences,
+            model_preferences=model_preferences, include_context=include_context,
+            metadata=metadata, tools=tools, tool_choice=tool_choice,
+        )
+        result = await self.request("sampling/createMessage", params, timeout=timeout)
+        return parse_sampling_result(result)
+
+    async def elicit(self, message: str, schema: Any, *,
+                     timeout: Optional[float] = None) -> ElicitationResult:
+        """Ask the user for input through the client (elicitation/create, form mode).
+
+        ``schema``: a flat JSON Schema object dict, or a dataclass whose fields are the
+        form (the accepted answer is then converted to an instance: ``result.data``).
+        Raises ClientCapabilityError when the client did not declare ``elicitation`` or the
+        negotiated version predates it.
+        """
+        state = self._negotiated()
+        require_capability(state.client_capabilities, state.features, "elicitation")
+        params, convert = elicitation_params(state.features, message, schema)
+        result = await self.request("elicitation/create", params, timeout=timeout)
+        return parse_elicitation_result(result, convert)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: Optional[str] = None, *,
+                         timeout: Optional[float] = None) -> ElicitationResult:
+        """Send the user to a URL (elicitation/create, URL mode; 2025-11-25 and later).
+
+        Raises ClientCapabilityError unless the client declared ``elicitation.url``.
+        """
+        state = self._negotiated()
+        require_capability(state.client_capabilities, state.features, "elicitation.url")
+        params = elicitation_url_params(message, url, elicitation_id or uuid.uuid4().hex)
+        result = await self.request("elicitation/create", params, timeout=timeout)
+        return parse_elicitation_result(result)
+
+    async def list_roots(self, *, timeout: Optional[float] = None) -> list[Root]:
+        """The client's roots (roots/list); ClientCapabilityError unless it declared ``roots``."""
+        state = self._negotiated()
+        require_capability(state.client_capabilities, state.features, "roots")
+        result = await self.request("roots/list", None, timeout=timeout)
+        return parse_roots(result)
+
+    async def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Ping the client; returns when it answered (RequestTimeout / JSONRPCError else)."""
+        await self.request("ping", None, timeout=timeout)
+
+    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
+        """Read one of this server's resources: the ``contents`` a client would get."""
+        result = self.server.read_resource(uri, self)
+        if inspect.isawaitable(result):
+            result = await result
+        return result["contents"]

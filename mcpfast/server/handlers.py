@@ -1,0 +1,239 @@
+"""The MCP methods a Server answers, registered on its Router.
+
+``install_handlers(server)`` registers one handler per MCP method. Handlers are sync
+functions closing over the server's catalogs (no attribute chains per call); those whose
+work is async (async tools, resources, prompts, completions) return a coroutine, which the
+session runs as a task. Each reads the negotiated protocol facts from ``ctx.state``.
+
+Methods and their errors:
+
+- ``initialize``: version negotiation (:mod:`mcpfast.server.versions`), capabilities from
+  what is registered, server info, instructions. A second initialize on the same
+  connection: -32600. Params without a string protocolVersion: -32602.
+- ``notifications/initialized``: completes initialization.
+- ``ping``: ``{}``, also before initialization.
+- ``logging/setLevel``: the connection's minimum level; an unknown level: -32602.
+- ``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``:
+  cached per version, paginated when the server has a page size (bad cursor: -32602).
+- ``tools/call``: unknown tool -32602; everything else is a CallToolResult (tools.py).
+- ``resources/read``: unknown URI -32002 (resources.py).
+- ``resources/subscribe`` / ``unsubscribe``: subscribing to a URI that is neither a
+  resource nor matches a template is -32002; unsubscribing from a URI not subscribed is
+  accepted (nothing to do).
+- ``prompts/get``: unknown prompt or bad arguments -32602 (prompts.py).
+- ``completion/complete``: -32601 when the server has no completion handler (the
+  specification's "capability not supported"); unknown prompt or template -32602.
+- ``notifications/roots/list_changed``: calls the server's roots-changed callbacks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError, MethodNotFound
+from mcpfast.server.completion import parse_completion_request
+from mcpfast.server.logs import level_index
+from mcpfast.server.resources import ResourceNotFound
+from mcpfast.server.versions import negotiate_version
+
+if TYPE_CHECKING:
+    from mcpfast.server.context import Context
+    from mcpfast.server.server import Server
+
+__all__ = ["install_handlers"]
+
+_LOGGER = logging.getLogger("mcpfast.server")
+
+
+def _params_dict(params: Any, method: str) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if type(params) is not dict:
+        raise InvalidParams(f"{method}: params must be an object")
+    return params
+
+
+def _required_str(params: dict[str, Any], key: str, method: str) -> str:
+    value = params.get(key)
+    if type(value) is not str:
+        raise InvalidParams(f"{method}: params.{key} must be a string", {"param": key})
+    return value
+
+
+def install_handlers(server: Server) -> None:
+    """Register every MCP method of ``server`` on ``server.router``."""
+    router = server.router
+    tools = server.tools_catalog
+    resources = server.resources_catalog
+    templates = server.templates_catalog
+    prompts = server.prompts_catalog
+    tools_get = tools.items.get
+    empty: dict[str, Any] = {}
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def initialize(params: Any, ctx: Context) -> dict[str, Any]:
+        state = ctx.state
+        if state.protocol_version is not None:
+            raise JSONRPCError(
+                INVALID_REQUEST,
+                "Invalid Request: the connection is already initialized (initialize may be "
+                "sent only once)",
+            )
+        params = _params_dict(params, "initialize")
+        requested = params.get("protocolVersion")
+        if type(requested) is not str:
+            raise InvalidParams("initialize: params.protocolVersion must be a string")
+        capabilities = params.get("capabilities", {})
+        if not isinstance(capabilities, dict):
+            raise InvalidParams("initialize: params.capabilities must be an object")
+        client_info = params.get("clientInfo", {})
+        if not isinstance(client_info, dict):
+            raise InvalidParams("initialize: params.clientInfo must be an object")
+        version = negotiate_version(requested)
+        state.negotiate(version, client_info, capabilities)
+        features = state.features
+        connection = ctx.connection
+        connection.session.batches_allowed = features.batches
+        advertised = server.capabilities(features)
+        connection.capabilities = advertised
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": advertised,
+            "serverInfo": server.server_info(features),
+        }
+        if server.instructions is not None:
+            result["instructions"] = server.instructions
+        return result
+
+    def initialized(params: Any, ctx: Context) -> None:
+        if ctx.state.protocol_version is None:
+            _LOGGER.debug("notifications/initialized before initialize; ignored")
+            return
+        ctx.connection.mark_initialized()
+
+    def ping(params: Any, ctx: Context) -> dict[str, Any]:
+        return empty
+
+    def set_level(params: Any, ctx: Context) -> dict[str, Any]:
+        if not server.logging_enabled:
+            raise MethodNotFound(data={"method": "logging/setLevel"})
+        params = _params_dict(params, "logging/setLevel")
+        try:
+            ctx.state.log_level = level_index(params.get("level"))
+        except ValueError as exc:
+            raise InvalidParams(f"logging/setLevel: {exc}", {"param": "level"}) from None
+        return empty
+
+    # -- lists -----------------------------------------------------------------------
+
+    def list_handler(catalog: Any, method: str) -> Any:
+        def handler(params: Any, ctx: Context) -> dict[str, Any]:
+            cursor = None
+            if params is not None:
+                cursor = _params_dict(params, method).get("cursor")
+            return catalog.list_result(ctx.state.features, cursor)
+
+        handler.__name__ = method.replace("/", "_")
+        return handler
+
+    # -- tools -----------------------------------------------------------------------
+
+    def call_tool(params: Any, ctx: Context) -> Any:
+        if type(params) is not dict:
+            raise InvalidParams("tools/call: params must be an object with the tool name")
+        name = params.get("name")
+        tool = tools_get(name) if type(name) is str else None
+        if tool is None:
+            if type(name) is not str:
+                raise InvalidParams("tools/call: params.name must be a string", {"param": "name"})
+            raise InvalidParams(f"Unknown tool: {name}", {"tool": name})
+        return tool.call(params.get("arguments"), ctx)
+
+    # -- resources -------------------------------------------------------------------
+
+    def read_resource(params: Any, ctx: Context) -> Any:
+        uri = _required_str(_params_dict(params, "resources/read"), "uri", "resources/read")
+        return server.read_resource(uri, ctx)
+
+    def subscribe(params: Any, ctx: Context) -> dict[str, Any]:
+        uri = _required_str(_params_dict(params, "resources/subscribe"), "uri", "resources/subscribe")
+        if not server.has_resource(uri):
+            raise ResourceNotFound(uri)
+        ctx.connection.subscriptions.add(uri)
+        return empty
+
+    def unsubscribe(params: Any, ctx: Context) -> dict[str, Any]:
+        uri = _required_str(_params_dict(params, "resources/unsubscribe"), "uri", "resources/unsubscribe")
+        ctx.connection.subscriptions.discard(uri)
+        return empty
+
+    # -- prompts ---------------------------------------------------------------------
+
+    def get_prompt(params: Any, ctx: Context) -> Any:
+        params = _params_dict(params, "prompts/get")
+        name = _required_str(params, "name", "prompts/get")
+        prompt = prompts.items.get(name)
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {name}", {"prompt": name})
+        return prompt.render(params.get("arguments"), ctx)
+
+    # -- completion ------------------------------------------------------------------
+
+    def complete(params: Any, ctx: Context) -> Any:
+        completer = server.completer
+        if completer is None:
+            raise MethodNotFound(
+                "Method not found: this server has no completion support",
+                {"method": "completion/complete"},
+            )
+        ref, argument, context = parse_completion_request(params)
+        if ref.type == "prompt":
+            if ref.name not in prompts.items:
+                raise InvalidParams(f"Unknown prompt: {ref.name}", {"prompt": ref.name})
+        elif ref.uri not in templates.items and ref.uri not in resources.items:
+            raise InvalidParams(f"Unknown resource template: {ref.uri}", {"uri": ref.uri})
+        return completer.complete(ref, argument, context, ctx)
+
+    # -- notifications from the client -----------------------------------------------
+
+    def roots_changed(params: Any, ctx: Context) -> Any:
+        callbacks = list(server.roots_changed_callbacks)
+        if not callbacks:
+            return None
+        awaitables = []
+        for callback in callbacks:
+            outcome = callback(ctx)
+            if inspect.isawaitable(outcome):
+                awaitables.append(outcome)
+        if awaitables:
+            return _gather(awaitables)
+        return None
+
+    router.add_request_handler("initialize", initialize)
+    router.add_notification_handler("notifications/initialized", initialized)
+    router.add_request_handler("ping", ping)
+    router.add_request_handler("logging/setLevel", set_level)
+    router.add_request_handler("tools/list", list_handler(tools, "tools/list"))
+    router.add_request_handler("tools/call", call_tool)
+    router.add_request_handler("resources/list", list_handler(resources, "resources/list"))
+    router.add_request_handler(
+        "resources/templates/list", list_handler(templates, "resources/templates/list")
+    )
+    router.add_request_handler("resources/read", read_resource)
+    router.add_request_handler("resources/subscribe", subscribe)
+    router.add_request_handler("resources/unsubscribe", unsubscribe)
+    router.add_request_handler("prompts/list", list_handler(prompts, "prompts/list"))
+    router.add_request_handler("prompts/get", get_prompt)
+    router.add_request_handler("completion/complete", complete)
+    router.add_notification_handler("notifications/roots/list_changed", roots_changed)
+
+
+async def _gather(awaitables: list[Any]) -> None:
+    for awaitable in awaitables:
+        try:
+            await awaitable
+        except Exception:
+            _LOGGER.exception("a roots-changed callback failed")

@@ -1,0 +1,471 @@
+"""Server: the decorator API of an MCP server, its registries and how it is served.
+
+    from mcpfast import Server, Context
+
+    app = Server("demo", version="1.0.0", instructions="Tools for demos")
+
+    @app.tool(annotations=ToolAnnotations(read_only=True))
+    def add(a: int, b: int) -> int:
+        '''Add two numbers.'''
+        return a + b
+
+    @app.resource("config://app", mime_type="application/json")
+    def config() -> dict:
+        return {"debug": False}
+
+    @app.resource("users://{user_id}/profile")
+    async def profile(user_id: int) -> dict: ...
+
+    @app.prompt()
+    def review(code: str, language: str = "python") -> str:
+        return f"Review this {language} code:\\n{code}"
+
+    @app.completion()
+    def complete(ref, argument, context):
+        return ["python", "rust"] if argument.name == "language" else []
+
+    if __name__ == "__main__":
+        app.run()            # stdio; app.run("tcp", port=...) for newline-framed TCP
+
+What is registered decides the capabilities a client sees at initialize (tools, resources
+with subscribe and listChanged, prompts, completions, logging). Registering or removing
+tools, resources or prompts while clients are connected sends them the matching
+``notifications/*/list_changed``. Registration and the notify methods must be called on the
+event loop's thread (the logging handler is the exception: it may be used from any thread).
+
+Serving: ``connect(send)`` (also ``connection_factory``) makes one
+:class:`~mcpfast.server.connection.ServerConnection` per client for any transport that
+speaks the connection contract (feed / feed_error / close, frames out through ``send``).
+``run()`` picks a transport from :mod:`mcpfast.transports` and runs it on a fresh event
+loop (uvloop when installed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import types
+from typing import Any, Awaitable, Callable, Mapping, Optional
+
+from mcpfast.jsonrpc.router import Router
+from mcpfast.server.catalog import Catalog
+from mcpfast.server.completion import Completer
+from mcpfast.server.connection import ServerConnection
+from mcpfast.server.context import Context
+from mcpfast.server.handlers import install_handlers
+from mcpfast.server.logs import MCPLogHandler, level_index
+from mcpfast.server.prompts import Prompt
+from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.tools import Tool, check_icons
+from mcpfast.server.uri_template import UriTemplate, is_template
+from mcpfast.server.versions import Features
+
+__all__ = ["Server"]
+
+# The constructor's ``logging`` flag shadows the module inside __init__.
+logging_module = logging
+
+_UNAVAILABLE_TRANSPORTS = ("http", "streamable-http", "streamable_http", "sse", "websocket", "ws")
+
+
+class Server:
+    """An MCP server (see the module docstring).
+
+    name, version: the serverInfo; title (2025-06-18+), description, website_url and icons
+    (2025-11-25+) complete it; instructions: a hint for the client's model.
+    page_size: items per page of the list methods (None: one page, no cursors).
+    log_level: the MCP log level sent to clients that never call logging/setLevel.
+    logging: advertise the logging capability and accept logging/setLevel.
+    request_timeout: default timeout in seconds of requests to the client (sampling,
+    elicitation, roots, ping); None waits as long as the client needs.
+    logger: where protocol problems and handler failures are logged.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        website_url: Optional[str] = None,
+        icons: Any = None,
+        instructions: Optional[str] = None,
+        page_size: Optional[int] = None,
+        log_level: str = "info",
+        logging: bool = True,
+        request_timeout: Optional[float] = None,
+        logger: Optional[logging_module.Logger] = None,
+    ) -> None:
+        for label, value in (("name", name), ("version", version)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"the server {label} must be a non-empty str, got {value!r}")
+        for label, value in (("title", title), ("description", description),
+                             ("website_url", website_url), ("instructions", instructions)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{label} must be a str, not {type(value).__name__}")
+        if page_size is not None and (
+            isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1
+        ):
+            raise ValueError(f"page_size must be an int >= 1 or None, got {page_size!r}")
+        self.name = name
+        self.version = version
+        self.title = title
+        self.description = description
+        self.website_url = website_url
+        self.icons = check_icons(icons)
+        self.instructions = instructions
+        self.default_log_level = level_index(log_level)
+        self.logging_enabled = bool(logging)
+        self.request_timeout = request_timeout
+        self.logger = logger if logger is not None else logging_module.getLogger("mcpfast.server")
+        self.router = Router()
+        self.tools_catalog: Catalog[Tool] = Catalog(
+            "tools/list", "tools", "name", page_size, lambda: self._list_changed("tools"))
+        self.resources_catalog: Catalog[Resource] = Catalog(
+            "resources/list", "resources", "uri", page_size, lambda: self._list_changed("resources"))
+        self.templates_catalog: Catalog[ResourceTemplate] = Catalog(
+            "resources/templates/list", "resourceTemplates", "uriTemplate", page_size,
+            lambda: self._list_changed("resources"))
+        self.prompts_catalog: Catalog[Prompt] = Catalog(
+            "prompts/list", "prompts", "name", page_size, lambda: self._list_changed("prompts"))
+        self.completer: Optional[Completer] = None
+        self.roots_changed_callbacks: list[Callable[[Context], Any]] = []
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self._connections: dict[ServerConnection, None] = {}
+        install_handlers(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Server {self.name!r} {self.version} tools={len(self.tools_catalog)} "
+            f"resources={len(self.resources_catalog)}+{len(self.templates_catalog)} "
+            f"prompts={len(self.prompts_catalog)} connections={len(self._connections)}>"
+        )
+
+    # -- introspection -----------------------------------------------------------------
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """Registered tools by name (read-only view)."""
+        return types.MappingProxyType(self.tools_catalog.items)
+
+    @property
+    def resources(self) -> Mapping[str, Resource]:
+        """Registered fixed-URI resources by URI (read-only view)."""
+        return types.MappingProxyType(self.resources_catalog.items)
+
+    @property
+    def resource_templates(self) -> Mapping[str, ResourceTemplate]:
+        """Registered resource templates by template string (read-only view)."""
+        return types.MappingProxyType(self.templates_catalog.items)
+
+    @property
+    def prompts(self) -> Mapping[str, Prompt]:
+        """Registered prompts by name (read-only view)."""
+        return types.MappingProxyType(self.prompts_catalog.items)
+
+    @property
+    def connections(self) -> tuple[ServerConnection, ...]:
+        """The connections currently open."""
+        return tuple(self._connections)
+
+    # -- tools -------------------------------------------------------------------------
+
+    def tool(
+        self,
+        fn: Any = None,
+        /,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        annotations: Any = None,
+        icons: Any = None,
+        meta: Optional[Mapping[str, Any]] = None,
+        input_schema: Optional[Mapping[str, Any]] = None,
+        structured_output: Optional[bool] = None,
+    ) -> Any:
+        """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
+        or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function."""
+        if isinstance(fn, str):
+            name, fn = fn, None
+
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_tool(
+                function, name=name, title=title, description=description,
+                annotations=annotations, icons=icons, meta=meta, input_schema=input_schema,
+                structured_output=structured_output,
+            )
+            return function
+
+        return register(fn) if fn is not None else register
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+        """Register (or replace, by name) a tool; options as for ``tool()``. Connected
+        clients get notifications/tools/list_changed."""
+        tool = Tool(fn, context_type=Context, **options)
+        self.tools_catalog.add(tool.name, tool)
+        return tool
+
+    def remove_tool(self, name: str) -> Tool:
+        """Unregister a tool (KeyError when unknown); clients get list_changed."""
+        return self.tools_catalog.remove(name)
+
+    # -- resources ---------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+        size: Optional[int] = None,
+        annotations: Any = None,
+        icons: Any = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a function as the resource ``uri``; a URI with ``{variables}`` registers
+        a resource template whose variables are the function's arguments."""
+        if not isinstance(uri, str):
+            raise TypeError("@app.resource needs the resource URI (or URI template) first")
+
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_resource(
+                uri, function, name=name, title=title, description=description,
+                mime_type=mime_type, size=size, annotations=annotations, icons=icons, meta=meta,
+            )
+            return function
+
+        return register
+
+    def add_resource(self, uri: str, source: Any, **options: Any) -> Resource | ResourceTemplate:
+        """Register (or replace) a resource: ``source`` is a function or a static value (str,
+        bytes, JSON-able data); a templated ``uri`` registers a template (a function
+        then). Connected clients get notifications/resources/list_changed."""
+        if isinstance(uri, str) and ("{" in uri or "}" in uri) and not is_template(uri):
+            UriTemplate(uri)  # raises ValueError saying what is wrong with the template
+        if is_template(uri):
+            if options.pop("size", None) is not None:
+                raise TypeError("a resource template has no size")
+            template = ResourceTemplate(uri, source, context_type=Context, **options)
+            self.templates_catalog.add(uri, template)
+            return template
+        resource = Resource(uri, source, context_type=Context, **options)
+        self.resources_catalog.add(uri, resource)
+        return resource
+
+    def remove_resource(self, uri: str) -> Resource | ResourceTemplate:
+        """Unregister a resource or template by its URI / template string (KeyError when
+        unknown); clients get list_changed. Subscriptions to it are dropped."""
+        if uri in self.resources_catalog:
+            removed: Resource | ResourceTemplate = self.resources_catalog.remove(uri)
+        else:
+            removed = self.templates_catalog.remove(uri)
+        for connection in tuple(self._connections):
+            if isinstance(removed, Resource):
+                connection.subscriptions.discard(uri)
+            else:
+                for subscribed in tuple(connection.subscriptions):
+                    if not self.has_resource(subscribed):
+                        connection.subscriptions.discard(subscribed)
+        return removed
+
+    def has_resource(self, uri: str) -> bool:
+        """True when ``uri`` is a registered resource or matches a template."""
+        if uri in self.resources_catalog.items:
+            return True
+        return any(t.match(uri) is not None for t in self.templates_catalog.items.values())
+
+    def read_resource(self, uri: str, ctx: Context) -> Any:
+        """The ReadResourceResult for ``uri`` (or a coroutine producing it); raises
+        ResourceNotFound (-32002) when nothing serves it."""
+        resource = self.resources_catalog.items.get(uri)
+        if resource is not None:
+            return resource.read(ctx)
+        for template in self.templates_catalog.items.values():
+            arguments = template.match(uri)
+            if arguments is not None:
+                return template.read(uri, arguments, ctx)
+        raise ResourceNotFound(uri)
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send notifications/resources/updated to the connections subscribed to ``uri``;
+        returns how many were notified."""
+        return sum(1 for c in tuple(self._connections) if c.send_resource_updated(uri))
+
+    # -- prompts -----------------------------------------------------------------------
+
+    def prompt(
+        self,
+        fn: Any = None,
+        /,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        argument_titles: Optional[Mapping[str, str]] = None,
+        icons: Any = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> Any:
+        """Register a function as a prompt: ``@app.prompt``, ``@app.prompt()``,
+        ``@app.prompt("name")`` or with keyword options. Returns the function."""
+        if isinstance(fn, str):
+            name, fn = fn, None
+
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_prompt(
+                function, name=name, title=title, description=description,
+                argument_titles=argument_titles, icons=icons, meta=meta,
+            )
+            return function
+
+        return register(fn) if fn is not None else register
+
+    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
+        """Register (or replace, by name) a prompt; clients get list_changed."""
+        prompt = Prompt(fn, context_type=Context, **options)
+        self.prompts_catalog.add(prompt.name, prompt)
+        return prompt
+
+    def remove_prompt(self, name: str) -> Prompt:
+        """Unregister a prompt (KeyError when unknown); clients get list_changed."""
+        return self.prompts_catalog.remove(name)
+
+    # -- completion, roots -------------------------------------------------------------
+
+    def completion(self, fn: Any = None, /) -> Any:
+        """Register the completion handler (``@app.completion`` or ``@app.completion()``);
+        see :mod:`mcpfast.server.completion` for its signature."""
+
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.completer = Completer(function, context_type=Context)
+            return function
+
+        return register(fn) if fn is not None else register
+
+    def on_roots_changed(self, fn: Callable[[Context], Any]) -> Callable[[Context], Any]:
+        """Decorator: call ``fn(ctx)`` (sync or async) when a client sends
+        notifications/roots/list_changed (``await ctx.list_roots()`` reads the new roots)."""
+        if not callable(fn):
+            raise TypeError("on_roots_changed needs a callable")
+        self.roots_changed_callbacks.append(fn)
+        return fn
+
+    # -- logging -----------------------------------------------------------------------
+
+    def logging_handler(self, level: int = logging_module.NOTSET) -> MCPLogHandler:
+        """A logging.Handler forwarding Python log records to connected clients as
+        notifications/message (see :mod:`mcpfast.server.logs`). Attach it yourself:
+        ``logging.getLogger("myapp").addHandler(app.logging_handler())``."""
+        return MCPLogHandler(self, level)
+
+    def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int:
+        """Send a log message to every connection whose level lets it through; returns how
+        many got it."""
+        if not self.logging_enabled:
+            return 0
+        level_index(level)
+        return sum(1 for c in tuple(self._connections) if c.send_log(level, data, logger))
+
+    # -- protocol answers --------------------------------------------------------------
+
+    def capabilities(self, features: Features) -> dict[str, Any]:
+        """The ServerCapabilities for a connection that negotiated ``features``."""
+        caps: dict[str, Any] = {}
+        if self.completer is not None and features.completions:
+            caps["completions"] = {}
+        if self.logging_enabled:
+            caps["logging"] = {}
+        if self.prompts_catalog.items:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources_catalog.items or self.templates_catalog.items:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.tools_catalog.items:
+            caps["tools"] = {"listChanged": True}
+        return caps
+
+    def server_info(self, features: Features) -> dict[str, Any]:
+        """The serverInfo Implementation for a version."""
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None and features.titles:
+            info["title"] = self.title
+        if features.icons:
+            if self.description is not None:
+                info["description"] = self.description
+            if self.website_url is not None:
+                info["websiteUrl"] = self.website_url
+            if self.icons is not None:
+                info["icons"] = self.icons
+        return info
+
+    def _list_changed(self, kind: str) -> None:
+        for connection in tuple(self._connections):
+            connection.send_list_changed(kind)
+
+    # -- connections -------------------------------------------------------------------
+
+    def connect(self, send: Callable[[bytes], None], *,
+                loop: Optional[asyncio.AbstractEventLoop] = None) -> ServerConnection:
+        """A new connection whose outgoing frames go to ``send`` (the connection factory)."""
+        if loop is not None:
+            self.loop = loop
+        else:
+            try:
+                self.loop = asyncio.get_running_loop()
+            except RuntimeError:
+                pass
+        return ServerConnection(self, send, loop=loop)
+
+    @property
+    def connection_factory(self) -> Callable[[Callable[[bytes], None]], ServerConnection]:
+        """``factory(send) -> connection`` for the transports."""
+        return self.connect
+
+    def _attach(self, connection: ServerConnection) -> None:
+        self._connections[connection] = None
+
+    def _detach(self, connection: ServerConnection) -> None:
+        self._connections.pop(connection, None)
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
+            **options: Any) -> None:
+        """Serve until the transport ends: ``"stdio"`` (this process's stdin/stdout) or
+        ``"tcp"`` (newline-framed, on host:port). Other options go to the transport
+        (``max_frame_size``). HTTP, SSE and WebSocket are not available yet."""
+        runner = self._runner(transport, host, port, options)
+        from mcpfast.transports import run as run_main
+
+        run_main(runner())
+
+    def _runner(self, transport: str, host: str, port: int,
+                options: dict[str, Any]) -> Callable[[], Awaitable[None]]:
+        if not isinstance(transport, str):
+            raise TypeError(f"transport must be a str, not {type(transport).__name__}")
+        kind = transport.lower()
+        if kind == "stdio":
+            return lambda: self.serve_stdio(**options)
+        if kind == "tcp":
+            return lambda: self.serve_tcp(host, port, **options)
+        if kind in _UNAVAILABLE_TRANSPORTS:
+            raise ValueError(f"the {transport} transport is not available yet")
+        raise ValueError(f"unknown transport {transport!r}: expected 'stdio' or 'tcp'")
+
+    async def serve_stdio(self, **options: Any) -> None:
+        """Serve one client on this process's stdin/stdout until EOF."""
+        from mcpfast.transports import serve_stdio
+
+        self.loop = asyncio.get_running_loop()
+        await serve_stdio(self.connect, **options)
+
+    async def serve_tcp(self, host: str = "127.0.0.1", port: int = 8000, *,
+                        ready: Optional[Callable[[str, int], None]] = None, **options: Any) -> None:
+        """Serve newline-framed TCP clients on host:port until cancelled."""
+        from mcpfast.transports import serve_tcp
+
+        self.loop = asyncio.get_running_loop()
+        await serve_tcp(self.connect, host, port, ready=ready, **options)
+

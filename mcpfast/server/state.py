@@ -1,0 +1,75 @@
+"""ProtocolState: what the server knows about its client when it handles a request.
+
+Every request's :class:`~mcpfast.server.context.Context` reads the protocol version, the
+version's `Features`, the client's info and capabilities and the log level from a
+ProtocolState. Where that state comes from depends on the protocol era:
+
+- handshake versions (2024-11-05 .. 2025-11-25): ``initialize`` fills one ProtocolState
+  per connection, shared by every request on it; ``logging/setLevel`` changes its level;
+  ``notifications/initialized`` marks it initialized.
+- the stateless era (2026-07-28): each request carries its version and client
+  capabilities in ``_meta``, so a ProtocolState is built per request from that. Nothing
+  in the handlers changes: they only ever read ``ctx.state``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from mcpfast.server.logs import LEVELS
+from mcpfast.server.versions import Features, features_for
+
+__all__ = ["ProtocolState"]
+
+_EMPTY: dict[str, Any] = {}
+
+
+class ProtocolState:
+    """Negotiated protocol facts (see the module docstring).
+
+    protocol_version     the negotiated version; None before initialize
+    features             that version's Features; None before initialize
+    client_info          the client's Implementation dict (name, version, ...); {} before
+    client_capabilities  the client's ClientCapabilities dict; {} before initialize
+    log_level            minimum MCP log level rank to send (0 = debug ... 7 = emergency)
+    initialized          True once the client sent notifications/initialized
+    """
+
+    __slots__ = (
+        "protocol_version",
+        "features",
+        "client_info",
+        "client_capabilities",
+        "log_level",
+        "initialized",
+    )
+
+    def __init__(self, log_level: int = 1) -> None:
+        self.protocol_version: Optional[str] = None
+        self.features: Optional[Features] = None
+        self.client_info: dict[str, Any] = _EMPTY
+        self.client_capabilities: dict[str, Any] = _EMPTY
+        self.log_level = log_level
+        self.initialized = False
+
+    @property
+    def negotiated(self) -> bool:
+        """True once a protocol version is set (initialize answered)."""
+        return self.protocol_version is not None
+
+    def negotiate(self, version: str, client_info: dict[str, Any],
+                  client_capabilities: dict[str, Any]) -> None:
+        """Record the outcome of initialize (version must be supported)."""
+        self.features = features_for(version)
+        self.protocol_version = version
+        self.client_info = client_info
+        self.client_capabilities = client_capabilities
+
+    @property
+    def log_level_name(self) -> str:
+        return LEVELS[self.log_level]
+
+    def __repr__(self) -> str:
+        state = "initialized" if self.initialized else (
+            "negotiated" if self.protocol_version else "new")
+        return f"<ProtocolState {self.protocol_version or '-'} {state} log={self.log_level_name}>"

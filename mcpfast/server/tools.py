@@ -1,0 +1,365 @@
+"""Tools: a Python function registered as an MCP tool, its definition and its call path.
+
+`Tool` wraps a sync or async function. At registration it reads the function once
+(:func:`~mcpfast.server.schema.function_schema`): the input schema from the parameters'
+type hints, the output schema from the return annotation, the description from the
+docstring, and which parameter (if any) receives the :class:`Context`. Per call nothing is
+compiled and nothing inspected again. A return annotation of an array with untyped items
+(``-> list``, ``-> list[Any]``, ``-> tuple``) gives no output schema unless
+``structured_output=True`` asks for one: such tools usually return mixed content.
+
+Calling (``Tool.call(arguments, ctx)``):
+
+1. the arguments are validated and converted by the precompiled validator; invalid
+   arguments give a result with ``isError: true`` whose text says what is wrong (the
+   specification: input validation errors are tool execution errors, so the model can
+   correct itself);
+2. the function runs -- a sync function inline, no task; an async function as the
+   session's task (``call`` then returns the coroutine);
+3. any exception the function raises becomes a result with ``isError: true`` and the
+   exception's message as text (no traceback; the traceback is logged at DEBUG level on
+   the "mcpfast.server" logger);
+4. the return value becomes content (:func:`~mcpfast.server.content.to_content`: text,
+   images, audio, embedded resources, resource links, JSON for other data), downgraded
+   for older negotiated versions; with an output schema the value is also checked and
+   serialized as ``structuredContent`` (2025-06-18 and later), the content then being its
+   JSON text (values that are content objects, or lists holding some, stay content
+   whatever the annotation says). Return a :class:`ToolResult` to set content, structured content,
+   ``isError`` or ``_meta`` yourself.
+
+Definitions (``Tool.definition(features)``) carry only what the negotiated version's
+schema has: ``title`` and ``outputSchema`` from 2025-06-18, ``annotations`` from
+2025-03-26 (for 2025-03-26 a title goes into ``annotations.title``), ``icons`` from
+2025-11-25, ``_meta`` from 2025-06-18.
+
+Tool names: the specification (2025-11-25) recommends 1-128 characters of
+``A-Z a-z 0-9 _ - .``; other names are accepted with a warning, empty names refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import logging
+import re
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from mcpfast.jsonrpc.router import is_async_handler
+from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
+from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
+from mcpfast.server.versions import Features
+
+__all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
+
+_LOGGER = logging.getLogger("mcpfast.server")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def check_icons(icons: Any) -> Optional[list[dict[str, Any]]]:
+    """Validate ``icons`` (a list of ``{"src", "mimeType"?, "sizes"?, "theme"?}``)."""
+    if icons is None:
+        return None
+    if isinstance(icons, (str, bytes)) or not isinstance(icons, Sequence):
+        raise TypeError("icons must be a list of dicts with a 'src' URI")
+    out = []
+    for icon in icons:
+        if not isinstance(icon, Mapping) or not isinstance(icon.get("src"), str):
+            raise ValueError(f"every icon needs a 'src' URI string, got {icon!r}")
+        out.append(dict(icon))
+    return out
+
+
+def check_meta(meta: Any) -> Optional[dict[str, Any]]:
+    if meta is None:
+        return None
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"meta must be a dict, not {type(meta).__name__}")
+    return dict(meta)
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolAnnotations:
+    """Hints about a tool's behaviour for clients (never trusted for security).
+
+    ``title``: display name; ``read_only``: does not modify its environment;
+    ``destructive``: may perform destructive updates (meaningful when not read-only);
+    ``idempotent``: repeated calls with the same arguments have no additional effect;
+    ``open_world``: interacts with an open world of external entities.
+    None leaves a hint out (clients then assume the specification's defaults).
+    """
+
+    title: Optional[str] = None
+    read_only: Optional[bool] = None
+    destructive: Optional[bool] = None
+    idempotent: Optional[bool] = None
+    open_world: Optional[bool] = None
+
+    _WIRE = (
+        ("title", "title"),
+        ("read_only", "readOnlyHint"),
+        ("destructive", "destructiveHint"),
+        ("idempotent", "idempotentHint"),
+        ("open_world", "openWorldHint"),
+    )
+
+    def __post_init__(self) -> None:
+        if self.title is not None and not isinstance(self.title, str):
+            raise TypeError("ToolAnnotations.title must be a str")
+        for attr, _ in self._WIRE[1:]:
+            value = getattr(self, attr)
+            if value is not None and not isinstance(value, bool):
+                raise TypeError(f"ToolAnnotations.{attr} must be a bool or None, got {value!r}")
+
+    @classmethod
+    def from_value(cls, value: Any) -> ToolAnnotations:
+        """Accept ToolAnnotations, or a dict with wire keys (``readOnlyHint``) or the
+        Python names (``read_only``)."""
+        if isinstance(value, ToolAnnotations):
+            return value
+        if not isinstance(value, Mapping):
+            raise TypeError(f"annotations must be ToolAnnotations or a dict, not {type(value).__name__}")
+        by_name = {wire: attr for attr, wire in cls._WIRE}
+        attrs = {attr for attr, _ in cls._WIRE}
+        kwargs: dict[str, Any] = {}
+        for key, item in value.items():
+            attr = by_name.get(key, key if key in attrs else None)
+            if attr is None:
+                raise ValueError(f"unknown tool annotation {key!r}")
+            kwargs[attr] = item
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (camelCase hints, unset hints left out)."""
+        return {wire: getattr(self, attr) for attr, wire in self._WIRE if getattr(self, attr) is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolResult:
+    """A tool result spelled out: ``content`` (anything `to_content` maps, or a list of
+    blocks), ``structured_content`` (a dict, sent from 2025-06-18 on), ``is_error`` and
+    ``meta``. Returned from a tool, it is used as given (no output-schema check)."""
+
+    content: Any = None
+    structured_content: Optional[dict[str, Any]] = None
+    is_error: bool = False
+    meta: Optional[dict[str, Any]] = None
+
+
+def _untyped_array(signature: ToolSignature) -> bool:
+    """True when the output schema is a wrapped array whose items say nothing."""
+    schema = signature.output_schema
+    if schema is None or not signature.wraps_output:
+        return False
+    result = schema.get("properties", {}).get("result", {})
+    return result.get("type") == "array" and not result.get("items")
+
+
+def _holds_content(value: Any) -> bool:
+    """True for content objects, or lists of them: such values are content, whatever the
+    return annotation (``-> list`` on a tool returning text and images)."""
+    if isinstance(value, ContentItem):
+        return True
+    return type(value) in (list, tuple) and any(isinstance(item, ContentItem) for item in value)
+
+
+def _invalid_arguments(name: str, exc: ArgumentError) -> dict[str, Any]:
+    return tool_error_result(f"Invalid arguments for tool {name!r}: {exc}")
+
+
+class Tool:
+    """One registered tool (see the module docstring).
+
+    fn: the function; name/title/description override what the function says;
+    annotations: ToolAnnotations or a dict; icons: list of icon dicts; meta: ``_meta``;
+    input_schema: a JSON Schema dict advertised instead of the derived one (arguments are
+    still validated against the function's signature); structured_output: None derives an
+    output schema when the return annotation allows, False never, True requires one;
+    context_type: the class whose annotated parameter receives the request context.
+    """
+
+    __slots__ = (
+        "name", "title", "description", "fn", "signature", "annotations", "icons", "meta",
+        "is_async", "context_param", "input_schema", "output_schema", "_validator",
+        "_dumper", "_wraps", "_definitions",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        annotations: Any = None,
+        icons: Any = None,
+        meta: Optional[Mapping[str, Any]] = None,
+        input_schema: Optional[Mapping[str, Any]] = None,
+        structured_output: Optional[bool] = None,
+        context_type: Optional[type] = None,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"a tool must be callable, got {fn!r}")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"a tool name must be a non-empty str, got {name!r}")
+        signature: ToolSignature = function_schema(
+            fn, context_type=context_type, name=name, description=description,
+            structured_output=structured_output,
+        )
+        if structured_output is None and _untyped_array(signature):
+            # ``-> list`` / ``-> list[Any]``: such tools usually return mixed content
+            # (text, images); an output schema would promise structured content they
+            # cannot give. Ask for it explicitly with structured_output=True.
+            signature = function_schema(
+                fn, context_type=context_type, name=name, description=description,
+                structured_output=False,
+            )
+        tool_name = signature.name
+        if not isinstance(tool_name, str) or not tool_name:
+            raise ValueError("a tool needs a non-empty name")
+        if not _TOOL_NAME.fullmatch(tool_name):
+            _LOGGER.warning(
+                "tool name %r does not follow the MCP naming guidance "
+                "(1-128 characters of A-Z a-z 0-9 _ - .)", tool_name,
+            )
+        if title is not None and not isinstance(title, str):
+            raise TypeError("title must be a str")
+        self.name = tool_name
+        self.title = title
+        self.description = signature.description
+        self.fn = fn
+        self.signature = signature
+        self.annotations = None if annotations is None else ToolAnnotations.from_value(annotations)
+        self.icons = check_icons(icons)
+        self.meta = check_meta(meta)
+        self.is_async = is_async_handler(fn)
+        self.context_param = signature.context_param
+        if input_schema is not None:
+            if not isinstance(input_schema, Mapping) or input_schema.get("type") != "object":
+                raise ValueError("input_schema must be a JSON Schema dict with type 'object'")
+            self.input_schema = dict(input_schema)
+        else:
+            self.input_schema = signature.input_schema
+        self.output_schema = signature.output_schema
+        self._validator = signature.validator
+        self._dumper = signature.output_dumper
+        self._wraps = signature.wraps_output
+        self._definitions: dict[str, dict[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        kind = "async" if self.is_async else "sync"
+        return f"<Tool {self.name!r} {kind}>"
+
+    # -- definition --------------------------------------------------------------------
+
+    def definition(self, features: Features) -> dict[str, Any]:
+        """The Tool object for tools/list in one protocol version (cached)."""
+        found = self._definitions.get(features.version)
+        if found is not None:
+            return found
+        tool: dict[str, Any] = {"name": self.name}
+        if self.title is not None and features.titles:
+            tool["title"] = self.title
+        if self.description:
+            tool["description"] = self.description
+        tool["inputSchema"] = self.input_schema
+        if self.output_schema is not None and features.structured_output:
+            tool["outputSchema"] = self.output_schema
+        if features.tool_annotations:
+            hints = self.annotations.to_dict() if self.annotations is not None else {}
+            if self.title is not None and not features.titles and "title" not in hints:
+                hints["title"] = self.title
+            if hints:
+                tool["annotations"] = hints
+        if self.icons is not None and features.icons:
+            tool["icons"] = self.icons
+        if self.meta is not None and features.meta:
+            tool["_meta"] = self.meta
+        self._definitions[features.version] = tool
+        return tool
+
+    # -- calling -----------------------------------------------------------------------
+
+    def call(self, arguments: Any, ctx: Any) -> Any:
+        """Run the tool for a tools/call: the CallToolResult dict, or (async tools, and
+        sync tools returning an awaitable) a coroutine producing it."""
+        try:
+            kwargs = self._validator(arguments)
+        except ArgumentError as exc:
+            return _invalid_arguments(self.name, exc)
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        if self.is_async:
+            return self._call_async(kwargs, ctx.state.features)
+        try:
+            value = self.fn(**kwargs)
+        except Exception as exc:
+            return self._failed(exc)
+        if type(value) is str and self._dumper is None:
+            # The common case, kept short: one text block, nothing to downgrade.
+            return {"content": [{"type": "text", "text": value}]}
+        if type(value) not in _PLAIN_TYPES and inspect.isawaitable(value):
+            return self._await_value(value, ctx.state.features)
+        return self.result(value, ctx.state.features)
+
+    async def _call_async(self, kwargs: dict[str, Any], features: Features) -> dict[str, Any]:
+        try:
+            value = await self.fn(**kwargs)
+        except Exception as exc:
+            return self._failed(exc)
+        return self.result(value, features)
+
+    async def _await_value(self, awaitable: Any, features: Features) -> dict[str, Any]:
+        try:
+            value = await awaitable
+        except Exception as exc:
+            return self._failed(exc)
+        return self.result(value, features)
+
+    def _failed(self, exc: Exception) -> dict[str, Any]:
+        _LOGGER.debug("tool %r raised", self.name, exc_info=exc)
+        return tool_error_result(exc)
+
+    def result(self, value: Any, features: Features) -> dict[str, Any]:
+        """The CallToolResult for a return value in one protocol version."""
+        try:
+            if type(value) is ToolResult:
+                return self._explicit_result(value, features)
+            if self._dumper is not None and not _holds_content(value):
+                structured = serialize_output(self.signature, value)
+                shown = structured["result"] if self._wraps else structured
+                result: dict[str, Any] = {"content": [{"type": "text", "text": _compact(shown)}]}
+                if features.structured_output:
+                    result["structuredContent"] = structured
+                return result
+            content = to_content(value)
+        except (OutputError, TypeError, ValueError) as exc:
+            _LOGGER.error("tool %r returned a value that cannot be sent: %s", self.name, exc)
+            return tool_error_result(f"Tool {self.name!r} returned an invalid result: {exc}")
+        if not features.content_current:
+            content = downgrade_content(content, features.version)
+        return {"content": content}
+
+    def _explicit_result(self, value: ToolResult, features: Features) -> dict[str, Any]:
+        content = value.content
+        if isinstance(content, list) and all(isinstance(b, dict) and "type" in b for b in content):
+            blocks = content
+        else:
+            blocks = to_content(content)
+        if not features.content_current:
+            blocks = downgrade_content(blocks, features.version)
+        result: dict[str, Any] = {"content": blocks}
+        if value.structured_content is not None and features.structured_output:
+            if not isinstance(value.structured_content, dict):
+                raise TypeError("ToolResult.structured_content must be a dict")
+            result["structuredContent"] = value.structured_content
+        if value.is_error:
+            result["isError"] = True
+        if value.meta is not None:
+            result["_meta"] = dict(value.meta)
+        return result

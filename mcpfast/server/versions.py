@@ -1,0 +1,116 @@
+"""MCP protocol versions the server speaks, negotiation, and what each version can carry.
+
+The server speaks the handshake versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25
+(newest preferred). Negotiation follows the specification: when the client's requested
+``protocolVersion`` is one of them the server answers with that same version, otherwise
+(as a normal result, not an error) with the newest it supports; a client that cannot use
+that version disconnects.
+
+`Features` answers "may this field / message exist on this connection?" once per version,
+so the per-request code tests a precomputed attribute instead of comparing version strings.
+Which fields each version has was read from the versions' schema.json files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "FEATURES",
+    "LATEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "Features",
+    "features_for",
+    "negotiate_version",
+]
+
+# Newest first.
+SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+
+
+class Features:
+    """What one protocol version can carry (all plain bool attributes, fixed per version).
+
+    version               the version string
+    batches               JSON-RPC batches (2025-03-26 only: added then, removed in 2025-06-18)
+    audio                 AudioContent blocks                                    (>= 2025-03-26)
+    tool_annotations      Tool.annotations (ToolAnnotations, with its title)    (>= 2025-03-26)
+    completions           the ``completions`` server capability                 (>= 2025-03-26)
+    progress_message      ``message`` in notifications/progress                 (>= 2025-03-26)
+    titles                ``title`` on Tool, Resource, ResourceTemplate, Prompt,
+                          PromptArgument and Implementation                     (>= 2025-06-18)
+    structured_output     Tool.outputSchema and CallToolResult.structuredContent (>= 2025-06-18)
+    meta                  ``_meta`` on Tool, Resource, Prompt, contents, blocks  (>= 2025-06-18)
+    resource_links        ResourceLink content blocks                           (>= 2025-06-18)
+    elicitation           elicitation/create                                    (>= 2025-06-18)
+    completion_context    CompleteRequest.params.context                        (>= 2025-06-18)
+    icons                 ``icons`` on Tool, Resource, Prompt, Implementation,
+                          Implementation.description and websiteUrl             (>= 2025-11-25)
+    url_elicitation       elicitation/create with mode "url"                    (>= 2025-11-25)
+    sampling_tools        tools / toolChoice in sampling/createMessage          (>= 2025-11-25)
+    content_current       content blocks need no downgrade (see content.downgrade_content)
+    """
+
+    __slots__ = (
+        "version",
+        "batches",
+        "audio",
+        "tool_annotations",
+        "completions",
+        "progress_message",
+        "titles",
+        "structured_output",
+        "meta",
+        "resource_links",
+        "elicitation",
+        "completion_context",
+        "icons",
+        "url_elicitation",
+        "sampling_tools",
+        "content_current",
+    )
+
+    def __init__(self, version: str) -> None:
+        if version not in SUPPORTED_VERSIONS:
+            raise ValueError(f"unsupported MCP protocol version {version!r}")
+        self.version = version
+        self.batches = version == "2025-03-26"
+        self.audio = version >= "2025-03-26"
+        self.tool_annotations = version >= "2025-03-26"
+        self.completions = version >= "2025-03-26"
+        self.progress_message = version >= "2025-03-26"
+        self.titles = version >= "2025-06-18"
+        self.structured_output = version >= "2025-06-18"
+        self.meta = version >= "2025-06-18"
+        self.resource_links = version >= "2025-06-18"
+        self.elicitation = version >= "2025-06-18"
+        self.completion_context = version >= "2025-06-18"
+        self.icons = version >= "2025-11-25"
+        self.url_elicitation = version >= "2025-11-25"
+        self.sampling_tools = version >= "2025-11-25"
+        self.content_current = version >= "2025-11-25"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, "content_current"):
+            raise AttributeError("Features are immutable")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"<Features {self.version}>"
+
+
+FEATURES: dict[str, Features] = {version: Features(version) for version in SUPPORTED_VERSIONS}
+
+
+def features_for(version: str) -> Features:
+    """The Features of a supported version (KeyError for others)."""
+    return FEATURES[version]
+
+
+def negotiate_version(requested: Any) -> str:
+    """The version to answer an initialize with: the requested one when supported, else
+    the newest supported (the client decides whether it can use it)."""
+    if type(requested) is str and requested in FEATURES:
+        return requested
+    return LATEST_VERSION

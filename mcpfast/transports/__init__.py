@@ -1,0 +1,47 @@
+"""mcpfast.transports: asyncio/uvloop adapters that move frames between bytes and a conn.
+
+A transport knows a *connection factory* ``factory(send) -> conn`` and nothing above it:
+``conn.feed(frame)`` for each received frame, ``conn.feed_error(exc)`` for a frame that
+could not be delivered (too large), ``conn.close(exc=None)`` when the connection ends;
+``send(frame)`` writes one frame. A jsonrpc Session satisfies it, as do the MCP server's
+and client's connections.
+
+* stdio: :func:`serve_stdio` (this process's stdin/stdout), :func:`open_stdio` (spawn a
+  server process).
+* TCP, newline framed: :func:`serve_tcp`, :func:`open_tcp`.
+* :func:`run`: asyncio.run on uvloop when it is installed.
+"""
+
+from mcpfast.transports.loop import loop_factory, new_event_loop, run, uvloop_available
+from mcpfast.transports.stdio import (
+    INHERITED_ENV_VARS,
+    ServerProcess,
+    default_environment,
+    open_stdio,
+    serve_stdio,
+)
+from mcpfast.transports.stream import (
+    ConnFactory,
+    FrameProtocol,
+    StreamConnection,
+    TransportClosed,
+)
+from mcpfast.transports.tcp import open_tcp, serve_tcp
+
+__all__ = [
+    "ConnFactory",
+    "FrameProtocol",
+    "INHERITED_ENV_VARS",
+    "ServerProcess",
+    "StreamConnection",
+    "TransportClosed",
+    "default_environment",
+    "loop_factory",
+    "new_event_loop",
+    "open_stdio",
+    "open_tcp",
+    "run",
+    "serve_stdio",
+    "serve_tcp",
+    "uvloop_available",
+]

@@ -1,0 +1,108 @@
+"""The official TypeScript MCP SDK client (npm @modelcontextprotocol/sdk) against mcpfast.
+
+``tests/interop/ts_client/client.mjs`` starts ``examples/everything_server.py`` over stdio
+with the SDK's StdioClientTransport, initializes, lists and calls tools, lists resources
+and templates, reads resources, checks two error codes and pings; it prints a JSON report
+this test checks. The SDK validates every result with its own schemas and throws on a
+malformed one, so a passing run also means the SDK accepted every message.
+
+The SDK is installed into ``tests/interop/ts_client/node_modules`` on first use
+(``npm install`` from the committed package.json and package-lock.json). When npm or node
+are missing or the install fails, the test fails: CI has the registry.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT_DIR = Path(__file__).resolve().parent / "ts_client"
+SERVER = ROOT / "examples" / "everything_server.py"
+SDK_MARKER = CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+
+
+def _ensure_sdk() -> None:
+    if SDK_MARKER.is_file():
+        return
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is required for the TypeScript interop test"
+    completed = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund"],
+        cwd=CLIENT_DIR, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, f"npm install failed:\n{completed.stdout}\n{completed.stderr}"
+    assert SDK_MARKER.is_file()
+
+
+def _run_client() -> dict:
+    _ensure_sdk()
+    node = shutil.which("node")
+    assert node is not None, "node is required for the TypeScript interop test"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    completed = subprocess.run(
+        [node, "client.mjs", sys.executable, str(SERVER)],
+        cwd=CLIENT_DIR, capture_output=True, text=True, timeout=90, env=env,
+    )
+    assert completed.returncode == 0, f"the TypeScript client failed:\n{completed.stderr}"
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def test_typescript_client_initializes_lists_calls_and_reads():
+    report = _run_client()
+
+    assert report["protocolVersion"] == "2025-11-25"
+    assert report["serverInfo"]["name"] == "mcpfast-everything"
+    assert report["serverInfo"]["version"] == "1.0.0"
+    capabilities = report["capabilities"]
+    assert capabilities["tools"] == {"listChanged": True}
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
+
+    tools = {tool["name"]: tool for tool in report["tools"]}
+    assert tools["test_simple_text"]["description"] == "Returns a simple text response."
+    assert tools["test_simple_text"]["inputSchema"] == {
+        "type": "object", "properties": {}, "additionalProperties": False,
+    }
+    assert tools["test_structured_output"]["hasOutputSchema"] is True
+    assert tools["json_schema_2020_12_tool"]["inputSchema"]["$defs"]["address"]["type"] == "object"
+
+    calls = report["calls"]
+    assert calls["test_simple_text"] == {
+        "content": [{"type": "text", "text": "This is a simple text response for testing."}]
+    }
+    image = calls["test_image_content"]["content"][0]
+    assert image["type"] == "image" and image["mimeType"] == "image/png"
+    assert base64.b64decode(image["data"]).startswith(b"\x89PNG")
+    assert [block["type"] for block in calls["test_multiple_content_types"]["content"]] == [
+        "text", "image", "resource",
+    ]
+    structured = calls["test_structured_output"]
+    assert structured["structuredContent"]["city"] == "Lima"
+    assert json.loads(structured["content"][0]["text"]) == structured["structuredContent"]
+    assert calls["test_error_handling"]["isError"] is True
+    assert calls["test_error_handling"]["content"][0]["text"] == (
+        "This tool intentionally returns an error for testing"
+    )
+    assert report["errors"]["unknownTool"]["code"] == -32602
+
+    resources = {resource["uri"]: resource for resource in report["resources"]}
+    assert resources["test://static-text"]["mimeType"] == "text/plain"
+    assert report["templates"] == ["test://template/{id}/data"]
+    reads = report["reads"]
+    assert reads["test://static-text"]["contents"] == [{
+        "uri": "test://static-text", "mimeType": "text/plain",
+        "text": "This is the content of the static text resource.",
+    }]
+    blob = reads["test://static-binary"]["contents"][0]["blob"]
+    assert base64.b64decode(blob).startswith(b"\x89PNG")
+    assert json.loads(reads["test://template/7/data"]["contents"][0]["text"]) == {
+        "id": "7", "templateTest": True, "data": "Data for ID: 7",
+    }
+    assert report["errors"]["missingResource"]["code"] == -32002
+    assert report["pinged"] is True
