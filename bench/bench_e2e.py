@@ -10,17 +10,20 @@ Pairs (each a client in this process and a server subprocess with one ``echo`` t
 
 Transports: stdio, tcp (newline-framed JSON-RPC over a loopback socket), http (Streamable HTTP
 on 127.0.0.1).  For each pair and transport, with 1 (sequential), 16 and 256 calls in flight,
-four pyperf benchmarks ``e2e/<transport>/in_flight_<n>/<metric>/<impl>`` are measured:
+one pyperf benchmark ``e2e/<transport>/in_flight_<n>/rt/<impl>`` times the calls: wall seconds
+per completed call (the report shows round trips per second).  One pyperf loop is ``n`` calls
+(``inner_loops=n``): ``n`` client tasks each make ``loops`` sequential calls, so ``n`` requests
+stay outstanding.
 
-- ``rt``: wall seconds per completed call (the report shows round trips per second);
-- ``p50`` / ``p99``: the median / 99th-percentile latency of the calls of one value;
-- ``cpu``: CPU seconds (client process + server process, user + system) per call; the report
-  shows CPU seconds per 1,000 calls.
+The same calls also give, per pyperf value, the median and 99th-percentile latency of its calls
+and the CPU seconds (client process + server process, user + system) per call.  A worker writes
+these, for its measured values only (not warmups, not loop calibration), with pyperf's API into
+the ``--detail-output`` file as benchmarks ``e2e/<transport>/in_flight_<n>/<p50|p99|cpu>/<impl>``,
+so every number of a row comes from the same calls.
 
-One pyperf loop is ``n`` calls (``inner_loops=n``): ``n`` client tasks each make ``loops``
-sequential calls, so ``n`` requests stay outstanding.  Each worker process starts its server and
-connects once, outside the timed region; the connection then serves every value of that worker.
-Before timing, the manager connects each pair once and checks that ``echo`` returns its input.
+Each worker process starts its server and connects once, outside the timed region; the
+connection then serves every value of that worker.  Before timing, the manager connects each pair
+once and checks that ``echo`` returns its input, also under concurrent calls.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import abc
 import asyncio
 import atexit
 import contextlib
+import functools
 import math
 import os
 import socket
@@ -45,7 +49,6 @@ from bench import harness
 
 TRANSPORTS = ("stdio", "tcp", "http")
 IN_FLIGHT = (1, 16, 256)
-METRICS = ("rt", "p50", "p99", "cpu")
 ECHO_TEXT = "The quick brown fox jumps over the lazy dog"
 SERVERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
 STARTUP_TIMEOUT = 60.0   # seconds for a server to accept connections
@@ -288,8 +291,10 @@ class LiveConnection:
         if self.loop.is_closed():
             return
         self._stop.set()
-        with contextlib.suppress(Exception):
+        try:
             self.loop.run_until_complete(asyncio.wait_for(self._holder, 30))
+        except Exception as exc:  # at exit, after the measurements: report, do not fail them
+            print(f"warning: closing the benchmark connection failed: {exc!r}", file=sys.stderr)
         self.loop.close()
 
     def run(self, coroutine):
@@ -304,22 +309,17 @@ def _server_cpu_seconds(pid: int) -> float:
 
 
 async def _calls(call: Callable[[str], Awaitable[str]], per_task: int, in_flight: int,
-                 latencies: list[float] | None) -> None:
-    """``in_flight`` tasks, each making ``per_task`` sequential calls."""
+                 latencies: list[float]) -> None:
+    """``in_flight`` tasks, each making ``per_task`` sequential calls; every latency recorded."""
     clock = time.perf_counter
+    record = latencies.append
 
-    async def plain() -> None:
-        for _ in range(per_task):
-            await call(ECHO_TEXT)
-
-    async def timed() -> None:
-        record = latencies.append
+    async def task() -> None:
         for _ in range(per_task):
             start = clock()
             await call(ECHO_TEXT)
             record(clock() - start)
 
-    task = plain if latencies is None else timed
     if in_flight == 1:
         await task()
     else:
@@ -332,25 +332,61 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
-def time_metric(loops: int, live: LiveConnection, in_flight: int, metric: str) -> float:
-    """pyperf time function: ``loops * in_flight`` calls; returns the metric's total (see docstring)."""
-    call = live.connection.call
-    calls = loops * in_flight
-    if metric == "rt":
-        start = time.perf_counter()
-        live.run(_calls(call, loops, in_flight, None))
-        return time.perf_counter() - start
-    if metric in ("p50", "p99"):
-        latencies: list[float] = []
-        live.run(_calls(call, loops, in_flight, latencies))
-        # pyperf divides by loops * inner_loops: scale so the stored value is the percentile.
-        return _percentile(latencies, 0.50 if metric == "p50" else 0.99) * calls
-    if metric == "cpu":
-        pid = live.connection.server_pid
-        before = time.process_time() + _server_cpu_seconds(pid)
-        live.run(_calls(call, loops, in_flight, None))
-        return time.process_time() + _server_cpu_seconds(pid) - before
-    raise ValueError(f"unknown metric {metric!r}")
+class DetailRecorder:
+    """p50, p99 and CPU per call of every timed batch in this worker, written at exit."""
+
+    METRICS = ("p50", "p99", "cpu")
+
+    def __init__(self, case: harness.Case, path: str, keep_last: int) -> None:
+        self.case = case
+        self.path = path
+        self.keep_last = keep_last
+        self.samples: list[dict[str, float]] = []
+        atexit.register(self.write)
+
+    def add(self, latencies: list[float], cpu_seconds: float) -> None:
+        self.samples.append({
+            "p50": _percentile(latencies, 0.50),
+            "p99": _percentile(latencies, 0.99),
+            "cpu": cpu_seconds / len(latencies),
+        })
+
+    def write(self) -> None:
+        import pyperf
+
+        # pyperf runs the warmups first, then the values: keep the values.
+        samples = self.samples[-self.keep_last:] if self.keep_last else []
+        if not samples:
+            return
+        base, impl = self.case.name.rsplit("/", 2)[0], self.case.impl
+        title = self.case.case_title.rsplit(":", 1)[0]
+        for metric in self.METRICS:
+            meta = dict(self.case.pyperf_metadata())
+            meta.update({
+                "name": f"{base}/{metric}/{impl}",
+                "unit": "second",
+                "metric": metric,
+                "display": _METRIC_DISPLAY[metric],
+                "case_title": f"{title}: {_METRIC_TITLE[metric]}",
+            })
+            run = pyperf.Run([sample[metric] for sample in samples], metadata=meta,
+                             collect_metadata=False)
+            pyperf.add_runs(self.path, pyperf.Benchmark([run]))
+
+
+def time_round_trips(loops: int, live: LiveConnection, in_flight: int,
+                     recorder: DetailRecorder | None) -> float:
+    """pyperf time function: ``loops * in_flight`` calls; wall seconds (details to ``recorder``)."""
+    pid = live.connection.server_pid
+    latencies: list[float] = []
+    cpu_before = time.process_time() + _server_cpu_seconds(pid)
+    start = time.perf_counter()
+    live.run(_calls(live.connection.call, loops, in_flight, latencies))
+    elapsed = time.perf_counter() - start
+    cpu = time.process_time() + _server_cpu_seconds(pid) - cpu_before
+    if recorder is not None:
+        recorder.add(latencies, cpu)
+    return elapsed
 
 
 _live: dict[tuple[str, str], LiveConnection] = {}
@@ -403,33 +439,46 @@ def _smoke_test(pair: Pair, transport: str) -> tuple[str, str]:
     return harness.OK, ""
 
 
-def cases() -> list[harness.Case]:
-    out = []
-    for transport in TRANSPORTS:
-        for in_flight in IN_FLIGHT:
-            load = "sequential" if in_flight == 1 else f"{in_flight} in flight"
-            for metric in METRICS:
-                for pair in PAIRS:
-                    def prepare(pair=pair, transport=transport, in_flight=in_flight, metric=metric):
-                        return time_metric, (_live_connection(pair, transport), in_flight, metric)
+def _case(pair: Pair, transport: str, in_flight: int, runner_args) -> harness.Case:
+    load = "sequential" if in_flight == 1 else f"{in_flight} in flight"
 
-                    out.append(harness.Case(
-                        name=f"e2e/{transport}/in_flight_{in_flight}/{metric}/{pair.key}",
-                        impl_label=pair.label,
-                        case_title=f"{_TRANSPORT_TITLE[transport]}, {load}: {_METRIC_TITLE[metric]}",
-                        check=lambda pair=pair, transport=transport: check_pair(pair, transport),
-                        prepare=prepare,
-                        display=_METRIC_DISPLAY[metric],
-                        inner_loops=in_flight,
-                        metadata={"transport": transport, "in_flight": in_flight, "metric": metric},
-                    ))
-    return out
+    def prepare():
+        recorder = None
+        args = runner_args
+        calibrating = args is not None and (args.calibrate_loops or args.recalibrate_loops
+                                            or args.calibrate_warmups or args.recalibrate_warmups)
+        if args is not None and args.detail_output and not calibrating:
+            recorder = DetailRecorder(case, args.detail_output, keep_last=args.values)
+        return time_round_trips, (_live_connection(pair, transport), in_flight, recorder)
+
+    case = harness.Case(
+        name=f"e2e/{transport}/in_flight_{in_flight}/rt/{pair.key}",
+        impl_label=pair.label,
+        case_title=f"{_TRANSPORT_TITLE[transport]}, {load}: {_METRIC_TITLE['rt']}",
+        check=functools.partial(check_pair, pair, transport),
+        prepare=prepare,
+        display=harness.DISPLAY_CALLS,
+        inner_loops=in_flight,
+        metadata={"transport": transport, "in_flight": in_flight},
+    )
+    return case
+
+
+def cases(runner_args=None) -> list[harness.Case]:
+    """One round-trip case per transport, load and pair (``runner_args``: the parsed pyperf
+    arguments, which say whether this worker records latency and CPU details)."""
+    return [_case(pair, transport, in_flight, runner_args)
+            for transport in TRANSPORTS for in_flight in IN_FLIGHT for pair in PAIRS]
 
 
 def main() -> None:
     # Fewer, longer values than the per-op groups: each worker process starts a server.
-    runner = harness.make_runner(processes=2, values=3, min_time=0.25)
-    harness.run(runner, "e2e", cases())
+    runner = harness.make_runner(
+        {"--detail-output": {"metavar": "FILE", "help": "pyperf JSON file that workers append "
+                             "the p50, p99 and CPU benchmarks to"}},
+        processes=2, values=3, min_time=0.25)
+    args = runner.parse_args()
+    harness.run(runner, "e2e", cases(args))
 
 
 if __name__ == "__main__":

@@ -89,15 +89,20 @@ def repo_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def make_runner(**defaults: Any):
-    """A pyperf Runner with the harness's options, forwarded to the workers it spawns."""
+def make_runner(extra_options: dict[str, dict[str, Any]] | None = None, **defaults: Any):
+    """A pyperf Runner with the harness's options (and ``extra_options``: flag -> argparse
+    keywords, each a string option), all forwarded to the workers it spawns."""
     import pyperf
 
+    forwarded = {"--exclude": "exclude", "--match": "match"}
+    for flag in extra_options or {}:
+        forwarded[flag] = flag.lstrip("-").replace("-", "_")
+
     def forward(cmd: list[str], args: Any) -> None:
-        if args.exclude:
-            cmd.extend(("--exclude", args.exclude))
-        if args.match:
-            cmd.extend(("--match", args.match))
+        for flag, dest in forwarded.items():
+            value = getattr(args, dest)
+            if value:
+                cmd.extend((flag, value))
 
     runner = pyperf.Runner(add_cmdline_args=forward, **defaults)
     runner.argparser.add_argument(
@@ -108,6 +113,8 @@ def make_runner(**defaults: Any):
         help="time only the cases whose name matches this regular expression")
     runner.argparser.add_argument(
         "--exclude", default="", help=argparse.SUPPRESS)  # set by the manager for its workers
+    for flag, options in (extra_options or {}).items():
+        runner.argparser.add_argument(flag, default="", **options)
     return runner
 
 

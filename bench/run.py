@@ -6,7 +6,8 @@ Without --only, a full run times every group, end to end included; --quick times
 and pending with fewer processes and shorter values (under 2 minutes on a 2-core machine), and
 e2e only when asked for with --only e2e.  Results go to bench/results/<date-time>/ (git-ignored):
 ``<group>.json`` (pyperf; ``pyperf stats`` and ``pyperf compare_to`` read them),
-``status/<group>.json`` (what was not timed and why), ``run.json`` and ``table.txt``.
+``e2e-detail.json`` (pyperf: latencies and CPU of the e2e calls), ``status/<group>.json`` (what
+was not timed and why), ``run.json`` and ``table.txt``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def group_command(group: str, mode: str, out_dir: str) -> list[str]:
         "--timeout", str(WORKER_TIMEOUT[mode]),
         "-o", os.path.join(out_dir, f"{group}.json"),
         "--status-output", os.path.join(out_dir, "status", f"{group}.json"),
+        *(["--detail-output", os.path.join(out_dir, f"{group}-detail.json")] if group == "e2e" else []),
         *PYPERF_ARGS[(group, mode)],
     ]
 

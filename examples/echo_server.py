@@ -8,12 +8,11 @@ The tool is a plain (sync) function, so each tools/call is answered inline, with
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
-try:
-    import mcpfast  # noqa: F401
-except ImportError:  # run from a source checkout that is not installed
+if importlib.util.find_spec("mcpfast") is None:  # run from a source checkout, not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcpfast.server import Server  # noqa: E402

@@ -25,15 +25,14 @@ import io
 import json
 import logging
 import struct
+import importlib.util
 import sys
 import wave
 import zlib
 from pathlib import Path
 from typing import Annotated, Optional, TypedDict
 
-try:
-    import mcpfast  # noqa: F401
-except ImportError:  # run from a source checkout that is not installed
+if importlib.util.find_spec("mcpfast") is None:  # run from a source checkout, not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcpfast.server import (  # noqa: E402

@@ -2,12 +2,15 @@
 
 ``mcp_schema(version)`` returns a :class:`SpecSchema` for one protocol version, read from
 ``<spec dir>/<version>/schema.json``. The spec directory is ``$MCPFAST_SPEC_DIR`` when set,
-else ``spec/`` at the repository root when it exists, else ``/work/shared/spec``; a missing
+else ``spec/`` at the repository root when it exists, else ``../shared/spec`` beside the
+repository; a missing
 schema fails the test (it never skips).
 
 What a SpecSchema offers:
 
-``validate(definition, instance)``
+``validator(definition)`` / ``schema(definition)``
+    A jsonschema validator for one definition (cached; ``iter_errors``, ``is_valid``).
+``validate(definition, instance)`` / ``schema(definition, instance)``
     Validate ``instance`` against one definition (``"CallToolResult"``, ``"Tool"``, ...);
     AssertionError listing every violation otherwise.
 ``check_message(message, answers=None)``
@@ -84,7 +87,8 @@ def spec_dir() -> Path:
     local = _REPO / "spec"
     if local.is_dir():
         return local
-    return Path("/work/shared/spec")
+    # shared/ sits beside the repository checkout, in development and in CI alike
+    return _REPO.parent / "shared" / "spec"
 
 
 def _close(node: Any) -> None:
@@ -172,6 +176,14 @@ class SpecSchema:
             found = self._cls(root)
             self._validators[definition] = found
         return found
+
+    def __call__(self, definition: str, *instance: Any) -> Any:
+        """``schema("Tool")`` -> the validator; ``schema("Tool", value)`` validates value."""
+        if not instance:
+            return self.validator(definition)
+        (value,) = instance
+        self.validate(definition, value)
+        return None
 
     def validate(self, definition: str, instance: Any) -> None:
         """AssertionError listing every violation of ``definition`` by ``instance``."""

@@ -265,53 +265,46 @@ static inline unsigned mf_ctz32(unsigned x) {
 /* Mask of the low n bytes of a word (n < 8). */
 #define MF_LOW_BYTES(n) ((1ULL << (8 * (n))) - 1)
 
-/*
- * Escape n bytes of UTF-8 (or ASCII) at s into out, which has room for 6 * n +
- * MF_ESCAPE_SLACK bytes; returns the end of the output.  Bytes >= 0x80 are copied as they
- * are.  Eight bytes are checked at a time, and short strings and tails are read as whole
- * words too (overlapping loads inside the string, never past its end).
- */
-static inline char *mf_escape_utf8_into(char *out, const unsigned char *s, size_t n) {
+/* Escape n bytes one at a time (the fallback of the word-wise scanners below). */
+static inline char *mf_escape_bytes(char *out, const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (MF_LIKELY(mf_escape_letter[c] == 0)) {
+            *out++ = (char)c;
+        } else {
+            out += mf_format_escape(out, c);
+        }
+    }
+    return out;
+}
+
+/* mf_escape_utf8_into for n >= 8: sixteen bytes at a time (SSE2) or eight (SWAR), then
+ * the last 1..7 bytes as the top of the string's last 8 (an overlapping load). */
+static MF_NOINLINE char *mf_escape_utf8_long(char *out, const unsigned char *s, size_t n) {
     size_t i = 0;
 #if MF_SWAR
-    if (n < 8) {
-        if (n >= 4) {
-            /* Two overlapping 4-byte loads cover the string; the overlap ORs equal bytes. */
-            uint32_t lo, hi;
-            memcpy(&lo, s, 4);
-            memcpy(&hi, s + n - 4, 4);
-            uint64_t x = (uint64_t)lo | ((uint64_t)hi << (8 * (n - 4)));
-            if ((mf_swar_needs_escape(x) & MF_LOW_BYTES(n)) == 0) {
-                memcpy(out, &x, 8);
-                return out + n;
-            }
-        }
-        goto bytewise;
-    }
 #if MF_SSE2
-    {
-        const __m128i quote = _mm_set1_epi8('"');
-        const __m128i backslash = _mm_set1_epi8('\\');
-        const __m128i control_max = _mm_set1_epi8(0x1F);
-        while (i + 16 <= n) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
-            _mm_storeu_si128((__m128i *)out, x);
-            /* x <= 0x1F (unsigned) exactly when min(x, 0x1F) == x. */
-            __m128i flagged = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                _mm_cmpeq_epi8(_mm_min_epu8(x, control_max), x));
-            unsigned mask = (unsigned)_mm_movemask_epi8(flagged);
-            if (MF_LIKELY(mask == 0)) {
-                out += 16;
-                i += 16;
-                continue;
-            }
-            unsigned k = mf_ctz32(mask);
-            out += k;
-            i += k;
-            out += mf_format_escape(out, s[i]);
-            i++;
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i control_max = _mm_set1_epi8(0x1F);
+    while (i + 16 <= n) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+        _mm_storeu_si128((__m128i *)out, x);
+        /* x <= 0x1F (unsigned) exactly when min(x, 0x1F) == x. */
+        __m128i flagged = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+            _mm_cmpeq_epi8(_mm_min_epu8(x, control_max), x));
+        unsigned mask = (unsigned)_mm_movemask_epi8(flagged);
+        if (MF_LIKELY(mask == 0)) {
+            out += 16;
+            i += 16;
+            continue;
         }
+        unsigned k = mf_ctz32(mask);
+        out += k;
+        i += k;
+        out += mf_format_escape(out, s[i]);
+        i++;
     }
 #endif
     while (i + 8 <= n) {
@@ -331,8 +324,7 @@ static inline char *mf_escape_utf8_into(char *out, const unsigned char *s, size_
         out += mf_format_escape(out, s[i]);
         i++;
     }
-    if (i < n) {
-        /* The last 1..7 bytes are the top bytes of the string's last 8. */
+    if (i < n && n >= 8) {
         size_t rem = n - i;
         uint64_t x;
         memcpy(&x, s + n - 8, 8);
@@ -342,17 +334,39 @@ static inline char *mf_escape_utf8_into(char *out, const unsigned char *s, size_
             return out + rem;
         }
     }
-bytewise:
 #endif
-    for (; i < n; i++) {
-        unsigned char c = s[i];
-        if (MF_LIKELY(mf_escape_letter[c] == 0)) {
-            *out++ = (char)c;
-        } else {
-            out += mf_format_escape(out, c);
-        }
+    return mf_escape_bytes(out, s + i, n - i);
+}
+
+/*
+ * Escape n bytes of UTF-8 (or ASCII) at s into out, which has room for 6 * n +
+ * MF_ESCAPE_SLACK bytes; returns the end of the output.  Bytes >= 0x80 are copied as they
+ * are.  Strings shorter than 8 bytes (most keys and many values) are checked in line as
+ * one word assembled from overlapping loads inside the string, never past its end.
+ */
+MF_ALWAYS_INLINE char *mf_escape_utf8_into(char *out, const unsigned char *s, size_t n) {
+#if MF_SWAR
+    uint64_t x;
+    if (n >= 8) return mf_escape_utf8_long(out, s, n);
+    if (n >= 4) {
+        /* Two 4-byte loads cover the string; where they overlap they OR equal bytes. */
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + n - 4, 4);
+        x = (uint64_t)lo | ((uint64_t)hi << (8 * (n - 4)));
+    } else if (n > 0) {
+        /* Bytes 0, n/2 and n-1 cover one to three bytes the same way. */
+        x = (uint64_t)s[0] | ((uint64_t)s[n >> 1] << (8 * (n >> 1))) |
+            ((uint64_t)s[n - 1] << (8 * (n - 1)));
+    } else {
+        return out;
     }
-    return out;
+    if ((mf_swar_needs_escape(x) & MF_LOW_BYTES(n)) == 0) {
+        memcpy(out, &x, 8);
+        return out + n;
+    }
+#endif
+    return mf_escape_bytes(out, s, n);
 }
 
 /* A JSON string (quotes included) from n bytes of valid UTF-8 or ASCII. */

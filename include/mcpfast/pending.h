@@ -1,12 +1,12 @@
 /*
  * mf_pending: the table of in-flight outgoing requests, keyed by int64 request id.
  *
- * Each entry is a slot holding an opaque waiter pointer (never NULL; whoever stores it owns
+ * Each entry has an id, an opaque waiter pointer (never NULL; whoever stores it owns
  * whatever reference it stands for) and a deadline (+inf: none).  Three structures:
  *
- *   slots    stable storage for entries; a slot index never changes while its entry lives,
- *            so the other two structures refer to entries by index.  Freed slots go on a
- *            free list threaded through heap_pos.
+ *   slots    stable storage for id and waiter; a slot index never changes while its entry
+ *            lives, so the other two structures refer to entries by index.  Freed slots go
+ *            on a free list threaded through heap_pos.
  *   buckets  open addressing, power-of-two size, load <= 1/2, robin-hood linear probing,
  *            mapping id -> slot index.  Each bucket keeps the id and its distance from its
  *            home bucket beside the slot index, so probes never touch the slot array.
@@ -22,8 +22,8 @@
  * counter, so they form a window narrower than the bucket array and occupy consecutive
  * buckets with no collisions at all (and neighbouring ids share cache lines).  Ids that do
  * not spread that way (strided ids, say) make long probe runs; the first insert whose run
- * passes MF_PENDING_MAX_PROBE switches the table for good to Fibonacci hashing and
- * rehashes, so no pattern of ids can make operations linear in the table size.
+ * passes MF_PENDING_MAX_PROBE switches the table for good to Fibonacci hashing, which
+ * spreads such arithmetic patterns, and rehashes.
  *
  * Arrays start small and double on demand up to the capacity limit; nothing is allocated
  * beyond it.  No Python objects here: the caller decides what a waiter is.
@@ -98,7 +98,8 @@ typedef struct mf_pending {
 /* Home bucket of id.  Identity mode: the id's low bits.  Mixed mode: the top bits of
  * id * 2^64/phi (Fibonacci hashing). */
 static inline uint32_t mf_pending_home(const mf_pending *t, int64_t id) {
-    if (t->mixed) return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> (64 - t->bucket_bits));
+    if (t->mixed)
+        return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> (64 - t->bucket_bits));
     return (uint32_t)(uint64_t)id & t->bucket_mask;
 }
 
@@ -276,12 +277,12 @@ static inline uint32_t mf_pending_min_child(const mf_pending *t, uint32_t first,
  * down to a leaf along the earliest child, then e sifts up from there -- usually not at
  * all, since e comes from the end of the heap and is late. */
 static inline void mf_pending_sift_down(mf_pending *t, uint32_t pos, mf_pending_heap_entry e) {
-    uint32_t n = t->heap_len;
+    uint64_t n = t->heap_len;
     for (;;) {
-        uint32_t first = 4 * pos + 1;
+        uint64_t first = 4 * (uint64_t)pos + 1; /* 64-bit: 4 * pos may pass 2^32 */
         if (first >= n) break;
-        uint32_t count = n - first < 4 ? n - first : 4;
-        uint32_t child = mf_pending_min_child(t, first, count);
+        uint32_t count = n - first < 4 ? (uint32_t)(n - first) : 4;
+        uint32_t child = mf_pending_min_child(t, (uint32_t)first, count);
         mf_pending_heap_put(t, pos, t->heap[child]);
         pos = child;
     }
@@ -325,7 +326,8 @@ static inline int mf_pending_rehash(mf_pending *t, unsigned bits) {
 }
 
 /* Double the slot array (up to capacity), rehashing when the buckets would pass load 1/2.
- * Either everything grows or nothing changes. */
+ * On failure the table is still consistent and unchanged in content; some arrays may
+ * already be larger, which is harmless. */
 static inline int mf_pending_grow(mf_pending *t) {
     uint32_t new_cap = t->slot_cap > t->capacity / 2 ? t->capacity : t->slot_cap * 2;
     unsigned bits;

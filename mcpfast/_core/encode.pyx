@@ -9,7 +9,8 @@ values it accepts:
   (Request, Notification, Response, ErrorResponse).  Subclasses of dict, list, tuple, str,
   int and float are written as their base type, from their base storage, without calling
   any of their methods (an IntEnum is its int, a str Enum its string; a dict subclass is
-  written in its dict insertion order -- an OrderedDict reordered with move_to_end too).
+  written in its dict insertion order, so an OrderedDict reordered by move_to_end still
+  comes out in insertion order).
 * Non-ASCII text is written raw as UTF-8; '"', '\\' and U+0000..U+001F are escaped.
 * Floats are written as ``repr`` writes them; NaN and infinities are refused.
 * Integers must lie in [-2**63, 2**64-1]: that is what JSON peers in other languages can
@@ -84,7 +85,6 @@ cdef extern from "Python.h":
     bint is_dict "PyDict_Check"(PyObject *o)
     bint is_list "PyList_Check"(PyObject *o)
     bint is_tuple "PyTuple_Check"(PyObject *o)
-    bint is_bytes "PyBytes_Check"(PyObject *o)
     bint PyUnicode_IS_COMPACT_ASCII(PyObject *o)
     Py_ssize_t PyUnicode_GET_LENGTH(PyObject *o)
     int PyUnicode_KIND(PyObject *o)
@@ -563,7 +563,11 @@ cdef int _write_dict(enc_ctx *c, PyObject *d, int depth) except -1:
 cdef inline int _write_member(enc_ctx *c, PyObject *key, PyObject *value, int depth) except -1:
     """"key":value, for a dict at depth."""
     c.keys[depth] = key
-    if type_of(key) is &PyUnicode_Type or is_str(key):
+    if type_of(key) is &PyUnicode_Type and PyUnicode_IS_COMPACT_ASCII(key):
+        if mf_write_member_name_utf8(&c.w, <const char *>PyUnicode_DATA(key),
+                                     <size_t>PyUnicode_GET_LENGTH(key)) != MF_WRITE_OK:
+            return _no_memory()
+    elif is_str(key):
         _write_member_name(c, key, depth)
     else:
         return _fail_key(c, depth - 1, key)
@@ -609,9 +613,9 @@ cdef int _too_deep(enc_ctx *c, int depth) except -1:
                  % _MAX_DEPTH)
 
 
-cdef int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
-    # The commonest values -- ASCII text, small ints, literals -- are written right here;
-    # everything else by _write_any.
+cdef inline int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
+    # The commonest values -- ASCII text, small ints, literals -- are written right here,
+    # inside the container loops; everything else by _write_any.
     cdef PyTypeObject *t = type_of(o)
     cdef long long small
     cdef int status
@@ -626,10 +630,6 @@ cdef int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
         status = mf_writer_put(&c.w, "false", 5)
     elif o is py_none:
         status = mf_writer_put(&c.w, "null", 4)
-    elif t is &PyDict_Type:
-        return _write_dict(c, o, depth)
-    elif t is &PyList_Type:
-        return _write_array(c, o, True, depth)
     else:
         return _write_any(c, o, depth)
     if status != MF_WRITE_OK:
@@ -638,49 +638,26 @@ cdef int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
 
 
 cdef int _write_any(enc_ctx *c, PyObject *o, int depth) except -1:
-    # Exact types first, in the order MCP payloads use them; subclasses after.
+    # What _write_value leaves: containers, floats, non-ASCII text, big ints, then
+    # subclasses (written from their base storage: no method of theirs is called) and
+    # messages.
     cdef PyTypeObject *t = type_of(o)
-    if t is &PyUnicode_Type:
-        return _write_str(c, o, depth)
     if t is &PyDict_Type:
         return _write_dict(c, o, depth)
     if t is &PyList_Type:
         return _write_array(c, o, True, depth)
-    if t is &PyLong_Type:
-        return _write_int(c, o, depth)
-    if o is py_true:
-        if mf_writer_put(&c.w, "true", 4) != MF_WRITE_OK:
-            return _no_memory()
-        return 0
-    if o is py_false:
-        if mf_writer_put(&c.w, "false", 5) != MF_WRITE_OK:
-            return _no_memory()
-        return 0
-    if o is py_none:
-        if mf_writer_put(&c.w, "null", 4) != MF_WRITE_OK:
-            return _no_memory()
-        return 0
-    if t is &PyFloat_Type:
+    if is_float(o):
         return _write_double(c, PyFloat_AS_DOUBLE(o), depth)
-    if t is &PyTuple_Type:
-        return _write_array(c, o, False, depth)
-    return _write_other(c, o, depth)
-
-
-cdef int _write_other(enc_ctx *c, PyObject *o, int depth) except -1:
-    # Subclasses are written from their base storage: no method of theirs is called.
     if is_str(o):
         return _write_str(c, o, depth)
     if is_int(o):
         return _write_int(c, o, depth)
-    if is_float(o):
-        return _write_double(c, PyFloat_AS_DOUBLE(o), depth)
+    if is_tuple(o):
+        return _write_array(c, o, False, depth)
     if is_dict(o):
         return _write_dict(c, o, depth)
     if is_list(o):
         return _write_array(c, o, True, depth)
-    if is_tuple(o):
-        return _write_array(c, o, False, depth)
     if isinstance(<object>o, Message):
         return _write_message(c, <Message><object>o, depth)
     return _fail_unsupported(c, depth, o)
@@ -782,7 +759,6 @@ cdef str _KEY_METHOD = "method"
 cdef str _KEY_PARAMS = "params"
 cdef str _KEY_RESULT = "result"
 cdef str _KEY_ERROR = "error"
-cdef str _KEY_CODE = "code"
 cdef str _KEY_MESSAGE = "message"
 cdef str _KEY_DATA = "data"
 

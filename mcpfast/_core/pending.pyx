@@ -12,11 +12,12 @@ from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from libc.math cimport INFINITY
-from types import GenericAlias
 from libc.stdint cimport int64_t, uint32_t
 from libc.stdlib cimport free, malloc
 
 cimport cython
+
+from types import GenericAlias
 
 
 cdef extern from *:

@@ -302,12 +302,13 @@ def elicitation_params(
         wire = _flat_schema(signature.input_schema, features)
         cls = schema
 
-        def convert(content: dict[str, Any]) -> Any:
+        def to_instance(content: dict[str, Any]) -> Any:
             try:
                 return cls(**signature.validator(content))
             except ArgumentError as exc:
                 raise ValueError(f"the client's elicitation answer does not fit the schema: {exc}") from None
 
+        convert = to_instance
     elif isinstance(schema, dict):
         wire = _flat_schema(schema, features)
     else:

@@ -22,7 +22,8 @@ Methods and their errors:
   accepted (nothing to do).
 - ``prompts/get``: unknown prompt or bad arguments -32602 (prompts.py).
 - ``completion/complete``: -32601 when the server has no completion handler (the
-  specification's "capability not supported"); unknown prompt or template -32602.
+  specification's "capability not supported") unless it advertises completions anyway
+  (then no suggestions); unknown prompt or template -32602.
 - ``notifications/roots/list_changed``: calls the server's roots-changed callbacks.
 """
 
@@ -184,7 +185,7 @@ def install_handlers(server: Server) -> None:
 
     def complete(params: Any, ctx: Context) -> Any:
         completer = server.completer
-        if completer is None:
+        if completer is None and "completions" not in server.advertise:
             raise MethodNotFound(
                 "Method not found: this server has no completion support",
                 {"method": "completion/complete"},
@@ -195,6 +196,8 @@ def install_handlers(server: Server) -> None:
                 raise InvalidParams(f"Unknown prompt: {ref.name}", {"prompt": ref.name})
         elif ref.uri not in templates.items and ref.uri not in resources.items:
             raise InvalidParams(f"Unknown resource template: {ref.uri}", {"uri": ref.uri})
+        if completer is None:
+            return {"completion": {"values": []}}
         return completer.complete(ref, argument, context, ctx)
 
     # -- notifications from the client -----------------------------------------------

@@ -28,9 +28,10 @@
         app.run()            # stdio; app.run("tcp", port=...) for newline-framed TCP
 
 What is registered decides the capabilities a client sees at initialize (tools, resources
-with subscribe and listChanged, prompts, completions, logging). Registering or removing
-tools, resources or prompts while clients are connected sends them the matching
-``notifications/*/list_changed``. Registration and the notify methods must be called on the
+with subscribe and listChanged, prompts, completions, logging; ``advertise=`` declares some
+while still empty). Registering or removing tools, resources or prompts while clients are
+connected sends the matching ``notifications/*/list_changed`` to every initialized client
+that was given that capability (sending it to others would break the protocol). Registration and the notify methods must be called on the
 event loop's thread (the logging handler is the exception: it may be used from any thread).
 
 Serving: ``connect(send)`` (also ``connection_factory``) makes one
@@ -45,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import types
-from typing import Any, Awaitable, Callable, Mapping, Optional
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Router
 from mcpfast.server.catalog import Catalog
@@ -65,6 +66,7 @@ __all__ = ["Server"]
 # The constructor's ``logging`` flag shadows the module inside __init__.
 logging_module = logging
 
+_ADVERTISABLE = frozenset({"tools", "resources", "prompts", "completions"})
 _UNAVAILABLE_TRANSPORTS = ("http", "streamable-http", "streamable_http", "sse", "websocket", "ws")
 
 
@@ -78,6 +80,10 @@ class Server:
     logging: advertise the logging capability and accept logging/setLevel.
     request_timeout: default timeout in seconds of requests to the client (sampling,
     elicitation, roots, ping); None waits as long as the client needs.
+    advertise: capabilities to declare even while nothing of the kind is registered
+    ("tools", "resources", "prompts", "completions") -- for servers that register at run
+    time (proxies, gateways): a client is only told about list changes for capabilities it
+    was given at initialize.
     logger: where protocol problems and handler failures are logged.
     """
 
@@ -95,6 +101,7 @@ class Server:
         log_level: str = "info",
         logging: bool = True,
         request_timeout: Optional[float] = None,
+        advertise: Iterable[str] = (),
         logger: Optional[logging_module.Logger] = None,
     ) -> None:
         for label, value in (("name", name), ("version", version)):
@@ -104,6 +111,12 @@ class Server:
                              ("website_url", website_url), ("instructions", instructions)):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{label} must be a str, not {type(value).__name__}")
+        advertise = frozenset((advertise,) if isinstance(advertise, str) else advertise)
+        unknown = advertise - _ADVERTISABLE
+        if unknown:
+            raise ValueError(
+                f"advertise takes {', '.join(sorted(_ADVERTISABLE))}; got {', '.join(sorted(unknown))}"
+            )
         if page_size is not None and (
             isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1
         ):
@@ -117,6 +130,7 @@ class Server:
         self.instructions = instructions
         self.default_log_level = level_index(log_level)
         self.logging_enabled = bool(logging)
+        self.advertise = advertise
         self.request_timeout = request_timeout
         self.logger = logger if logger is not None else logging_module.getLogger("mcpfast.server")
         self.router = Router()
@@ -373,16 +387,17 @@ class Server:
 
     def capabilities(self, features: Features) -> dict[str, Any]:
         """The ServerCapabilities for a connection that negotiated ``features``."""
+        advertise = self.advertise
         caps: dict[str, Any] = {}
-        if self.completer is not None and features.completions:
+        if (self.completer is not None or "completions" in advertise) and features.completions:
             caps["completions"] = {}
         if self.logging_enabled:
             caps["logging"] = {}
-        if self.prompts_catalog.items:
+        if self.prompts_catalog.items or "prompts" in advertise:
             caps["prompts"] = {"listChanged": True}
-        if self.resources_catalog.items or self.templates_catalog.items:
+        if self.resources_catalog.items or self.templates_catalog.items or "resources" in advertise:
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.tools_catalog.items:
+        if self.tools_catalog.items or "tools" in advertise:
             caps["tools"] = {"listChanged": True}
         return caps
 

@@ -189,10 +189,24 @@ class FrameProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._conn_closed:
             return  # closing: what the peer still sends has nobody to go to
+        frames = self._framer.feed(data)
+        if len(frames) == 1:
+            # The common case of a request at a time: its replies are written as they come.
+            frame = frames[0]
+            if type(frame) is memoryview:
+                try:
+                    self._feed(frame)
+                except Exception:
+                    self._feed_failed(frame)
+            else:
+                self._deliver_error(frame)
+            return
+        if not frames:
+            return
         feed = self._feed
         gathered = self._gathered = []
         try:
-            for frame in self._framer.feed(data):
+            for frame in frames:
                 if type(frame) is memoryview:
                     try:
                         feed(frame)

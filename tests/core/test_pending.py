@@ -899,6 +899,54 @@ def test_colliding_and_strided_ids():
     assert_same_list(table.clear(), model.clear())
 
 
+def test_sliding_window_of_counter_ids_up_to_exhaustion():
+    # The session's pattern: ids from next_id, a few thousand in flight, responses mostly
+    # in order, some late -- run right up to the end of the id space.
+    rng = random.Random(11)
+    table = PendingTable(capacity=5000, first_id=MAX_REQUEST_ID - 60_000)
+    model = Model()
+    window = []
+    now = 0.0
+    while True:
+        try:
+            request_id = table.next_id()
+        except IdSpaceExhausted:
+            break
+        waiter = Waiter(request_id)
+        deadline = now + rng.choice([5.0, 30.0, 30.0, 60.0])
+        table.add(request_id, waiter, deadline)
+        model.add(request_id, waiter, deadline)
+        window.append(request_id)
+        now += 0.001
+        while len(window) > 3000:
+            index = 0 if rng.random() < 0.9 else rng.randrange(len(window))
+            done = window.pop(index)
+            assert table.pop(done) is model.pop(done)
+        if request_id % 1000 == 0:
+            expected = model.expire(now)
+            assert_same_list(table.expire(now), expected)
+            gone = {w.tag for w in expected}
+            window = [i for i in window if i not in gone]
+            assert table.next_deadline() == model.next_deadline()
+    assert request_id == MAX_REQUEST_ID
+    assert len(table) == len(model.entries) == len(window)
+    assert_same_list(table.expire(INF), model.expire(INF))
+    assert table.clear() == []
+
+
+def test_negative_and_wrapping_sequences():
+    table = PendingTable()
+    model = Model()
+    for request_id in list(range(-5000, 5000)) + list(range(INT64_MAX - 2000, INT64_MAX + 1)):
+        waiter = Waiter(request_id)
+        table.add(request_id, waiter, float(-request_id % 97))
+        model.add(request_id, waiter, float(-request_id % 97))
+    for request_id in range(-5000, 5000, 2):
+        assert table.cancel(request_id) is model.pop(request_id)
+    assert_same_list(table.expire(40.0), model.expire(40.0))
+    assert_same_list(table.clear(), model.clear())
+
+
 # ---------------------------------------------------------------------------- stateful model check
 
 DEADLINES = st.one_of(

@@ -3,6 +3,8 @@
 import json
 import pickle
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,7 +26,8 @@ from mcpfast.jsonrpc.errors import (
     severity,
 )
 
-SPEC_SCHEMA = "/work/shared/spec/{}/schema.json"
+# shared/ sits beside the repository checkout, in development and in CI alike
+SPEC_SCHEMA = str(Path(__file__).resolve().parents[3] / "shared" / "spec" / "{}" / "schema.json")
 
 
 def test_codes_have_their_documented_values():

@@ -289,3 +289,27 @@ def test_server_constructor_checks_its_arguments():
         Server("x", instructions=5)
     with pytest.raises(ValueError):
         Server("x", icons=[{"no": "src"}])
+
+
+def test_advertise_declares_capabilities_of_empty_registries(ready_client):
+    app = Server("gateway", advertise=("tools", "resources", "prompts", "completions"))
+    client = ready_client(app)
+    assert client.conn.capabilities == {
+        "completions": {}, "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"subscribe": True, "listChanged": True},
+        "tools": {"listChanged": True},
+    }
+    assert client.result("tools/list") == {"tools": []}
+    # Advertised without a handler: completion answers with no suggestions.
+    app.add_prompt(lambda: "x", name="p")
+    client.notifications()
+    assert client.result("completion/complete", {"ref": {"type": "ref/prompt", "name": "p"},
+                                                 "argument": {"name": "a", "value": ""}}) == {
+        "completion": {"values": []}}
+    # Tools registered later reach this client: it was told about tools.
+    app.add_tool(lambda: "late", name="late")
+    assert len(client.notifications("notifications/tools/list_changed")) == 1
+    assert Server("one", advertise="tools").advertise == frozenset({"tools"})
+    with pytest.raises(ValueError, match="advertise takes"):
+        Server("bad", advertise=("logging",))

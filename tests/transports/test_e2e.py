@@ -47,7 +47,7 @@ def test_many_requests_in_flight_over_tcp(run):
         await stop(server)
         return sequential, in_flight
 
-    sequential, in_flight = run(go())
+    sequential, in_flight = run(go(), timeout=90)
     assert sequential == [{"n": n} for n in range(200)]
     assert in_flight == [[n, "x" * (n % 100)] for n in range(5000)]
 

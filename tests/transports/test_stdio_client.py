@@ -319,7 +319,7 @@ def test_a_session_over_stdio_with_many_requests_in_flight(
             )
             return first, results
 
-    first, results = run(go())
+    first, results = run(go(), timeout=90)
     assert first == {"hello": "world"}
     assert results == [{"i": i} for i in range(3000)]
 

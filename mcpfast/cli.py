@@ -1,0 +1,328 @@
+"""The ``mcpfast`` command (also ``python -m mcpfast``).
+
+    mcpfast call SERVER TOOL [key=value ...] [--json '{...}']
+        Call one tool and print its CallToolResult as JSON. Each key=value is one argument;
+        the value is parsed as JSON when it parses (``n=3``, ``flag=true``,
+        ``tags='["a","b"]'``) and taken as a string otherwise (``name=Ada``; ``id='"7"'``
+        for the string "7"). ``--json`` gives a whole arguments object; key=value pairs
+        override its keys. Exit status 1 when the result has ``isError: true``.
+
+    mcpfast list SERVER [tools|resources|templates|prompts]
+        Print every item of that list (all pages) as a JSON array (default: tools).
+
+    mcpfast run path/to/server.py[:app] [--transport stdio|http|sse|websocket|tcp]
+                                        [--host H] [--port P]
+        Load the file as a module, find its Server (the object named after the colon, else
+        one named app, server or mcp, else the only Server in it) and call its run().
+
+SERVER is a command line starting a stdio server (split like a POSIX shell does; a first
+word ending in .py that names a file is run with this Python), or a URL (``tcp://host:port``).
+Options of call and list: ``--env KEY=VALUE`` (repeatable; added to the child's
+environment), ``--cwd DIR``, ``--timeout SECONDS`` (per request; default 60).
+
+Exit status: 0 success; 1 the server answered with an error (or a tool result with
+isError), the connection failed, or the server misbehaved; 2 bad usage, or a transport that
+is not available yet; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+__all__ = ["main", "parse_arguments", "parse_value"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+LIST_KINDS = ("tools", "resources", "templates", "prompts")
+RUN_TRANSPORTS = ("stdio", "http", "sse", "websocket", "tcp")
+# Names searched for the Server object in a file given to ``mcpfast run``, in order.
+SERVER_NAMES = ("app", "server", "mcp")
+DEFAULT_TIMEOUT = 60.0
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported with exit status 2."""
+
+
+# -- arguments -------------------------------------------------------------------------------
+
+
+def parse_value(text: str) -> Any:
+    """A key=value value: the JSON value it spells when it parses, else the string itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_arguments(pairs: Sequence[str], base: Optional[str] = None) -> dict:
+    """The tool arguments from ``--json`` (base) and key=value pairs (which win)."""
+    arguments: dict[str, Any] = {}
+    if base is not None:
+        try:
+            value = json.loads(base)
+        except ValueError as exc:
+            raise UsageError(f"--json is not valid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"--json must be a JSON object, got {type(value).__name__}")
+        arguments.update(value)
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"tool arguments are key=value, got {pair!r}")
+        arguments[key] = parse_value(text)
+    return arguments
+
+
+def _environment(pairs: Sequence[str]) -> Optional[dict]:
+    if not pairs:
+        return None
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env takes KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
+
+
+def server_target(text: str) -> Any:
+    """What ``connect`` gets for SERVER: a URL as is, else the command as a list."""
+    if "://" in text and not any(c.isspace() for c in text):
+        return text
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the server command {text!r}: {exc}") from None
+    if not words:
+        raise UsageError("the server command is empty")
+    if words[0].endswith(".py") and os.path.isfile(words[0]):
+        words.insert(0, sys.executable)
+    return words
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"mcpfast: {message}\n")
+    sys.stderr.flush()
+
+
+# -- call and list ---------------------------------------------------------------------------
+
+
+def _connect_options(args: argparse.Namespace, target: Any) -> dict:
+    options: dict[str, Any] = {"timeout": args.timeout, "name": "mcpfast-cli"}
+    env = _environment(args.env)
+    if isinstance(target, list):
+        options["env"] = env
+        options["cwd"] = args.cwd
+    elif env is not None or args.cwd is not None:
+        raise UsageError("--env and --cwd apply to a server command, not to a URL")
+    return options
+
+
+async def _call(args: argparse.Namespace) -> int:
+    from mcpfast.client import connect
+
+    arguments = parse_arguments(args.arguments, args.json)
+    target = server_target(args.server)
+    async with connect(target, **_connect_options(args, target)) as client:
+        result = await client.call_tool(args.tool, arguments)
+    _print_json(result)
+    return EXIT_ERROR if isinstance(result, dict) and result.get("isError") is True else EXIT_OK
+
+
+async def _list(args: argparse.Namespace) -> int:
+    from mcpfast.client import connect
+
+    target = server_target(args.server)
+    async with connect(target, **_connect_options(args, target)) as client:
+        if args.kind == "tools":
+            items = await client.list_tools()
+        elif args.kind == "resources":
+            items = await client.list_resources()
+        elif args.kind == "templates":
+            items = await client.list_resource_templates()
+        else:
+            items = await client.list_prompts()
+    _print_json(items)
+    return EXIT_OK
+
+
+def _run_client_command(coroutine_function: Any, args: argparse.Namespace) -> int:
+    from mcpfast.client import ClientError, TransportUnavailable
+    from mcpfast.jsonrpc import JSONRPCError
+    from mcpfast.transports import run
+
+    try:
+        return run(coroutine_function(args))
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except TransportUnavailable as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except JSONRPCError as exc:
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.has_data:
+            error["data"] = exc.data
+        sys.stderr.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
+        return EXIT_ERROR
+    except OSError as exc:
+        _error(f"cannot connect to {args.server!r}: {exc.strerror or exc}")
+        return EXIT_ERROR
+    except (ClientError, ValueError, TypeError) as exc:
+        _error(str(exc) or type(exc).__name__)
+        return EXIT_ERROR
+
+
+# -- run -------------------------------------------------------------------------------------
+
+
+def load_server(spec: str) -> Any:
+    """The Server object of ``path/to/file.py[:name]`` (module docstring)."""
+    path_text, _, name = spec.partition(":")
+    # A Windows drive letter ("C:\\x.py") is not a name separator.
+    if len(path_text) == 1 and name[:1] in ("\\", "/"):
+        path_text, _, name = spec[2:].partition(":")
+        path_text = spec[:2] + path_text
+    path = Path(path_text)
+    if not path.is_file():
+        raise UsageError(f"no such file: {path_text}")
+    module_name = f"_mcpfast_app_{path.stem}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise UsageError(f"cannot load {path_text} as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    # Imports next to the file work as they would when it is run as a script.
+    sys.path.insert(0, str(path.resolve().parent))
+    sys.modules[module_name] = module
+    module_spec.loader.exec_module(module)
+    if name:
+        if not hasattr(module, name):
+            raise UsageError(f"{path_text} has no object named {name!r}")
+        found = getattr(module, name)
+    else:
+        found = None
+        for candidate in SERVER_NAMES:
+            if _is_server(getattr(module, candidate, None)):
+                found = getattr(module, candidate)
+                break
+        if found is None:
+            servers = [value for value in vars(module).values() if _is_server(value)]
+            if len(servers) != 1:
+                raise UsageError(
+                    f"{path_text}: found {len(servers) or 'no'} Server objects; name one: "
+                    f"{path_text}:NAME"
+                )
+            found = servers[0]
+    if not _is_server(found):
+        raise UsageError(f"{spec} is not an mcpfast Server (it has no run method)")
+    return found
+
+
+def _is_server(value: Any) -> bool:
+    from mcpfast.server import Server
+
+    return isinstance(value, Server)
+
+
+def transport_available(name: str) -> bool:
+    """True when mcpfast.transports can serve ``name`` (it has ``serve_<name>``)."""
+    import mcpfast.transports as transports
+
+    return callable(getattr(transports, f"serve_{name}", None))
+
+
+def _run(args: argparse.Namespace) -> int:
+    if not transport_available(args.transport):
+        _error(f"the {args.transport} transport is not available yet")
+        return EXIT_USAGE
+    try:
+        server = load_server(args.target)
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    options: dict[str, Any] = {}
+    if args.host is not None:
+        options["host"] = args.host
+    if args.port is not None:
+        options["port"] = args.port
+    if args.transport == "stdio" and options:
+        _error("--host and --port apply to network transports, not to stdio")
+        return EXIT_USAGE
+    server.run(args.transport, **options)
+    return EXIT_OK
+
+
+# -- entry point -----------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcpfast", description="Call, list and run Model Context Protocol servers."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def client_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                         help="environment variable for the server process (repeatable)")
+        sub.add_argument("--cwd", default=None, help="working directory of the server process")
+        sub.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                         help="seconds to wait for each answer (default %(default)s)")
+
+    call = commands.add_parser("call", help="call a tool and print the result as JSON")
+    call.add_argument("server", help="server command line or URL (tcp://host:port)")
+    call.add_argument("tool", help="tool name")
+    call.add_argument("arguments", nargs="*", metavar="key=value",
+                      help="tool arguments (values parsed as JSON when they parse)")
+    call.add_argument("--json", default=None, metavar="OBJECT",
+                      help="the tool arguments as one JSON object")
+    client_options(call)
+
+    listing = commands.add_parser("list", help="list tools, resources, templates or prompts")
+    listing.add_argument("server", help="server command line or URL (tcp://host:port)")
+    listing.add_argument("kind", nargs="?", default="tools", choices=LIST_KINDS)
+    client_options(listing)
+
+    run = commands.add_parser("run", help="run a server defined in a Python file")
+    run.add_argument("target", metavar="path/to/server.py[:name]")
+    run.add_argument("--transport", default="stdio", choices=RUN_TRANSPORTS)
+    run.add_argument("--host", default=None)
+    run.add_argument("--port", type=int, default=None)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status (the console script exits with it)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "call":
+            return _run_client_command(_call, args)
+        if args.command == "list":
+            return _run_client_command(_list, args)
+        return _run(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

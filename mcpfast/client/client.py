@@ -1,0 +1,710 @@
+"""Client: the MCP client side of one connection, in pure Python over a JSON-RPC Session.
+
+Most code gets a Client from :func:`mcpfast.connect` (transport chosen, ``initialize``
+done). Underneath, a Client is sans-I/O like the Session it wraps:
+
+    client = Client(name="my-app", sampling=sample)
+    conn = client.bind(send)          # the transport contract: conn.feed / feed_error / close
+    ...transport feeds frames to conn.feed...
+    await client.initialize()         # version negotiation, capabilities, initialized
+
+``bind`` is a connection factory (``factory(send) -> conn``), so any transport of
+:mod:`mcpfast.transports` can drive a Client: ``await open_stdio(cmd, args, client.bind)``.
+
+Requests
+========
+Every request method is a coroutine returning the result as a dict, exactly as the server
+sent it (``call_tool`` -> ``{"content": [...], "isError"?: ..., "structuredContent"?: ...}``),
+except the list methods (a list of the items of every page, following ``nextCursor``) and
+``ping`` / ``set_logging_level`` (None). Each takes ``timeout`` (seconds; None: the
+client's default; ``math.inf``: none) and the ones that can run long take ``progress``, a
+callback ``progress(progress, total, message)`` (sync or async); a progressToken is put in
+the request only when a callback is given. Cancelling the awaiting task sends the server
+``notifications/cancelled``; a timeout raises RequestTimeout and sends it too. Errors the
+server answers raise JSONRPCError (MethodNotFound, InvalidParams, ...); a dropped
+connection fails every request in flight at once with ConnectionClosed.
+
+Capabilities: a request the server did not advertise (tools, resources,
+resources.subscribe, prompts, completions, logging) raises
+:class:`~mcpfast.client.errors.CapabilityError` without being sent (unless the client was
+made with ``check_capabilities=False``).
+
+Offered to the server (advertised only when given; see :mod:`mcpfast.client.handlers`):
+``sampling``, ``elicitation``, ``roots``. Notifications from the server: ``on_log``,
+``on_list_changed``, ``on_resource_updated``, ``on_notification`` (any method), and
+:meth:`Client.subscribe` for resource updates.
+
+Hot path: ``call_tool`` builds the params dict and awaits ``Session.request`` -- one id
+from the PendingTable, one encode, one future; responses resolve that future directly
+from the transport's callback (no task per request) and one timer serves every deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from asyncio import CancelledError
+from typing import Any, Callable, Mapping, Optional
+
+from mcpfast._core.pending import DEFAULT_CAPACITY
+from mcpfast.client.capabilities import ServerFeatures, client_capabilities
+from mcpfast.client.errors import (
+    CapabilityError,
+    ClientError,
+    InitializeError,
+    InvalidResult,
+    NotInitialized,
+    PaginationError,
+)
+from mcpfast.client.handlers import Roots, elicitation_handler, sampling_handler
+from mcpfast.client.notifications import (
+    LIST_CHANGED_METHODS,
+    LOG_METHOD,
+    RESOURCE_UPDATED_METHOD,
+    NotificationCallbacks,
+    await_all,
+)
+from mcpfast.client.subscriptions import Subscription
+from mcpfast.client.versions import LATEST_VERSION, check_requested_version, check_server_version
+from mcpfast.jsonrpc.errors import ConnectionClosed
+from mcpfast.jsonrpc.router import Router
+from mcpfast.jsonrpc.session import Session
+
+__all__ = ["CLIENT_NAME", "Client", "ClientConnection", "DEFAULT_INITIALIZE_TIMEOUT", "LOG_LEVELS"]
+
+CLIENT_NAME = "mcpfast"
+#: Seconds ``initialize`` waits for the server's answer by default.
+DEFAULT_INITIALIZE_TIMEOUT = 60.0
+#: The MCP log levels, least severe first (logging/setLevel).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+_LOGGER = logging.getLogger("mcpfast.client")
+
+
+def _package_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("mcpfast")
+    except metadata.PackageNotFoundError:
+        # Running from a source tree that is not installed: the version in pyproject.toml.
+        return "0.1.0"
+
+
+def _pong(params: Any, ctx: Any) -> dict:
+    """``ping`` from the server: an empty result."""
+    return {}
+
+
+def _str_arg(name: str, value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
+def _dict_arg(name: str, value: Any) -> dict:
+    if type(value) is dict:
+        return value
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{name} must be a dict, not {type(value).__name__}")
+
+
+def _string_map(name: str, value: Any) -> dict:
+    """A dict of str -> str (prompt arguments, completion context)."""
+    value = _dict_arg(name, value)
+    for key, item in value.items():
+        if type(key) is not str or type(item) is not str:
+            raise TypeError(f"{name} maps str to str; {key!r} -> {item!r} is not")
+    return value
+
+
+class ClientConnection:
+    """What a transport drives: ``feed`` / ``feed_error`` (the session's own) and ``close``."""
+
+    __slots__ = ("feed", "feed_error", "_client")
+
+    def __init__(self, client: Client, session: Session) -> None:
+        self._client = client
+        self.feed = session.feed
+        self.feed_error = session.feed_error
+
+    def close(self, exc: Optional[BaseException] = None) -> None:
+        """The transport is gone: fail everything waiting (idempotent)."""
+        self._client._connection_lost(exc)
+
+
+class Client:
+    """An MCP client (see the module docstring).
+
+    name, version, title: the clientInfo sent in initialize (title only to servers of
+    2025-06-18 and later).
+    sampling, elicitation: functions serving ``sampling/createMessage`` and
+    ``elicitation/create``; roots: a list of roots or a function returning one (each
+    advertised only when given; :mod:`mcpfast.client.handlers`).
+    on_log, on_list_changed, on_resource_updated: notification callbacks (same as the
+    methods of those names).
+    capabilities: extra ClientCapabilities entries (``experimental``, sub-capabilities
+    such as ``{"sampling": {"tools": {}}}`` or ``{"elicitation": {"url": {}}}``).
+    protocol_version: the version asked for in initialize (default: the newest).
+    timeout: default timeout in seconds of every request (None: wait as long as it takes).
+    check_capabilities: refuse requests the server did not advertise (CapabilityError).
+    max_pending: most requests in flight at once.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = CLIENT_NAME,
+        version: Optional[str] = None,
+        title: Optional[str] = None,
+        sampling: Optional[Callable[[Any], Any]] = None,
+        elicitation: Optional[Callable[[Any], Any]] = None,
+        roots: Any = None,
+        on_log: Optional[Callable[[dict], Any]] = None,
+        on_list_changed: Optional[Callable[[str], Any]] = None,
+        on_resource_updated: Optional[Callable[[dict], Any]] = None,
+        capabilities: Optional[Mapping[str, Any]] = None,
+        protocol_version: str = LATEST_VERSION,
+        timeout: Optional[float] = None,
+        check_capabilities: bool = True,
+        max_pending: int = DEFAULT_CAPACITY,
+        logger: Optional[logging.Logger] = None,
+    ) -> None:
+        _str_arg("name", name)
+        version = _package_version() if version is None else _str_arg("version", version)
+        self._requested_version = check_requested_version(protocol_version)
+        info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            _str_arg("title", title)
+            if self._requested_version >= "2025-06-18":
+                info["title"] = title
+        self._client_info = info
+        self._logger = logger if logger is not None else _LOGGER
+        self._default_timeout = timeout
+        self._max_pending = max_pending
+        self._check_capabilities = bool(check_capabilities)
+
+        router = self._router = Router()
+        router.add_request_handler("ping", _pong)
+        if sampling is not None:
+            router.add_request_handler("sampling/createMessage", sampling_handler(sampling))
+        if elicitation is not None:
+            router.add_request_handler("elicitation/create", elicitation_handler(elicitation))
+        self._roots: Optional[Roots] = None
+        if roots is not None:
+            self._roots = Roots(roots)
+            router.add_request_handler("roots/list", self._roots.handle)
+        self._capabilities = client_capabilities(
+            sampling=sampling is not None,
+            elicitation=elicitation is not None,
+            roots=roots is not None,
+            extra=capabilities,
+        )
+
+        self._notifications = NotificationCallbacks(router, self._logger)
+        self._notifications.add_hook(RESOURCE_UPDATED_METHOD, self._deliver_update)
+        if on_log is not None:
+            self.on_log(on_log)
+        if on_list_changed is not None:
+            self.on_list_changed(on_list_changed)
+        if on_resource_updated is not None:
+            self.on_resource_updated(on_resource_updated)
+
+        self._subscriptions: dict[str, list[Subscription]] = {}
+        self._session: Optional[Session] = None
+        self._request: Callable[..., Any] = self._unbound_request
+        self._send_request: Optional[Callable[..., Any]] = None
+        self._stream: Any = None
+        self._closed_event = asyncio.Event()
+        self._close_error: Optional[BaseException] = None
+        # Filled by initialize().
+        self.initialize_result: Optional[dict] = None
+        self.protocol_version: Optional[str] = None
+        self.server_info: dict = {}
+        self.server_capabilities: dict = {}
+        self.instructions: Optional[str] = None
+        self.features: Optional[ServerFeatures] = None
+        # One bool per server capability, read by every request (False until initialized).
+        self._tools = self._resources = self._subscribe = False
+        self._prompts = self._completions = self._logging = False
+
+    def __repr__(self) -> str:
+        if self._session is None:
+            state = "unbound"
+        elif self._session.closed:
+            state = "closed"
+        elif self.protocol_version is None:
+            state = "connected"
+        else:
+            state = f"initialized {self.protocol_version}"
+        name = self.server_info.get("name") if self.server_info else None
+        return f"<Client {state} server={name!r}>"
+
+    # -- connection ----------------------------------------------------------------------
+
+    def bind(self, send: Callable[[bytes], None]) -> ClientConnection:
+        """Create the session writing to ``send``; returns the conn a transport drives.
+
+        A connection factory: ``open_stdio(cmd, args, client.bind)``. A Client binds once.
+        """
+        if self._session is not None:
+            raise RuntimeError("this Client is already bound to a connection")
+        session = Session(
+            send,
+            router=self._router,
+            logger=self._logger,
+            request_timeout=self._default_timeout,
+            max_pending=self._max_pending,
+        )
+        self._session = session
+        self._request = session.request
+        self._send_request = session.send_request
+        return ClientConnection(self, session)
+
+    @property
+    def session(self) -> Optional[Session]:
+        """The JSON-RPC Session (None before ``bind``)."""
+        return self._session
+
+    @property
+    def capabilities(self) -> dict:
+        """The ClientCapabilities this client sends (a copy)."""
+        return dict(self._capabilities)
+
+    @property
+    def initialized(self) -> bool:
+        """True once initialize completed and the connection is open."""
+        return self.protocol_version is not None and not self.closed
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection is gone (or closed here)."""
+        return self._session is not None and self._session.closed
+
+    @property
+    def close_error(self) -> Optional[BaseException]:
+        """What ended the connection (None while open, or when it was closed here)."""
+        return self._close_error
+
+    async def wait_closed(self) -> None:
+        """Return when the connection is gone."""
+        await self._closed_event.wait()
+
+    def _connection_lost(self, exc: Optional[BaseException]) -> None:
+        session = self._session
+        if session is None or session.closed:
+            return
+        self._close_error = exc
+        session.close(exc)
+        for subscriptions in self._subscriptions.values():
+            for subscription in subscriptions:
+                subscription._end(exc)
+        self._subscriptions.clear()
+        self._tools = self._resources = self._subscribe = False
+        self._prompts = self._completions = self._logging = False
+        self._closed_event.set()
+
+    async def aclose(self) -> None:
+        """Close the connection (and stop the server process of a stdio connection)."""
+        stream = self._stream
+        if stream is not None:
+            await stream.close()
+        self._connection_lost(None)
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+    # -- handshake -----------------------------------------------------------------------
+
+    async def initialize(self, *, timeout: Optional[float] = DEFAULT_INITIALIZE_TIMEOUT) -> dict:
+        """Run the handshake: initialize, check the version, then notifications/initialized.
+
+        Returns the InitializeResult. Raises UnsupportedProtocolVersion when the server
+        answers with a version this client does not speak, InitializeError for a
+        malformed answer (the connection stays open: close it), and whatever the request
+        raises (RequestTimeout after ``timeout`` seconds, ConnectionClosed, JSONRPCError).
+        """
+        session = self._session
+        if session is None:
+            raise RuntimeError("bind the Client to a connection before initialize()")
+        if self.protocol_version is not None:
+            raise RuntimeError("initialize() was already done on this connection")
+        params = {
+            "protocolVersion": self._requested_version,
+            "capabilities": self._capabilities,
+            "clientInfo": self._client_info,
+        }
+        result = await session.request("initialize", params, timeout=timeout)
+        if type(result) is not dict:
+            raise InitializeError(f"expected an object, got {result!r}")
+        version = check_server_version(result.get("protocolVersion"))
+        capabilities = result.get("capabilities", {})
+        if type(capabilities) is not dict:
+            raise InitializeError(f"capabilities must be an object, got {capabilities!r}")
+        server_info = result.get("serverInfo", {})
+        if type(server_info) is not dict:
+            raise InitializeError(f"serverInfo must be an object, got {server_info!r}")
+        instructions = result.get("instructions")
+        if instructions is not None and type(instructions) is not str:
+            raise InitializeError(f"instructions must be a string, got {instructions!r}")
+        features = ServerFeatures(capabilities, version, self._check_capabilities)
+        # JSON-RPC batches exist only in 2025-03-26.
+        session.batches_allowed = version == "2025-03-26"
+        session.notify("notifications/initialized")
+        self.initialize_result = result
+        self.server_capabilities = capabilities
+        self.server_info = server_info
+        self.instructions = instructions
+        self.features = features
+        self._tools = features.tools
+        self._resources = features.resources
+        self._subscribe = features.subscribe
+        self._prompts = features.prompts
+        self._completions = features.completions
+        self._logging = features.logging
+        self.protocol_version = version
+        return result
+
+    def _refuse(self, capability: str, method: str) -> None:
+        """Raise the right error for a request whose capability flag is False."""
+        if self.protocol_version is None:
+            raise NotInitialized(method)
+        if self.closed:
+            raise ConnectionClosed("the connection is closed")
+        raise CapabilityError(capability, method)
+
+    async def _unbound_request(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        raise NotInitialized(method)
+
+    # -- generic -------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any = None, *, timeout: Optional[float] = None,
+                      progress: Optional[Callable[..., Any]] = None) -> Any:
+        """Send any request and return its result as received (no capability check)."""
+        return await self._request(method, params, timeout=timeout, progress=progress)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send any notification."""
+        if self._session is None:
+            raise NotInitialized(method)
+        self._session.notify(method, params)
+
+    async def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Ping the server (allowed at any time); raises if it does not answer."""
+        await self._request("ping", None, timeout=timeout)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        progress: Optional[Callable[..., Any]] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> dict:
+        """Call a tool; returns the CallToolResult dict.
+
+        A tool that failed while running is a result with ``isError: true`` (not an
+        exception); an unknown tool or bad arguments raise InvalidParams.
+        """
+        if not self._tools:
+            self._refuse("tools", "tools/call")
+        if type(name) is not str:
+            raise TypeError(f"the tool name must be a str, not {type(name).__name__}")
+        if arguments is None:
+            params: dict[str, Any] = {"name": name}
+        else:
+            if type(arguments) is not dict:
+                arguments = _dict_arg("arguments", arguments)
+            params = {"name": name, "arguments": arguments}
+        if meta is not None:
+            params["_meta"] = _dict_arg("meta", meta)
+        # Session.request inlined (one coroutine less on the hot path); _tools being True
+        # means the session is bound and initialized.
+        out = self._send_request("tools/call", params, timeout=timeout, progress=progress)  # type: ignore[misc]
+        try:
+            return await out.future
+        except CancelledError as exc:
+            # The awaiting task was cancelled: drop the request and tell the server.
+            out.cancel(exc.args[0] if exc.args and isinstance(exc.args[0], str) else None)
+            raise
+
+    async def list_tools(self, *, timeout: Optional[float] = None) -> list:
+        """Every tool (all pages)."""
+        if not self._tools:
+            self._refuse("tools", "tools/list")
+        return await self._list_all("tools/list", "tools", timeout)
+
+    async def list_tools_page(self, cursor: Optional[str] = None, *,
+                              timeout: Optional[float] = None) -> dict:
+        """One page of tools/list: ``{"tools": [...], "nextCursor"?: ...}``."""
+        if not self._tools:
+            self._refuse("tools", "tools/list")
+        return await self._page("tools/list", "tools", cursor, timeout)
+
+    # -- resources -----------------------------------------------------------------------
+
+    async def list_resources(self, *, timeout: Optional[float] = None) -> list:
+        """Every resource (all pages)."""
+        if not self._resources:
+            self._refuse("resources", "resources/list")
+        return await self._list_all("resources/list", "resources", timeout)
+
+    async def list_resources_page(self, cursor: Optional[str] = None, *,
+                                  timeout: Optional[float] = None) -> dict:
+        """One page of resources/list."""
+        if not self._resources:
+            self._refuse("resources", "resources/list")
+        return await self._page("resources/list", "resources", cursor, timeout)
+
+    async def list_resource_templates(self, *, timeout: Optional[float] = None) -> list:
+        """Every resource template (all pages)."""
+        if not self._resources:
+            self._refuse("resources", "resources/templates/list")
+        return await self._list_all("resources/templates/list", "resourceTemplates", timeout)
+
+    async def list_resource_templates_page(self, cursor: Optional[str] = None, *,
+                                           timeout: Optional[float] = None) -> dict:
+        """One page of resources/templates/list."""
+        if not self._resources:
+            self._refuse("resources", "resources/templates/list")
+        return await self._page("resources/templates/list", "resourceTemplates", cursor, timeout)
+
+    async def read_resource(self, uri: str, *, timeout: Optional[float] = None,
+                            progress: Optional[Callable[..., Any]] = None) -> dict:
+        """Read a resource; returns ``{"contents": [...]}``. Unknown URI: JSONRPCError -32002."""
+        if not self._resources:
+            self._refuse("resources", "resources/read")
+        _str_arg("uri", uri)
+        return await self._request("resources/read", {"uri": uri}, timeout=timeout,
+                                   progress=progress)
+
+    async def subscribe(self, uri: str, callback: Optional[Callable[[dict], Any]] = None, *,
+                        timeout: Optional[float] = None) -> Subscription:
+        """Subscribe to a resource's updates (see :mod:`mcpfast.client.subscriptions`).
+
+        With ``callback``, each update's params go to ``callback(params)`` (sync or async);
+        without, iterate the returned Subscription: ``async for params in sub``.
+        """
+        if not self._subscribe:
+            self._refuse("resources.subscribe", "resources/subscribe")
+        _str_arg("uri", uri)
+        subscription = Subscription(self, uri, callback)
+        # Registered before the request: an update may follow the response at once.
+        self._subscriptions.setdefault(uri, []).append(subscription)
+        try:
+            await self._request("resources/subscribe", {"uri": uri}, timeout=timeout)
+        except BaseException:
+            self._forget(subscription)
+            raise
+        return subscription
+
+    async def unsubscribe(self, uri: str, *, timeout: Optional[float] = None) -> None:
+        """End every subscription to uri here and send resources/unsubscribe."""
+        if not self._subscribe:
+            self._refuse("resources.subscribe", "resources/unsubscribe")
+        _str_arg("uri", uri)
+        for subscription in self._subscriptions.pop(uri, ()):
+            subscription._end(None)
+        await self._request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def _forget(self, subscription: Subscription) -> bool:
+        """Drop a subscription here; True when it was the last one of its URI."""
+        subscription._end(None)
+        subscriptions = self._subscriptions.get(subscription.uri)
+        if subscriptions is None or subscription not in subscriptions:
+            return False
+        subscriptions.remove(subscription)
+        if subscriptions:
+            return False
+        del self._subscriptions[subscription.uri]
+        return True
+
+    async def _release_subscription(self, subscription: Subscription,
+                                    timeout: Optional[float] = None) -> None:
+        if self._forget(subscription) and not self.closed:
+            await self._request("resources/unsubscribe", {"uri": subscription.uri},
+                                timeout=timeout)
+
+    def _deliver_update(self, params: Any) -> Any:
+        """The notifications/resources/updated hook: feed the URI's subscriptions."""
+        uri = params.get("uri") if type(params) is dict else None
+        subscriptions = self._subscriptions.get(uri) if type(uri) is str else None
+        if not subscriptions:
+            return None
+        awaitables = None
+        for subscription in tuple(subscriptions):
+            result = subscription._push(params)
+            if result is not None:
+                if awaitables is None:
+                    awaitables = [result]
+                else:
+                    awaitables.append(result)
+        if awaitables is None:
+            return None
+        return await_all(RESOURCE_UPDATED_METHOD, awaitables)
+
+    # -- prompts -------------------------------------------------------------------------
+
+    async def list_prompts(self, *, timeout: Optional[float] = None) -> list:
+        """Every prompt (all pages)."""
+        if not self._prompts:
+            self._refuse("prompts", "prompts/list")
+        return await self._list_all("prompts/list", "prompts", timeout)
+
+    async def list_prompts_page(self, cursor: Optional[str] = None, *,
+                                timeout: Optional[float] = None) -> dict:
+        """One page of prompts/list."""
+        if not self._prompts:
+            self._refuse("prompts", "prompts/list")
+        return await self._page("prompts/list", "prompts", cursor, timeout)
+
+    async def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
+                         timeout: Optional[float] = None,
+                         progress: Optional[Callable[..., Any]] = None) -> dict:
+        """Get a prompt; arguments map names to strings. Returns the GetPromptResult dict."""
+        if not self._prompts:
+            self._refuse("prompts", "prompts/get")
+        params: dict[str, Any] = {"name": _str_arg("name", name)}
+        if arguments is not None:
+            params["arguments"] = _string_map("arguments", arguments)
+        return await self._request("prompts/get", params, timeout=timeout, progress=progress)
+
+    # -- completion, logging -------------------------------------------------------------
+
+    async def complete(
+        self,
+        argument: str,
+        value: str,
+        *,
+        prompt: Optional[str] = None,
+        resource: Optional[str] = None,
+        context: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None,
+    ) -> dict:
+        """Ask for completions of one argument of a prompt or a resource template.
+
+        Exactly one of ``prompt`` (a prompt name) or ``resource`` (a URI template) names
+        what the argument belongs to; ``context`` maps arguments already filled in to
+        their values (2025-06-18 and later). Returns ``{"completion": {"values": [...],
+        "total"?: n, "hasMore"?: bool}}``.
+        """
+        if not self._completions:
+            self._refuse("completions", "completion/complete")
+        if (prompt is None) == (resource is None):
+            raise TypeError("complete() needs exactly one of prompt=... or resource=...")
+        if prompt is not None:
+            ref = {"type": "ref/prompt", "name": _str_arg("prompt", prompt)}
+        else:
+            ref = {"type": "ref/resource", "uri": _str_arg("resource", resource)}
+        params: dict[str, Any] = {
+            "ref": ref,
+            "argument": {"name": _str_arg("argument", argument), "value": _str_arg("value", value)},
+        }
+        if context is not None:
+            if self.protocol_version is not None and self.protocol_version < "2025-06-18":
+                raise ClientError(
+                    f"completion context needs MCP 2025-06-18 or later; this connection "
+                    f"negotiated {self.protocol_version}"
+                )
+            params["context"] = {"arguments": _string_map("context", context)}
+        return await self._request("completion/complete", params, timeout=timeout)
+
+    async def set_logging_level(self, level: str, *, timeout: Optional[float] = None) -> None:
+        """Ask the server to send log messages at ``level`` and above (LOG_LEVELS)."""
+        if not self._logging:
+            self._refuse("logging", "logging/setLevel")
+        if level not in LOG_LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
+        await self._request("logging/setLevel", {"level": level}, timeout=timeout)
+
+    # -- pagination ----------------------------------------------------------------------
+
+    async def _page(self, method: str, key: str, cursor: Optional[str],
+                    timeout: Optional[float]) -> dict:
+        if cursor is None:
+            params = None
+        else:
+            params = {"cursor": _str_arg("cursor", cursor)}
+        page = await self._request(method, params, timeout=timeout)
+        if type(page) is not dict:
+            raise InvalidResult(method, f"expected an object, got {page!r}")
+        if type(page.get(key)) is not list:
+            raise InvalidResult(method, f"{key!r} must be an array")
+        next_cursor = page.get("nextCursor")
+        if next_cursor is not None and type(next_cursor) is not str:
+            raise InvalidResult(method, f"nextCursor must be a string, got {next_cursor!r}")
+        return page
+
+    async def _list_all(self, method: str, key: str, timeout: Optional[float]) -> list:
+        page = await self._page(method, key, None, timeout)
+        items = list(page[key])
+        cursor = page.get("nextCursor")
+        seen: set[str] = set()
+        while cursor is not None:
+            if cursor in seen:
+                raise PaginationError(method, cursor)
+            seen.add(cursor)
+            page = await self._page(method, key, cursor, timeout)
+            items.extend(page[key])
+            cursor = page.get("nextCursor")
+        return items
+
+    # -- roots ---------------------------------------------------------------------------
+
+    def set_roots(self, roots: Any) -> None:
+        """Replace the roots offered (a list, or a function returning one) and tell the
+        server (notifications/roots/list_changed) when connected."""
+        if self._roots is None:
+            raise ClientError(
+                "this client does not offer roots: pass roots=[...] when connecting to "
+                "advertise the roots capability"
+            )
+        self._roots.set(roots)
+        self.notify_roots_changed()
+
+    def notify_roots_changed(self) -> bool:
+        """Send notifications/roots/list_changed (when initialized); True when sent."""
+        if self._roots is None:
+            raise ClientError("this client does not offer roots")
+        if not self.initialized:
+            return False
+        self._session.notify("notifications/roots/list_changed")  # type: ignore[union-attr]
+        return True
+
+    # -- notification callbacks ----------------------------------------------------------
+
+    def on_notification(self, method: str, callback: Optional[Callable[[dict], Any]] = None) -> Any:
+        """Call ``callback(params)`` for each notification named method (decorator too)."""
+        if callback is None:
+            return lambda fn: self._notifications.add(method, fn)
+        return self._notifications.add(method, callback)
+
+    def remove_notification_handler(self, method: str, callback: Callable[[dict], Any]) -> None:
+        """Undo ``on_notification(method, callback)`` (ValueError when not registered)."""
+        self._notifications.remove(method, callback)
+
+    def on_log(self, callback: Callable[[dict], Any]) -> Callable[[dict], Any]:
+        """Call ``callback(params)`` for each notifications/message (``level``, ``data``,
+        ``logger``?); usable as a decorator."""
+        return self._notifications.add(LOG_METHOD, callback)
+
+    def on_list_changed(self, callback: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call ``callback(kind)`` with "tools", "resources" or "prompts" when the server
+        says that list changed; usable as a decorator."""
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, not {type(callback).__name__}")
+        for method, kind in LIST_CHANGED_METHODS.items():
+            self._notifications.add(method, lambda params, kind=kind: callback(kind))
+        return callback
+
+    def on_resource_updated(self, callback: Callable[[dict], Any]) -> Callable[[dict], Any]:
+        """Call ``callback(params)`` for every notifications/resources/updated (whatever
+        the URI; see also :meth:`subscribe`); usable as a decorator."""
+        return self._notifications.add(RESOURCE_UPDATED_METHOD, callback)

@@ -1,0 +1,215 @@
+"""connect(): open a transport to an MCP server, run the handshake, hand back a Client.
+
+    async with mcpfast.connect(["python", "server.py"]) as client:     # stdio
+        result = await client.call_tool("add", {"a": 1, "b": 2})
+
+    async with mcpfast.connect("tcp://127.0.0.1:9000") as client: ...  # newline-framed TCP
+
+    client = await mcpfast.connect("uvx some-server", env={"TOKEN": t})
+    try: ...
+    finally: await client.aclose()
+
+Targets (:func:`parse_target`):
+
+* a list or tuple: a command and its arguments, started as the server process (stdio);
+* a str URL: ``tcp://host:port``; ``http://`` and ``https://`` (Streamable HTTP) and
+  ``ws://`` / ``wss://`` raise :class:`~mcpfast.client.errors.TransportUnavailable` --
+  those transports are not available yet;
+* any other str: a command line, split like a POSIX shell does (``shlex``) unless ``args``
+  is given, in which case the str is the program and ``args`` its arguments (use this, or a
+  list, for a program path containing spaces).
+
+Options for a process: ``env`` (variables added to the small safe environment the child
+gets, see :func:`mcpfast.transports.default_environment`), ``cwd``, ``stderr`` (where the
+server's stderr goes; default: ours). ``initialize_timeout``: seconds to wait for the
+server's answer to initialize. Every other keyword goes to :class:`Client` (``sampling``,
+``elicitation``, ``roots``, ``on_log``, ``timeout``, ``protocol_version``, ...); or pass a
+Client made beforehand as ``client=``.
+
+``connect(...)`` returns a :class:`Connector`, used with ``async with`` (the connection is
+closed on exit -- for stdio: the server's stdin closed, then SIGTERM/SIGKILL if it lingers)
+or awaited (close it with ``await client.aclose()``). If the handshake fails, the connection
+is closed before the error propagates.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any, NamedTuple, Optional, Sequence, Union
+from urllib.parse import urlsplit
+
+from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
+from mcpfast.client.client import DEFAULT_INITIALIZE_TIMEOUT, Client
+from mcpfast.client.errors import TransportUnavailable
+
+__all__ = ["Connector", "Target", "connect", "parse_target"]
+
+_UNAVAILABLE_SCHEMES = {
+    "http": "Streamable HTTP",
+    "https": "Streamable HTTP",
+    "ws": "WebSocket",
+    "wss": "WebSocket",
+}
+
+
+class Target(NamedTuple):
+    """Where to connect: ``kind`` "stdio" (command, args), "tcp" (host, port) or the name of
+    a transport that is not available ("Streamable HTTP", "WebSocket"; url)."""
+
+    kind: str
+    command: Optional[str] = None
+    args: tuple = ()
+    host: Optional[str] = None
+    port: Optional[int] = None
+    url: Optional[str] = None
+
+
+def _parse_url(url: str) -> Target:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "tcp":
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"invalid port in {url!r}: {exc}") from None
+        if not parts.hostname or port is None:
+            raise ValueError(f"a TCP target needs a host and a port: tcp://host:port, got {url!r}")
+        if parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise ValueError(f"a TCP target is tcp://host:port, without path or query: {url!r}")
+        return Target("tcp", host=parts.hostname, port=port, url=url)
+    if scheme in _UNAVAILABLE_SCHEMES:
+        return Target(_UNAVAILABLE_SCHEMES[scheme], url=url)
+    raise ValueError(
+        f"unknown URL scheme {parts.scheme!r} in {url!r}: expected tcp://, http:// or https://"
+    )
+
+
+def parse_target(target: Any, args: Optional[Sequence[str]] = None) -> Target:
+    """The Target for what ``connect`` was given (see the module docstring)."""
+    if isinstance(target, (list, tuple)):
+        if args is not None:
+            raise TypeError("give the arguments either in the target list or as args, not both")
+        if not target:
+            raise ValueError("the command list is empty")
+        command, *rest = target
+        return parse_target(command, rest)
+    if isinstance(target, os.PathLike):
+        target = os.fspath(target)
+    if not isinstance(target, str):
+        raise TypeError(
+            f"the target must be a command (str or list) or a URL, not {type(target).__name__}"
+        )
+    if args is None and "://" in target and not any(c.isspace() for c in target):
+        return _parse_url(target)
+    if args is None:
+        words = shlex.split(target)
+        if not words:
+            raise ValueError("the command is empty")
+        command, arguments = words[0], words[1:]
+    else:
+        if isinstance(args, (str, bytes)):
+            raise TypeError("args must be a sequence of strings, not a single string")
+        command, arguments = target, [os.fspath(a) for a in args]
+        for argument in arguments:
+            if not isinstance(argument, str):
+                raise TypeError(f"arguments must be str, not {type(argument).__name__}")
+        if not command:
+            raise ValueError("the command is empty")
+    return Target("stdio", command=command, args=tuple(arguments))
+
+
+class Connector:
+    """What ``connect`` returns: ``async with`` it, or ``await`` it (module docstring)."""
+
+    __slots__ = ("target", "_client", "_stdio", "_max_frame_size", "_initialize_timeout", "_opened")
+
+    def __init__(self, target: Target, client: Client, *, stdio: dict, max_frame_size: int,
+                 initialize_timeout: Optional[float]) -> None:
+        self.target = target
+        self._client = client
+        self._stdio = stdio
+        self._max_frame_size = max_frame_size
+        self._initialize_timeout = initialize_timeout
+        self._opened = False
+
+    async def _open(self) -> Client:
+        if self._opened:
+            raise RuntimeError("this connect() was already used; call connect() again")
+        self._opened = True
+        target, client = self.target, self._client
+        if target.kind == "stdio":
+            from mcpfast.transports import open_stdio
+
+            stream = await open_stdio(
+                target.command, list(target.args), client.bind,
+                max_frame_size=self._max_frame_size, **self._stdio,
+            )
+        elif target.kind == "tcp":
+            from mcpfast.transports import open_tcp
+
+            stream = await open_tcp(
+                target.host, target.port, client.bind, max_frame_size=self._max_frame_size,
+            )
+        else:
+            raise TransportUnavailable(target.kind, target.url or "")
+        client._stream = stream
+        try:
+            await client.initialize(timeout=self._initialize_timeout)
+        except BaseException:
+            await stream.close()
+            raise
+        return client
+
+    def __await__(self) -> Any:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Client:
+        return await self._open()
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._client.aclose()
+
+    def __repr__(self) -> str:
+        return f"<Connector {self.target!r}>"
+
+
+def connect(
+    target: Union[str, Sequence[str], "os.PathLike[str]"],
+    args: Optional[Sequence[str]] = None,
+    *,
+    env: Optional[dict] = None,
+    cwd: Union[str, "os.PathLike[str]", None] = None,
+    stderr: Any = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    initialize_timeout: Optional[float] = DEFAULT_INITIALIZE_TIMEOUT,
+    client: Optional[Client] = None,
+    **client_options: Any,
+) -> Connector:
+    """Connect to an MCP server and initialize (see the module docstring).
+
+    Raises at once: TypeError / ValueError for a target that is not one,
+    TransportUnavailable for http(s):// and ws(s):// URLs. When awaited: OSError when the
+    process cannot start or the TCP connection cannot be made, UnsupportedProtocolVersion,
+    InitializeError, RequestTimeout (initialize unanswered), ConnectionClosed (the server
+    went away during the handshake), JSONRPCError (initialize refused).
+    """
+    parsed = parse_target(target, args)
+    if parsed.kind not in ("stdio", "tcp"):
+        raise TransportUnavailable(parsed.kind, parsed.url or str(target))
+    if parsed.kind != "stdio" and (env is not None or cwd is not None or stderr is not None):
+        raise TypeError("env, cwd and stderr apply to a server process (a command target) only")
+    if client is None:
+        client = Client(**client_options)
+    elif client_options:
+        raise TypeError(
+            f"pass options either to the Client or to connect(), not both: "
+            f"{', '.join(sorted(client_options))}"
+        )
+    elif not isinstance(client, Client):
+        raise TypeError(f"client must be a Client, not {type(client).__name__}")
+    stdio: dict[str, Any] = {}
+    if parsed.kind == "stdio":
+        stdio = {"env": env, "cwd": cwd, "stderr": stderr}
+    return Connector(parsed, client, stdio=stdio, max_frame_size=max_frame_size,
+                     initialize_timeout=initialize_timeout)

@@ -1,0 +1,36 @@
+"""The MCP protocol versions the client speaks and how it checks the server's choice.
+
+The client asks for the newest version it speaks (or the one given to ``connect``) in
+``initialize``. The server answers with that version when it speaks it, else with a version
+of its own choice; the client accepts any version listed here and refuses the rest with
+:class:`~mcpfast.client.errors.UnsupportedProtocolVersion` (the specification: a client
+that cannot use the server's version disconnects).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpfast.client.errors import UnsupportedProtocolVersion
+
+__all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "check_requested_version", "check_server_version"]
+
+# Newest first. 2026-07-28 has no initialize handshake at all; it is not spoken here.
+SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+
+
+def check_requested_version(version: Any) -> str:
+    """The version to ask for: one of SUPPORTED_VERSIONS (ValueError otherwise)."""
+    if type(version) is not str or version not in SUPPORTED_VERSIONS:
+        raise ValueError(
+            f"protocol_version must be one of {', '.join(SUPPORTED_VERSIONS)}, got {version!r}"
+        )
+    return version
+
+
+def check_server_version(version: Any) -> str:
+    """The server's answer when this client speaks it; UnsupportedProtocolVersion otherwise."""
+    if type(version) is not str or version not in SUPPORTED_VERSIONS:
+        raise UnsupportedProtocolVersion(version, SUPPORTED_VERSIONS)
+    return version
