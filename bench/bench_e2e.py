@@ -151,6 +151,10 @@ class Pair(abc.ABC):
         """Why this pair has no such transport, or None."""
         return None
 
+    def not_available_errors(self) -> tuple[type[BaseException], ...]:
+        """Exceptions by which connect() says a transport is not available yet."""
+        return ()
+
     @abc.abstractmethod
     def connect(self, transport: str) -> contextlib.AbstractAsyncContextManager[Connection]:
         """Start the server, connect and initialise; yields a Connection; stops both on exit."""
@@ -228,21 +232,31 @@ class McpfastPair(Pair):
             return "not available yet: mcpfast has no " + " / ".join(f"mcpfast.{n}" for n in missing)
         return None
 
+    def not_available_errors(self) -> tuple[type[BaseException], ...]:
+        try:
+            from mcpfast.client import TransportUnavailable
+        except ImportError:
+            return ()
+        return (TransportUnavailable,)
+
     @contextlib.asynccontextmanager
     async def connect(self, transport: str) -> AsyncIterator[Connection]:
         import mcpfast
 
         script = os.path.join(SERVERS_DIR, self.script)
         if transport == "stdio":
-            async with mcpfast.connect([sys.executable, script, "stdio"]) as client:
-                yield self._connection(client, _child_running(self.script))
+            with open(os.devnull, "w") as errlog:
+                async with mcpfast.connect([sys.executable, script, "stdio"], stderr=errlog) as client:
+                    yield self._connection(client, _child_running(self.script))
         elif transport in ("tcp", "http"):
             port = _free_port()
+            target = (f"tcp://127.0.0.1:{port}" if transport == "tcp"
+                      else f"http://127.0.0.1:{port}/mcp")
+            # connect() refuses a transport it does not have at once, before a server starts.
+            connector = mcpfast.connect(target)
             with _server_process(self.script, transport, str(port)) as process:
                 await _wait_for_port(port, process)
-                target = (f"tcp://127.0.0.1:{port}" if transport == "tcp"
-                          else f"http://127.0.0.1:{port}/mcp")
-                async with mcpfast.connect(target) as client:
+                async with connector as client:
                     yield self._connection(client, process.pid)
         else:
             raise ValueError(f"unknown transport {transport!r}")
@@ -432,7 +446,10 @@ def _smoke_test(pair: Pair, transport: str) -> tuple[str, str]:
 
     try:
         problem = asyncio.run(asyncio.wait_for(exercise(), STARTUP_TIMEOUT + 60))
-    except Exception as exc:  # any failure means this pair cannot be measured
+    except pair.not_available_errors() as exc:
+        text = str(exc)
+        return harness.UNAVAILABLE, text if "not available" in text else f"not available yet: {text}"
+    except Exception as exc:  # any other failure means this pair cannot be measured
         return harness.WRONG, f"raised {type(exc).__name__}: {exc}"
     if problem:
         return harness.WRONG, problem

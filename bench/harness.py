@@ -85,10 +85,6 @@ def time_calls(loops: int, op: Callable[[], object]) -> float:
     return clock() - start
 
 
-def repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 def make_runner(extra_options: dict[str, dict[str, Any]] | None = None, **defaults: Any):
     """A pyperf Runner with the harness's options (and ``extra_options``: flag -> argparse
     keywords, each a string option), all forwarded to the workers it spawns."""

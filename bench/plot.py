@@ -1,8 +1,9 @@
 """Draw the comparison table of a results directory as a PNG bar chart (for the README).
 
-    python -m bench.plot [RESULTS_DIR] [-o bench/chart.png]
+    python -m bench.plot [RESULTS_DIR ...] [-o bench/chart.png]
 
-RESULTS_DIR defaults to bench/results/latest.  Top: codec decode and encode throughput (ops/s,
+RESULTS_DIR defaults to bench/results/latest; several directories are drawn together (e.g. a
+quick run and an ``--only e2e`` run).  Top: codec decode and encode throughput (ops/s,
 log scale) of every library per fixture.  Bottom: mcpfast's speed-up over the baseline of each
 framing, pending and end-to-end case (log scale; the dashed line is parity).
 """
@@ -111,13 +112,13 @@ def _speedup_entries(cases: list[report.CaseResult]) -> list[tuple[str, float]]:
     return entries
 
 
-def draw(directory: str, output: str) -> str:
+def draw(directories: list[str], output: str) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cases = report.load_results(directory)
+    cases = [case for directory in directories for case in report.load_results(directory)]
     by_name = {case.case: case for case in cases}
     entries = _speedup_entries(cases)
     fig = plt.figure(figsize=(14, 13 if entries else 9.5), dpi=100)
@@ -145,8 +146,9 @@ def draw(directory: str, output: str) -> str:
         ax.set_xlabel("mcpfast speed-up (baseline time / mcpfast time, log; > 1: mcpfast faster)")
         ax.set_title("framing, pending requests, end to end")
         ax.grid(axis="x", alpha=0.3)
-    stamp = os.path.basename(os.path.realpath(directory))
-    fig.suptitle(f"mcpfast vs peers, same run ({stamp}); higher is better", fontsize=13)
+    stamps = ", ".join(os.path.basename(os.path.realpath(d)) for d in directories)
+    fig.suptitle(f"mcpfast vs peers measured in the same run ({stamps}); higher is better",
+                 fontsize=13)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(output)
     plt.close(fig)
@@ -155,13 +157,14 @@ def draw(directory: str, output: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="?", default=DEFAULT_RESULTS,
-                        help="results directory (default: bench/results/latest)")
+    parser.add_argument("results", nargs="*", default=[DEFAULT_RESULTS],
+                        help="results directories (default: bench/results/latest)")
     parser.add_argument("-o", "--output", default=DEFAULT_OUTPUT, help="PNG to write")
     args = parser.parse_args(argv)
-    if not os.path.isdir(args.results):
-        print(f"no results directory {args.results}: run scripts/bench first", file=sys.stderr)
-        return 1
+    for directory in args.results:
+        if not os.path.isdir(directory):
+            print(f"no results directory {directory}: run scripts/bench first", file=sys.stderr)
+            return 1
     print(draw(args.results, args.output))
     return 0
 

@@ -40,9 +40,9 @@ PYPERF_ARGS = {
     ("framing", "full"): [],
     ("pending", "full"): [],
     ("e2e", "full"): [],  # bench_e2e.py's own defaults: 2 processes, 3 values of 250 ms
-    ("codec", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.02"],
-    ("framing", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.05"],
-    ("pending", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.02"],
+    ("codec", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.01"],
+    ("framing", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.03"],
+    ("pending", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.01"],
     ("e2e", "quick"): ["--processes", "1", "--values", "2", "--min-time", "0.1"],
 }
 # A whole group is stopped after this long (a hung server or extension fails, never stalls).
@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = os.path.abspath(args.out) if args.out else new_results_dir()
     os.makedirs(os.path.join(out_dir, "status"), exist_ok=True)
     groups = groups_to_run(args.quick, args.only)
+    existing = [g for g in groups if os.path.exists(os.path.join(out_dir, f"{g}.json"))]
+    if existing:
+        parser.error(f"{out_dir} already holds results of {', '.join(existing)}: choose another --out")
     info = {
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "mode": mode,

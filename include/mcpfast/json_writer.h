@@ -1,7 +1,8 @@
 /*
  * JSON output in C: a growable byte buffer, and writers for the JSON pieces that need no
  * Python objects -- string escaping (from UTF-8 bytes or from the three PEP 393 code unit
- * widths), integers, literals.  No Python objects here.
+ * widths), integers, and doubles in their shortest round-trip form.  No Python objects
+ * here.
  *
  * Escaping rules (what json.dumps(..., ensure_ascii=False) writes): '"' and '\' are
  * escaped, control characters U+0000..U+001F are escaped (\b \t \n \f \r short forms,

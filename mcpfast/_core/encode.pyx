@@ -101,8 +101,7 @@ cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(PyObject *o, int *overflow)
     unsigned long long PyLong_AsUnsignedLongLong(PyObject *o)
     double PyFloat_AS_DOUBLE(PyObject *o)
-    PyObject *PyErr_Occurred()
-    void PyErr_Clear()
+    int Py_LE
     void Py_IncRef(PyObject *o)
     void Py_DecRef(PyObject *o)
     char *PyOS_double_to_string(double value, char format_code, int precision, int flags,
@@ -373,16 +372,20 @@ cdef str _type_name(object o):
 
 
 cdef str _path(enc_ctx *c, int depth):
-    """The location of the value being written at depth, e.g. $.params.items[2]."""
+    """The location of the value being written at depth, e.g. $.params.items[2].
+
+    Error paths call this before anything else that allocates: an allocation may run the
+    garbage collector and with it finalizers, which could free what the borrowed pointers
+    in c.keys point to.  The keys are held first, then the path is built.
+    """
     cdef int d
-    cdef list parts = ["$"]
+    cdef list parts
     cdef object key
     depth = min(depth, _MAX_DEPTH)
-    # Hold the keys before building anything: building allocates, and nothing may free a
-    # key while its borrowed pointer is about to be read.
     for d in range(1, depth + 1):
         if c.keys[d] is not NULL:
             Py_IncRef(c.keys[d])
+    parts = ["$"]
     try:
         for d in range(1, depth + 1):
             if c.keys[d] is NULL:
@@ -401,7 +404,8 @@ cdef str _path(enc_ctx *c, int depth):
 
 
 cdef int _fail(enc_ctx *c, int depth, str message) except -1:
-    # Only for messages built without running Python code: _path reads borrowed pointers.
+    # Only for messages that the caller built without allocating container objects (see
+    # _path); the others take the path first.
     raise EncodeError(message, _path(c, depth))
 
 
@@ -468,12 +472,13 @@ cdef int _write_member_name_units(enc_ctx *c, PyObject *key, int depth) except -
 
 
 cdef int _fail_surrogate(enc_ctx *c, int depth, PyObject *s, size_t bad, str what) except -1:
+    cdef str path = _path(c, depth)
     cdef unsigned int unit = <unsigned int>PyUnicode_READ(PyUnicode_KIND(s), PyUnicode_DATA(s),
                                                            <Py_ssize_t>bad)
     cdef str text = <str>s
     cdef str shown = str.__repr__(text) if len(text) <= 40 else str.__repr__(text[:40]) + "..."
-    return _fail(c, depth, "%s %s holds a lone surrogate U+%04X at index %d, which has no "
-                 "UTF-8 encoding" % (what, shown, unit, bad))
+    raise EncodeError("%s %s holds a lone surrogate U+%04X at index %d, which has no UTF-8 "
+                      "encoding" % (what, shown, unit, bad), path)
 
 
 cdef int _write_int(enc_ctx *c, PyObject *o, int depth) except -1:
@@ -489,16 +494,28 @@ cdef int _write_int(enc_ctx *c, PyObject *o, int depth) except -1:
         if mf_write_i64(&c.w, value) != MF_WRITE_OK:
             return _no_memory()
         return 0
-    if overflow > 0:
-        big = PyLong_AsUnsignedLongLong(o)
-        if big != <unsigned long long>-1 or PyErr_Occurred() is NULL:
-            if mf_write_u64(&c.w, big) != MF_WRITE_OK:
-                return _no_memory()
-            return 0
-        PyErr_Clear()
-    return _fail(c, depth, "int %s is out of range: JSON integers must lie in "
-                 "[-2**63, 2**64-1] (64 bits), as the decoder requires too"
-                 % int.__repr__(<object>o))
+    # Compared with int's own comparison (no subclass method, no OverflowError raised: an
+    # exception object could set off the garbage collector, see _path).
+    if overflow > 0 and PyLong_Type.tp_richcompare(<object>o, _UINT64_MAX, Py_LE) is True:
+        if mf_write_u64(&c.w, PyLong_AsUnsignedLongLong(o)) != MF_WRITE_OK:
+            return _no_memory()
+        return 0
+    return _fail_int_range(c, depth, o)
+
+
+cdef object _UINT64_MAX = 2**64 - 1
+
+
+cdef int _fail_int_range(enc_ctx *c, int depth, PyObject *o) except -1:
+    cdef str path = _path(c, depth)
+    raise EncodeError("int %s is out of range: JSON integers must lie in [-2**63, 2**64-1] "
+                      "(64 bits), as the decoder requires too" % int.__repr__(<object>o), path)
+
+
+cdef int _fail_float(enc_ctx *c, int depth, double value) except -1:
+    cdef str path = _path(c, depth)
+    raise EncodeError("float %r is not valid JSON (NaN and infinities have no JSON form)"
+                      % value, path)
 
 
 cdef int _write_double(enc_ctx *c, double value, int depth) except -1:
@@ -507,8 +524,7 @@ cdef int _write_double(enc_ctx *c, double value, int depth) except -1:
     cdef size_t n
     cdef int status
     if not isfinite(value):
-        return _fail(c, depth, "float %r is not valid JSON (NaN and infinities have no "
-                     "JSON form)" % value)
+        return _fail_float(c, depth, value)
     if mf_writer_reserve(&c.w, 32) != MF_WRITE_OK:
         return _no_memory()
     n = mf_format_double(c.w.data + c.w.len, value)
@@ -609,8 +625,8 @@ cdef int _write_array(enc_ctx *c, PyObject *seq, bint is_a_list, int depth) exce
 
 
 cdef int _too_deep(enc_ctx *c, int depth) except -1:
-    return _fail(c, depth - 1, "nesting deeper than %d levels (or a reference cycle)"
-                 % _MAX_DEPTH)
+    cdef str path = _path(c, depth - 1)
+    raise EncodeError("nesting deeper than %d levels (or a reference cycle)" % _MAX_DEPTH, path)
 
 
 cdef inline int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
@@ -667,6 +683,11 @@ cdef int _write_any(enc_ctx *c, PyObject *o, int depth) except -1:
 # Tapes: payloads of decoded messages that were never built into Python objects
 
 
+cdef int _fail_tape_depth(enc_ctx *c, int depth) except -1:
+    cdef str path = _path(c, depth)
+    raise EncodeError("nesting deeper than %d levels inside this payload" % _MAX_DEPTH, path)
+
+
 cdef int _write_tape(enc_ctx *c, const mf_tape *t, int depth) except -1:
     """Write the JSON value held by a tape copy: one pass over its words, in C.
 
@@ -700,8 +721,7 @@ cdef int _write_tape(enc_ctx *c, const mf_tape *t, int depth) except -1:
             i += 1
         elif kind == b'{' or kind == b'[':
             if depth + level + 1 > _MAX_DEPTH:
-                return _fail(c, depth, "nesting deeper than %d levels inside this payload"
-                             % _MAX_DEPTH)
+                return _fail_tape_depth(c, depth)
             level += 1
             in_object[level] = kind == b'{'
             key_next = in_object[level]

@@ -296,3 +296,97 @@ def test_format_seconds(seconds, text):
 ])
 def test_format_rate(rate, text):
     assert report.format_rate(rate) == text
+
+
+# --- the harness: what the manager and a worker register ------------------------------------
+
+class _RecordingRunner:
+    """Stands in for pyperf.Runner: fixed parsed arguments, records bench_time_func calls."""
+
+    def __init__(self, **args):
+        import argparse
+
+        defaults = {"match": "", "worker": False, "worker_task": None, "exclude": "",
+                    "status_output": None}
+        self.args = argparse.Namespace(**{**defaults, **args})
+        self.registered = []
+
+    def parse_args(self):
+        return self.args
+
+    def bench_time_func(self, name, time_func, *args, inner_loops=None, metadata=None):
+        self.registered.append((name, time_func, args, inner_loops, metadata))
+
+
+def _cases(prepared):
+    def case(name, status):
+        def prepare():
+            prepared.append(name)
+            return harness.time_calls, (lambda: None,)
+        return harness.Case(name=name, impl_label=name, case_title="t",
+                            check=lambda: (status, "" if status == harness.OK else "why"),
+                            prepare=prepare, inner_loops=4)
+    return [case("g/c/a", harness.OK), case("g/c/b", harness.WRONG),
+            case("g/c/c", harness.OK), case("g/c/d", harness.UNAVAILABLE)]
+
+
+def test_manager_checks_excludes_and_writes_status(tmp_path):
+    prepared = []
+    status_file = tmp_path / "status" / "g.json"
+    runner = _RecordingRunner(status_output=str(status_file))
+    harness.run(runner, "g", _cases(prepared))
+    assert prepared == []  # the manager never prepares (imports, starts servers)
+    assert [entry[0] for entry in runner.registered] == ["g/c/a", "g/c/c"]
+    assert runner.args.exclude == "g/c/b,g/c/d"  # forwarded to the workers
+    assert all(entry[3] == 4 for entry in runner.registered)
+    status = json.loads(status_file.read_text())
+    assert [(c["impl"], c["status"]) for c in status["cases"]] == [
+        ("a", "ok"), ("b", "wrong"), ("c", "ok"), ("d", "unavailable")]
+
+
+def test_worker_prepares_only_its_own_task_after_the_managers_exclusions():
+    prepared = []
+    runner = _RecordingRunner(worker=True, worker_task=1, exclude="g/c/b,g/c/d")
+    harness.run(runner, "g", _cases(prepared))
+    # Task 1 of the timed cases (a, c) is c, although c is the third case overall.
+    assert prepared == ["g/c/c"]
+    assert [entry[0] for entry in runner.registered] == ["g/c/a", "g/c/c"]
+    time_func, args = runner.registered[1][1], runner.registered[1][2]
+    assert time_func(10, *args) >= 0.0
+    with pytest.raises(RuntimeError):
+        runner.registered[0][1](10)
+
+
+def test_match_selects_cases():
+    prepared = []
+    runner = _RecordingRunner(match="/(a|c)$")
+    harness.run(runner, "g", _cases(prepared))
+    assert [entry[0] for entry in runner.registered] == ["g/c/a", "g/c/c"]
+
+
+def test_time_calls_calls_the_operation_loops_times():
+    calls = []
+    elapsed = harness.time_calls(7, lambda: calls.append(1))
+    assert len(calls) == 7 and elapsed >= 0.0
+
+
+def test_a_pending_benchmark_runs_through_pyperf(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "bench_pending.py"
+    out, status = tmp_path / "pending.json", tmp_path / "status" / "pending.json"
+    subprocess.run(
+        [sys.executable, str(script), "--match", "in_flight_1/", "--processes", "1",
+         "--values", "1", "--warmups", "0", "--loops", "64", "--quiet",
+         "-o", str(out), "--status-output", str(status)],
+        check=True, capture_output=True, timeout=120)
+    entries = json.loads(status.read_text())["cases"]
+    assert [e["impl"] for e in entries] == ["mcpfast", "mcpfast-deadline", "dict"]
+    timed = {e["name"] for e in entries if e["status"] == harness.OK}
+    assert "pending/add_pop/in_flight_1/dict" in timed
+    names = {bench.get_name() for bench in pyperf.BenchmarkSuite.load(str(out)).get_benchmarks()}
+    assert names == timed
+    (case,) = report.load_results(str(tmp_path))
+    assert case.row("dict").timed and case.row("dict").median > 0

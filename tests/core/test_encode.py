@@ -117,6 +117,21 @@ def test_every_ascii_character(code):
     assert dumps("abcdefghij" + c + "klmnopqrst") == reference("abcdefghij" + c + "klmnopqrst")
 
 
+@pytest.mark.parametrize("special", ['"', "\\", "\n", "\x00", "\x1f", " ", "\x7f", "é", "€", "😀"])
+def test_one_special_character_at_every_length_and_position(special):
+    # Covers the in-line short-string check, the 16- and 8-byte blocks and the tails, for
+    # str objects and for strings written from a decoded tape.
+    strings = []
+    for n in range(1, 41):
+        for position in range(n):
+            s = "a" * position + special + "b" * (n - position - 1)
+            assert dumps(s) == reference(s), (n, position)
+            assert dumps({s: 0}) == reference({s: 0}), (n, position)
+            strings.append(s)
+    frame = encode_response(1, {"list": strings, "keys": dict.fromkeys(strings, 1)})
+    assert encode_message(decode(frame)) == frame
+
+
 def test_escape_forms():
     assert dumps('"') == b'"\\""'
     assert dumps("\\") == b'"\\\\"'

@@ -984,6 +984,7 @@ class PendingTableMachine(RuleBasedStateMachine):
         self.now = 0.0
 
     def _add(self, request_id, deadline):
+        """Add to both; returns the error class the table raised (as the model predicts)."""
         waiter = Waiter(request_id)
         expected = None
         if request_id in self.model.entries:
@@ -996,6 +997,7 @@ class PendingTableMachine(RuleBasedStateMachine):
         else:
             with pytest.raises(expected):
                 self.table.add(request_id, waiter, deadline)
+        return expected
 
     def _known_or(self, data, ids):
         if self.model.entries and data.draw(st.booleans()):
@@ -1058,17 +1060,12 @@ class BulkPendingTableMachine(PendingTableMachine):
     def add_many(self, n, seed):
         rng = random.Random(seed)
         for _ in range(n):
-            if len(self.model.entries) >= self.capacity:
-                with pytest.raises(PendingTableFull):
-                    self.table.add(self.table.next_id(), Waiter())
-                self.counter += 1
-                return
             request_id = self.table.next_id()
+            assert request_id == self.counter
             self.counter += 1
             deadline = rng.choice([None, float(rng.randint(-50, 50)), rng.uniform(-50, 50)])
-            waiter = Waiter(request_id)
-            self.table.add(request_id, waiter, deadline)
-            self.model.add(request_id, waiter, deadline)
+            if self._add(request_id, deadline) is PendingTableFull:
+                return
 
     @precondition(lambda self: self.model.entries)
     @rule(fraction=st.floats(0.0, 1.0), seed=st.integers(0, 2**32))

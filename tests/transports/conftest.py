@@ -30,12 +30,31 @@ def run(loop_kind):
         async def bounded():
             return await asyncio.wait_for(coro, timeout)
 
-        with asyncio.Runner(loop_factory=factory) as r:
-            if loop_kind == "uvloop":
-                assert type(r.get_loop()).__module__.startswith("uvloop")
-            return r.run(bounded())
+        return run_on(factory, bounded(), expect_uvloop=loop_kind == "uvloop")
 
     return runner
+
+
+def run_on(factory, coro, *, expect_uvloop=False):
+    """Run coro on a new loop from factory, then close it (as asyncio.Runner does; 3.10 too)."""
+    loop = factory()
+    if expect_uvloop:
+        assert type(loop).__module__.startswith("uvloop")
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
 class RecordingConn:

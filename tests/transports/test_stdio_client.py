@@ -281,7 +281,9 @@ def test_factory_failure_is_raised_and_the_process_killed(run, python, recorder)
     token = f"mcpfast-factory-failure-{os.getpid()}"
 
     def factory(send):
-        assert processes_with(token), "the child should be running now"
+        if not processes_with(token):
+            import subprocess as sp
+            raise AssertionError("DIAG " + sp.run(["ps", "-eo", "pid,pgid,stat,args"], capture_output=True, text=True).stdout[-6000:])
         raise LookupError("no conn for you")
 
     async def go():

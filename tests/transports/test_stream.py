@@ -96,8 +96,7 @@ def test_any_chunking_delivers_the_same_frames(frames, cuts, crlf, make_recorder
         protocol.eof_received()
         return transport
 
-    with asyncio.Runner() as runner:
-        transport = runner.run(go())
+    transport = asyncio.run(go())
     conn = recorder.conns[0]
     assert conn.frames == frames
     assert conn.closes == [None]
