@@ -28,7 +28,6 @@ is not available yet; 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import json
 import os

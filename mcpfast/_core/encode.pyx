@@ -630,14 +630,18 @@ cdef int _too_deep(enc_ctx *c, int depth) except -1:
 
 
 cdef inline int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
-    # The commonest values -- ASCII text, small ints, literals -- are written right here,
-    # inside the container loops; everything else by _write_any.
+    # The commonest values -- ASCII text, dicts, lists, small ints, literals -- are
+    # dispatched right here; everything else by _write_any.
     cdef PyTypeObject *t = type_of(o)
     cdef long long small
     cdef int status
     if t is &PyUnicode_Type and PyUnicode_IS_COMPACT_ASCII(o):
         status = mf_write_string_utf8(&c.w, <const char *>PyUnicode_DATA(o),
                                       <size_t>PyUnicode_GET_LENGTH(o))
+    elif t is &PyDict_Type:
+        return _write_dict(c, o, depth)
+    elif t is &PyList_Type:
+        return _write_array(c, o, True, depth)
     elif t is &PyLong_Type and mf_small_int(o, &small):
         status = mf_write_i64(&c.w, small)
     elif o is py_true:
@@ -654,14 +658,8 @@ cdef inline int _write_value(enc_ctx *c, PyObject *o, int depth) except -1:
 
 
 cdef int _write_any(enc_ctx *c, PyObject *o, int depth) except -1:
-    # What _write_value leaves: containers, floats, non-ASCII text, big ints, then
-    # subclasses (written from their base storage: no method of theirs is called) and
-    # messages.
-    cdef PyTypeObject *t = type_of(o)
-    if t is &PyDict_Type:
-        return _write_dict(c, o, depth)
-    if t is &PyList_Type:
-        return _write_array(c, o, True, depth)
+    # What _write_value leaves: floats, non-ASCII text, big ints, tuples, then subclasses
+    # (written from their base storage: no method of theirs is called) and messages.
     if is_float(o):
         return _write_double(c, PyFloat_AS_DOUBLE(o), depth)
     if is_str(o):

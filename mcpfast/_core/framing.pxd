@@ -29,14 +29,11 @@ cdef class FrameBuffer:
     cdef char *data
     cdef readonly Py_ssize_t capacity
     # Py_buffers currently exported; the owner may move or free bytes only when 0.
+    # Frame views narrowed from one memoryview share that view's single export.
     cdef readonly Py_ssize_t exports
-    # Range the next __getbuffer__ exports (set by view()); _view_len < 0: the whole
-    # usable range.
-    cdef Py_ssize_t _view_start
-    cdef Py_ssize_t _view_len
 
-    # A read-only memoryview of bytes [start, stop) whose .obj is this FrameBuffer.
-    cdef object view(self, Py_ssize_t start, Py_ssize_t stop)
+    # A new read-only memoryview of the whole usable range (one export).
+    cdef object whole(self)
     # Changes the allocation size, keeping the first min(old, new) bytes; requires no
     # exports.
     cdef int resize(self, Py_ssize_t capacity) except -1

@@ -51,7 +51,11 @@ class FrameBuffer:
         """Size of the allocation in bytes, padding included."""
     @property
     def exports(self) -> int:
-        """Buffers of this block currently exported (live frame views and other views)."""
+        """Buffers of this block currently exported; 0 once no view of it is alive.
+
+        The frames one feed() returns share a single export, which ends when the last of
+        them is released; each memoryview made of the FrameBuffer itself counts one.
+        """
     def span(self, frame: Buffer) -> tuple[int, int]:
         """Offsets (start, stop) of the bytes of contiguous buffer `frame` in this block.
 

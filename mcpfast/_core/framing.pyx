@@ -18,7 +18,7 @@ from cpython.buffer cimport (
 )
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_RawCalloc, PyMem_RawFree, PyMem_RawRealloc
-from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_FromObject
+from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_FromObject, PyMemoryView_GET_BUFFER
 from libc.stdint cimport uintptr_t
 from libc.string cimport memchr, memcpy, memmove, memset
 
@@ -66,6 +66,22 @@ class FrameTooLarge(ValueError):
         return (type(self), (self.limit, self.size))
 
 
+cdef inline object narrowed_view(object base, char *start, Py_ssize_t size):
+    # A new memoryview sharing base's export, covering [start, start + size) instead:
+    # what base[a:b] gives, without building a slice and two ints.  `base` is a 1-D
+    # contiguous byte view and the new view is not yet seen by anyone, so rewriting its
+    # private copy of the buffer (pointer, length, shape) is all slicing would do.
+    cdef object view = PyMemoryView_FromObject(base)
+    cdef Py_buffer *info
+    if view is base:
+        raise SystemError("PyMemoryView_FromObject returned its argument")
+    info = PyMemoryView_GET_BUFFER(view)
+    info.buf = start
+    info.len = size
+    info.shape[0] = size
+    return view
+
+
 cdef inline bint is_blank(const char *p, Py_ssize_t size) noexcept nogil:
     # Lines holding only JSON whitespace carry no message; a frame starts with a
     # non-blank byte almost always, so this returns on the first byte.
@@ -90,7 +106,6 @@ cdef class FrameBuffer:
         self.data = NULL
         self.capacity = 0
         self.exports = 0
-        self._view_len = -1
 
     def __init__(self):
         raise TypeError("FrameBuffer instances are created by LineFramer")
@@ -99,17 +114,12 @@ cdef class FrameBuffer:
         PyMem_RawFree(self.data)
 
     def __getbuffer__(self, Py_buffer *view, int flags):
-        cdef Py_ssize_t start = 0
-        cdef Py_ssize_t length = self.capacity - FRAME_PADDING
         if flags & PyBUF_WRITABLE:
             raise BufferError("FrameBuffer is read-only")
         if self.data == NULL:
             raise BufferError("FrameBuffer has no allocation")
-        if self._view_len >= 0:
-            start = self._view_start
-            length = self._view_len
-        view.buf = self.data + start
-        view.len = length
+        view.buf = self.data
+        view.len = self.capacity - FRAME_PADDING
         view.readonly = 1
         view.itemsize = 1
         view.format = BYTE_FORMAT if (flags & PyBUF_FORMAT) == PyBUF_FORMAT else NULL
@@ -144,15 +154,8 @@ cdef class FrameBuffer:
     def __repr__(self):
         return f"<FrameBuffer capacity={self.capacity} exports={self.exports}>"
 
-    cdef object view(self, Py_ssize_t start, Py_ssize_t stop):
-        # PyMemoryView_FromObject calls __getbuffer__, which exports the range set here:
-        # one managed buffer per frame measured faster than slicing one base view.
-        self._view_start = start
-        self._view_len = stop - start
-        try:
-            return PyMemoryView_FromObject(self)
-        finally:
-            self._view_len = -1
+    cdef object whole(self):
+        return PyMemoryView_FromObject(self)
 
     cdef int resize(self, Py_ssize_t capacity) except -1:
         cdef char *data
@@ -271,7 +274,7 @@ cdef class LineFramer:
             if end > start and buf.data[end - 1] == c'\r':
                 end -= 1
             if not is_blank(buf.data + start, end - start):
-                out.append(buf.view(start, end))
+                out.append(narrowed_view(buf.whole(), buf.data + start, end - start))
         self._discarding = False
         return out
 
@@ -350,6 +353,8 @@ cdef class LineFramer:
         # Emit every line completed by the bytes in [scan_from, _end); those before
         # scan_from were scanned already and hold no newline.
         cdef FrameBuffer buf = self._buf
+        # One export of the whole block per scan; each frame is a narrowed copy of it.
+        cdef object whole = None
         cdef char *data = buf.data
         cdef char *cursor = data + scan_from
         cdef char *stop = data + self._end
@@ -371,7 +376,9 @@ cdef class LineFramer:
             if end - start > limit:
                 out.append(FrameTooLarge(limit, end - start))
             elif not is_blank(data + start, end - start):
-                out.append(buf.view(start, end))
+                if whole is None:
+                    whole = buf.whole()
+                out.append(narrowed_view(whole, data + start, end - start))
             start = self._start
         partial = self._end - start
         # Over the limit for sure once it holds limit + 1 bytes not ending in \r (a \r there

@@ -181,6 +181,10 @@ class Client:
                 info["title"] = title
         self._client_info = info
         self._logger = logger if logger is not None else _LOGGER
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+        ):
+            raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
         self._default_timeout = timeout
         self._max_pending = max_pending
         self._check_capabilities = bool(check_capabilities)

@@ -77,10 +77,14 @@ class LoopThread:
                 awaitable.close()
             raise RuntimeError("the client's event loop thread has stopped (closed client)")
 
-        async def wrapper() -> T:
-            return await awaitable
+        if asyncio.iscoroutine(awaitable):
+            coroutine = awaitable
+        else:
+            async def wrapper() -> T:
+                return await awaitable
 
-        future = asyncio.run_coroutine_threadsafe(wrapper(), self.loop)
+            coroutine = wrapper()
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
             return future.result()
         except BaseException:

@@ -11,7 +11,7 @@ def test_log_messages_reach_on_log(fake, arun):
     seen = []
 
     async def main():
-        client = await server.connect(on_log=seen.append)
+        await server.connect(on_log=seen.append)
         params = {"level": "warning", "logger": "db", "data": {"rows": 3}}
         server.session.notify("notifications/message", params)
         await server.settle()
@@ -25,7 +25,7 @@ def test_list_changed_callbacks_get_the_kind(fake, arun):
     kinds = []
 
     async def main():
-        client = await server.connect(on_list_changed=kinds.append)
+        await server.connect(on_list_changed=kinds.append)
         for kind in ("tools", "prompts", "resources"):
             server.session.notify(f"notifications/{kind}/list_changed")
         await server.settle()

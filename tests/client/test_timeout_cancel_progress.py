@@ -78,6 +78,14 @@ def test_bad_timeouts_are_refused(fake, arun):
     arun(main())
 
 
+@pytest.mark.parametrize("bad", [0, -1, "5", True, float("nan")])
+def test_a_bad_default_timeout_is_refused_at_once(bad):
+    from mcpfast.client import Client
+
+    with pytest.raises(ValueError, match="timeout"):
+        Client(timeout=bad)
+
+
 def test_many_timeouts_share_one_timer(fake, arun):
     server = fake()
     _slow_tool(server)

@@ -108,6 +108,22 @@ def test_many_frames_in_one_feed():
     assert [bytes(f) for f in got] == frames
 
 
+def test_frames_behave_as_ordinary_byte_views():
+    first, frame = LineFramer().feed(b"x\n{ab}\n")
+    assert len(frame) == frame.nbytes == 4
+    assert frame.shape == (4,) and frame.strides == (1,)
+    assert frame.tobytes() == bytes(frame) == b"{ab}"
+    assert frame.tolist() == list(b"{ab}")
+    assert frame[0] == ord("{") and frame[-1] == ord("}")
+    assert bytes(frame[1:3]) == b"ab" and bytes(frame[::-1]) == b"}ba{"
+    assert hash(frame) == hash(b"{ab}")
+    assert frame == b"{ab}" and frame != first
+    assert bytes(memoryview(frame)) == b"{ab}"
+    assert bytes(frame.cast("c")) == b"{ab}"
+    assert b"{ab}" in [frame]
+    assert bytes(first) == b"x"
+
+
 def test_frames_of_one_feed_share_one_buffer():
     got = LineFramer().feed(b"a\nbb\nccc\n")
     assert got[0].obj is got[1].obj is got[2].obj
@@ -482,17 +498,23 @@ def test_block_is_reused_in_place_once_no_view_is_alive():
 
 
 def test_exports_follow_live_views():
+    # The frames of one feed() share one export of their block; it ends with the last one.
     framer = LineFramer()
     a, b = framer.feed(b"a\nb\n")
     buf = a.obj
     assert b.obj is buf
+    assert buf.exports == 1
+    (c,) = framer.feed(b"c\n")
+    assert c.obj is buf
     assert buf.exports == 2
-    sub = a[0:1]  # a slice shares its parent's export
+    sub = a[0:1]
     del a
     assert buf.exports == 2
     del sub
-    assert buf.exports == 1
+    assert buf.exports == 2
     b.release()
+    assert buf.exports == 1
+    del c
     assert buf.exports == 0
 
 

@@ -14,7 +14,6 @@ import asyncio
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
