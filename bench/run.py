@@ -34,15 +34,15 @@ QUICK_GROUPS = ("codec", "framing", "pending")
 
 # pyperf options per group and mode.  Full runs keep pyperf's 3 values per process and 100 ms
 # values; codec uses 10 processes rather than 20 because it has ~70 benchmarks.  Quick runs use
-# one process with short values: ratios stay meaningful, spreads get wider.
+# one process with six short values: ratios stay meaningful, spreads get wider.
 PYPERF_ARGS = {
     ("codec", "full"): ["--processes", "10"],
     ("framing", "full"): [],
     ("pending", "full"): [],
     ("e2e", "full"): [],  # bench_e2e.py's own defaults: 2 processes, 3 values of 250 ms
-    ("codec", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.01"],
-    ("framing", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.03"],
-    ("pending", "quick"): ["--processes", "1", "--values", "3", "--min-time", "0.01"],
+    ("codec", "quick"): ["--processes", "1", "--values", "6", "--min-time", "0.01"],
+    ("framing", "quick"): ["--processes", "1", "--values", "6", "--min-time", "0.03"],
+    ("pending", "quick"): ["--processes", "1", "--values", "6", "--min-time", "0.01"],
     ("e2e", "quick"): ["--processes", "1", "--values", "2", "--min-time", "0.1"],
 }
 # A whole group is stopped after this long (a hung server or extension fails, never stalls).

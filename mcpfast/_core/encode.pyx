@@ -686,6 +686,12 @@ cdef int _fail_tape_depth(enc_ctx *c, int depth) except -1:
     raise EncodeError("nesting deeper than %d levels inside this payload" % _MAX_DEPTH, path)
 
 
+cdef int _fail_tape_corrupt(enc_ctx *c, int depth) except -1:
+    # Decoded tapes never get here; a tape built some other way might.
+    cdef str path = _path(c, depth)
+    raise EncodeError("the payload's tape copy is malformed", path)
+
+
 cdef int _write_tape(enc_ctx *c, const mf_tape *t, int depth) except -1:
     """Write the JSON value held by a tape copy: one pass over its words, in C.
 
@@ -707,6 +713,8 @@ cdef int _write_tape(enc_ctx *c, const mf_tape *t, int depth) except -1:
     cdef char in_object[_MAX_DEPTH + 2]
     cdef bint key_next = False
     in_object[0] = 0
+    if n == 0:
+        return _fail_tape_corrupt(c, depth)
     while i < n:
         word = t.words[i]
         kind = MF_TAPE_TYPE(word)
@@ -756,9 +764,11 @@ cdef int _write_tape(enc_ctx *c, const mf_tape *t, int depth) except -1:
             elif kind == b'f':
                 status = mf_writer_put(&c.w, "false", 5)
                 i += 1
-            else:
+            elif kind == b'n':
                 status = mf_writer_put(&c.w, "null", 4)
                 i += 1
+            else:
+                return _fail_tape_corrupt(c, depth)
             if status == MF_WRITE_OK:
                 status = mf_writer_putc(&c.w, b',')
             key_next = in_object[level]
