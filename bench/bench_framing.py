@@ -76,20 +76,16 @@ def build_stream() -> tuple[list[bytes], list[bytes]]:
 
 # --- mcpfast -------------------------------------------------------------------------------
 
-def mcpfast_count(chunks: list[bytes]) -> int:
-    from mcpfast._core.framing import LineFramer
-
-    framer = LineFramer(max_frame_size=MAX_FRAME_SIZE)
+def mcpfast_count(framer_class: type, chunks: list[bytes]) -> int:
+    framer = framer_class(max_frame_size=MAX_FRAME_SIZE)
     count = 0
     for chunk in chunks:
         count += len(framer.feed(chunk))
     return count + len(framer.close())
 
 
-def mcpfast_collect(chunks: list[bytes]) -> list[bytes]:
-    from mcpfast._core.framing import LineFramer
-
-    framer = LineFramer(max_frame_size=MAX_FRAME_SIZE)
+def mcpfast_collect(framer_class: type, chunks: list[bytes]) -> list[bytes]:
+    framer = framer_class(max_frame_size=MAX_FRAME_SIZE)
     out: list = []
     # Each read's frames are copied out before the next read, as a transport consumes them.
     for chunk in chunks:
@@ -169,7 +165,10 @@ IMPLEMENTATIONS = (
 def _counter_and_collector(impl: str):
     """(count, collect) callables of one implementation, each taking the chunk list."""
     if impl == "mcpfast":
-        return mcpfast_count, mcpfast_collect
+        from mcpfast._core.framing import LineFramer
+
+        return (functools.partial(mcpfast_count, LineFramer),
+                functools.partial(mcpfast_collect, LineFramer))
     if impl == "bytes.split":
         return split_count, split_collect
     if impl == "readline":

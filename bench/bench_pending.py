@@ -24,6 +24,7 @@ import os
 import random
 import sys
 import time
+from typing import Callable
 
 if __package__ in (None, ""):
     # Run as a script (as pyperf runs its workers): make the repository importable.
@@ -41,8 +42,12 @@ IMPLEMENTATIONS = (
 
 
 def _waiters(count: int) -> list[asyncio.Future]:
+    """Futures as a client would store them; their loop never runs here, so it is closed at once."""
     loop = asyncio.new_event_loop()
-    return [loop.create_future() for _ in range(count)]
+    try:
+        return [loop.create_future() for _ in range(count)]
+    finally:
+        loop.close()
 
 
 def _pop_order(window: int) -> list[int]:
@@ -51,7 +56,7 @@ def _pop_order(window: int) -> list[int]:
     return order
 
 
-def build(impl: str, window: int) -> tuple[callable, list, list[int]]:
+def build(impl: str, window: int) -> tuple[Callable[[], object], list, list[int]]:
     """(run, waiters, order): ``run()`` adds ``window`` requests, pops them in ``order`` and
     returns the popped waiters (for a window of 1, the single waiter itself)."""
     waiters = _waiters(window)

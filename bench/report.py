@@ -181,11 +181,13 @@ def load_references(path: str = REFERENCE_FILE) -> list[dict]:
 # --- formatting ----------------------------------------------------------------------------
 
 def format_seconds(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if seconds >= scale or unit == "ns":
-            value = seconds / scale
-            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
-    raise AssertionError("unreachable")
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            break
+    else:
+        unit, scale = "ns", 1e-9
+    value = seconds / scale
+    return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
 
 
 def format_rate(rate: float) -> str:

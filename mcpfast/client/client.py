@@ -82,13 +82,9 @@ _LOGGER = logging.getLogger("mcpfast.client")
 
 
 def _package_version() -> str:
-    from importlib import metadata
+    from mcpfast import __version__
 
-    try:
-        return metadata.version("mcpfast")
-    except metadata.PackageNotFoundError:
-        # Running from a source tree that is not installed: the version in pyproject.toml.
-        return "0.1.0"
+    return __version__
 
 
 def _pong(params: Any, ctx: Any) -> dict:

@@ -125,7 +125,8 @@ class FrameProtocol(asyncio.Protocol):
         self._reader: Optional[asyncio.BaseTransport] = None
         self._writer: Optional[asyncio.WriteTransport] = None
         self._write: Optional[Callable[[bytes], None]] = None
-        # Frames sent while data_received runs, written in one go when it returns.
+        # Frames gathered for one write: while data_received runs, and after a write made
+        # outside it, until the end of the loop iteration (see send).
         self._gathered: Optional[List[bytes]] = None
         self._reading_paused = False
         self._reading_done = False  # EOF seen, or the read side was lost
@@ -135,7 +136,8 @@ class FrameProtocol(asyncio.Protocol):
         self._conn_closed = False
         self._close_exc: Optional[BaseException] = None
         self._local_close = False  # this side started the close (StreamConnection.close)
-        self.closed: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self.closed: asyncio.Future = self._loop.create_future()
 
     # -- properties --------------------------------------------------------------------
 
@@ -191,24 +193,14 @@ class FrameProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._conn_closed:
             return  # closing: what the peer still sends has nobody to go to
-        frames = self._framer.feed(data)
-        if len(frames) == 1:
-            # The common case of a request at a time: its replies are written as they come.
-            frame = frames[0]
-            if type(frame) is memoryview:
-                try:
-                    self._feed(frame)
-                except Exception:
-                    self._feed_failed(frame)
-            else:
-                self._deliver_error(frame)
-            return
-        if not frames:
-            return
+        # Replies sent while this chunk is processed are gathered and written at the end,
+        # unless a write gathering for this loop iteration is already under way.
+        own = self._gathered is None
+        if own:
+            self._gathered = []
         feed = self._feed
-        gathered = self._gathered = []
         try:
-            for frame in frames:
+            for frame in self._framer.feed(data):
                 if type(frame) is memoryview:
                     try:
                         feed(frame)
@@ -217,9 +209,8 @@ class FrameProtocol(asyncio.Protocol):
                 else:
                     self._deliver_error(frame)
         finally:
-            self._gathered = None
-            if gathered:
-                self._flush(gathered)
+            if own:
+                self._flush_gathered()
 
     def _deliver_error(self, error: FrameTooLarge) -> None:
         try:
@@ -268,6 +259,7 @@ class FrameProtocol(asyncio.Protocol):
         elif exc is None and self._client_side:
             exc = self._peer_gone_error()
         self._close_conn(exc)
+        self._flush_gathered()
         self._writing_done = True
         writer = self._writer
         if writer is not None and writer is not self._reader:
@@ -286,11 +278,18 @@ class FrameProtocol(asyncio.Protocol):
         gathered = self._gathered
         if gathered is not None:
             gathered.append(frame)
-        else:
-            self._write(frame + NEWLINE)  # type: ignore[misc]
+            return
+        self._write(frame + NEWLINE)  # type: ignore[misc]
+        # Frames sent later in this loop iteration (other tasks' requests or replies) are
+        # gathered and written together when it ends.
+        self._gathered = []
+        self._loop.call_soon(self._flush_gathered)
 
-    def _flush(self, frames: List[bytes]) -> None:
-        if self._writing_done:
+    def _flush_gathered(self) -> None:
+        """Write the gathered frames (if any) with one write; stop gathering."""
+        frames = self._gathered
+        self._gathered = None
+        if not frames or self._writing_done:
             return
         if len(frames) == 1:
             self._write(frames[0] + NEWLINE)  # type: ignore[misc]
@@ -349,6 +348,8 @@ class FrameProtocol(asyncio.Protocol):
 
     def _close_writer(self) -> None:
         """Flush queued writes, then close the write side."""
+        if not self._writing_done:
+            self._flush_gathered()
         self._writing_done = True
         writer = self._writer
         if writer is not None and not self._writer_lost and not writer.is_closing():

@@ -263,35 +263,23 @@ def test_stderr_refuses_stdout_and_junk(run, python, recorder):
         run(go(3.5))
 
 
-def processes_with(token):
-    """Pids of live (not zombie) processes whose command line holds token."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if token.encode() in f.read():
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def test_factory_failure_is_raised_and_the_process_killed(run, python, recorder):
-    token = f"mcpfast-factory-failure-{os.getpid()}"
+def test_factory_failure_is_raised_and_the_process_killed(run, loop_kind, python, recorder):
+    protocols = []
 
     def factory(send):
-        if not processes_with(token):
-            import subprocess as sp
-            raise AssertionError("DIAG " + sp.run(["ps", "-eo", "pid,pgid,stat,args"], capture_output=True, text=True).stdout[-6000:])
+        protocols.append(send.__self__)  # the transport's protocol: it knows the process
         raise LookupError("no conn for you")
 
     async def go():
         with pytest.raises(LookupError, match="no conn for you"):
-            await open_stdio(python, ["-c", "import time; time.sleep(60)", token], factory)
+            await open_stdio(python, ["-c", "import time; time.sleep(60)"], factory)
+        return protocols[0].exited.result(), protocols[0]._process.get_pid()
 
-    run(go())
-    assert processes_with(token) == []
+    returncode, pid = run(go())
+    # Killed (it would sleep for a minute otherwise) and reaped.
+    assert returncode == -signal.SIGKILL
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_bad_arguments(run, python, recorder):

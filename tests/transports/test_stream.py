@@ -114,10 +114,53 @@ def test_frames_sent_during_one_chunk_are_written_together(run, make_recorder):
         assert transport.writes == [b'"a"\n"b"\n"c"\n']
         protocol.data_received(b'"d"\n')
         assert transport.writes[1:] == [b'"d"\n']
-        # Outside data_received every send is written at once.
+        # Outside data_received the first send is written at once; the ones after it in the
+        # same loop iteration are gathered into one write when the iteration ends.
         protocol.send(b'"e"')
+        assert transport.writes[2:] == [b'"e"\n']
         protocol.send(b'"f"')
-        assert transport.writes[2:] == [b'"e"\n', b'"f"\n']
+        protocol.send(b'"g"')
+        assert transport.writes[2:] == [b'"e"\n']
+        await asyncio.sleep(0)
+        assert transport.writes[2:] == [b'"e"\n', b'"f"\n"g"\n']
+        # A chunk received while gathering joins the same write.
+        protocol.send(b'"h"')
+        protocol.send(b'"i"')
+        protocol.data_received(b'"j"\n"k"\n')
+        await asyncio.sleep(0)
+        assert transport.writes[4:] == [b'"h"\n', b'"i"\n"j"\n"k"\n']
+        await asyncio.sleep(0)
+        assert len(transport.writes) == 6
+
+    run(go())
+
+
+def test_gathered_frames_are_flushed_before_the_transport_closes(run, make_recorder):
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        protocol.send(b'"first"')
+        protocol.send(b'"pending"')
+        protocol.eof_received()
+        assert transport.writes == [b'"first"\n', b'"pending"\n']
+        await asyncio.sleep(0)
+        assert transport.writes == [b'"first"\n', b'"pending"\n']
+
+    run(go())
+
+
+def test_gathered_frames_are_dropped_after_abort(run, make_recorder):
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        protocol.send(b'"first"')
+        protocol.send(b'"lost"')
+        protocol.abort()
+        await asyncio.sleep(0)
+        assert transport.writes == [b'"first"\n']
+        assert transport.aborted
 
     run(go())
 
