@@ -12,11 +12,14 @@ or a read pipe and a write pipe) and one conn:
   line to ``conn.feed_error(FrameTooLarge)`` (the conn answers it and the connection goes
   on). An exception escaping ``feed`` / ``feed_error`` is logged and the next frame is
   processed: one faulty message never ends the connection.
-* Sending: ``send(frame)`` writes ``frame + b"\\n"`` with one non-blocking transport write.
-  Frames sent while a chunk holding several frames is processed are gathered and written
-  with one write when the chunk is done (measured here: less CPU per round trip with many
-  requests in flight, on uvloop and asyncio); a chunk holding
-  one frame -- the sequential case -- writes its replies at once.
+* Sending: ``send(frame)`` writes ``frame + b"\\n"`` with non-blocking transport writes,
+  gathering frames into one write where that saves system calls without delaying anyone:
+  replies sent while a received chunk is processed are written together when it is done,
+  and a burst of sends outside it (many tasks sending in one loop iteration) is written
+  as the first frame at once and the rest with one write from a loop callback. A lone
+  send -- one request at a time -- is written at once. Measured here with a jsonrpc echo
+  on uvloop: in flight, one write per burst doubles TCP round trips/s; sequentially,
+  deferring lone sends would cost about a fifth of the rate.
 * Flow control (serving side): when the transport's write buffer rises above its
   high-water mark (the peer reads slowly), reading from the peer is paused, so the peer
   cannot make us queue replies without bound; it resumes when the buffer has drained below
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from time import monotonic_ns
 from typing import Any, Callable, List, Optional
 
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE, FrameTooLarge, LineFramer
@@ -53,6 +57,12 @@ LOGGER = logging.getLogger("mcpfast.transports")
 CLOSE_TIMEOUT = 5.0
 
 NEWLINE = b"\n"
+
+# Two sends outside data_received less than this apart (ns) are taken as a burst, and the
+# second one starts gathering. A lone send -- one request at a time -- is written at once:
+# scheduling a flush for it would cost an extra loop iteration per round trip. Only the
+# grouping of writes depends on it, never their order or delivery.
+BURST_GAP_NS = 20_000
 
 ConnFactory = Callable[[Callable[[bytes], None]], Any]
 
@@ -136,6 +146,7 @@ class FrameProtocol(asyncio.Protocol):
         self._conn_closed = False
         self._close_exc: Optional[BaseException] = None
         self._local_close = False  # this side started the close (StreamConnection.close)
+        self._last_write_ns = -(1 << 62)  # "long ago": the first send is written at once
         self._loop = asyncio.get_running_loop()
         self.closed: asyncio.Future = self._loop.create_future()
 
@@ -279,11 +290,16 @@ class FrameProtocol(asyncio.Protocol):
         if gathered is not None:
             gathered.append(frame)
             return
+        now = monotonic_ns()
+        if now - self._last_write_ns < BURST_GAP_NS:
+            # Another send right after the last write: a burst (many tasks sending in one
+            # loop iteration). Gather the rest of it into one write, made by a callback
+            # that runs after the callbacks already due (the senders).
+            self._gathered = [frame]
+            self._loop.call_soon(self._flush_gathered)
+            return
+        self._last_write_ns = now
         self._write(frame + NEWLINE)  # type: ignore[misc]
-        # Frames sent later in this loop iteration (other tasks' requests or replies) are
-        # gathered and written together when it ends.
-        self._gathered = []
-        self._loop.call_soon(self._flush_gathered)
 
     def _flush_gathered(self) -> None:
         """Write the gathered frames (if any) with one write; stop gathering."""
@@ -372,7 +388,9 @@ class FrameProtocol(asyncio.Protocol):
         if self._writer is not None and not self._writer_lost:
             self._writer.abort()  # type: ignore[attr-defined]
         if self._reader is not None and self._reader is not self._writer and not self._reader_lost:
-            self._reader.abort()  # type: ignore[attr-defined]
+            # A read pipe has nothing queued: close() stops it at once (and read pipe
+            # transports have no abort()).
+            self._reader.close()
         if self._reader is None and self._writer is None:
             self._reader_lost = True
             self._resolve_closed()

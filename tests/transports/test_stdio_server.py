@@ -215,3 +215,53 @@ def test_stdout_restored_after_serving(loop_kind, python, child_env):
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == b'{"x":1}\nafter\nfd after\n'
     assert done.stderr == b"during close\n"
+
+
+def test_a_failing_factory_is_raised_by_serve_stdio(loop_kind, python, child_env):
+    code = (
+        "from mcpfast.transports import run, serve_stdio\n"
+        "def factory(send):\n"
+        "    raise LookupError('no conn')\n"
+        "try:\n"
+        f"    run(serve_stdio(factory), use_uvloop={loop_kind == 'uvloop'})\n"
+        "except LookupError as exc:\n"
+        "    print('raised', exc)\n"
+    )
+    done = subprocess.run(
+        [python, "-c", code], input=b'{"x":1}\n', capture_output=True,
+        env={**os.environ, **child_env}, timeout=30,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"raised no conn\n"
+
+
+def test_cancelling_serve_stdio_closes_the_conn_and_restores_stdout(loop_kind, python, child_env):
+    code = (
+        "import asyncio, os\n"
+        "from mcpfast.transports import run, serve_stdio\n"
+        "class C:\n"
+        "    def __init__(self, send): self.send = send\n"
+        "    def feed(self, f): self.send(bytes(f)); return False\n"
+        "    def feed_error(self, e): return True\n"
+        "    def close(self, exc=None): print('closed', exc)\n"
+        "async def main():\n"
+        "    task = asyncio.ensure_future(serve_stdio(C))\n"
+        "    await asyncio.sleep(0.2)\n"
+        "    task.cancel()\n"
+        "    try:\n"
+        "        await task\n"
+        "    except asyncio.CancelledError:\n"
+        "        print('cancelled')\n"
+        f"run(main(), use_uvloop={loop_kind == 'uvloop'})\n"
+        "os.write(1, b'fd after\\n')\n"
+    )
+    with subprocess.Popen(
+        [python, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env={**os.environ, **child_env},
+    ) as proc:
+        # stdin stays open: only the cancellation ends serve_stdio.
+        out, err = proc.stdout.read(), proc.stderr.read()
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0, err.decode()
+    assert err == b"closed None\n"
+    assert out == b"cancelled\nfd after\n"

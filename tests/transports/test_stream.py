@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpfast._core.framing import FrameTooLarge
-from mcpfast.transports import FrameProtocol, TransportClosed
+from mcpfast.transports import FrameProtocol, TransportClosed, stream
 from mcpfast.transports.stdio import _connect_fds
 
 
@@ -105,7 +105,8 @@ def test_any_chunking_delivers_the_same_frames(frames, cuts, crlf, make_recorder
     assert len(transport.writes) <= len(chunks)
 
 
-def test_frames_sent_during_one_chunk_are_written_together(run, make_recorder):
+def test_frames_sent_during_one_chunk_are_written_together(run, make_recorder, monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 0)  # no send outside a chunk is a burst
     recorder = make_recorder()
 
     async def go():
@@ -114,28 +115,44 @@ def test_frames_sent_during_one_chunk_are_written_together(run, make_recorder):
         assert transport.writes == [b'"a"\n"b"\n"c"\n']
         protocol.data_received(b'"d"\n')
         assert transport.writes[1:] == [b'"d"\n']
-        # Outside data_received the first send is written at once; the ones after it in the
-        # same loop iteration are gathered into one write when the iteration ends.
         protocol.send(b'"e"')
-        assert transport.writes[2:] == [b'"e"\n']
         protocol.send(b'"f"')
-        protocol.send(b'"g"')
-        assert transport.writes[2:] == [b'"e"\n']
-        await asyncio.sleep(0)
-        assert transport.writes[2:] == [b'"e"\n', b'"f"\n"g"\n']
-        # A chunk received while gathering joins the same write.
-        protocol.send(b'"h"')
-        protocol.send(b'"i"')
-        protocol.data_received(b'"j"\n"k"\n')
-        await asyncio.sleep(0)
-        assert transport.writes[4:] == [b'"h"\n', b'"i"\n"j"\n"k"\n']
-        await asyncio.sleep(0)
-        assert len(transport.writes) == 6
+        assert transport.writes[2:] == [b'"e"\n', b'"f"\n']
 
     run(go())
 
 
-def test_gathered_frames_are_flushed_before_the_transport_closes(run, make_recorder):
+def test_a_burst_of_sends_is_gathered_until_the_loop_iteration_ends(run, make_recorder,
+                                                                     monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)  # every quick second send is a burst
+    recorder = make_recorder()
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        # The first send is written at once; the ones after it in the same loop iteration
+        # are gathered into one write when the iteration ends.
+        protocol.send(b'"e"')
+        assert transport.writes == [b'"e"\n']
+        protocol.send(b'"f"')
+        protocol.send(b'"g"')
+        assert transport.writes == [b'"e"\n']
+        await asyncio.sleep(0)
+        assert transport.writes == [b'"e"\n', b'"f"\n"g"\n']
+        # A chunk received while gathering joins the same write.
+        protocol.send(b'"h"')
+        protocol.data_received(b'"j"\n"k"\n')
+        assert len(transport.writes) == 2
+        await asyncio.sleep(0)
+        assert transport.writes[2:] == [b'"h"\n"j"\n"k"\n']
+        await asyncio.sleep(0)
+        assert len(transport.writes) == 3
+
+    run(go())
+
+
+def test_gathered_frames_are_flushed_before_the_transport_closes(run, make_recorder,
+                                                                 monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
     recorder = make_recorder(echo=False)
 
     async def go():
@@ -150,7 +167,8 @@ def test_gathered_frames_are_flushed_before_the_transport_closes(run, make_recor
     run(go())
 
 
-def test_gathered_frames_are_dropped_after_abort(run, make_recorder):
+def test_gathered_frames_are_dropped_after_abort(run, make_recorder, monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
     recorder = make_recorder(echo=False)
 
     async def go():
@@ -476,3 +494,30 @@ def test_pipe_reader_going_away_closes_the_conn_with_an_error(run, make_recorder
     exc = run(go())
     assert isinstance(exc, ConnectionError)
     assert recorder.conns[0].closes == [exc]
+
+
+def test_abort_on_a_pipe_pair(run, make_recorder):
+    recorder = make_recorder()
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        protocol = FrameProtocol(recorder)
+        await _connect_fds(loop, protocol, in_r, out_w)
+        os.write(in_w, b'"one"\n')
+        await recorder.conns[0].wait_frames(1)
+        protocol.abort()
+        result = await protocol.closed
+        with pytest.raises(TransportClosed):
+            protocol.send(b'"late"')
+        os.close(in_w)
+        echoed = os.read(out_r, 100)
+        assert os.read(out_r, 100) == b""  # our end of the pipe is closed
+        os.close(out_r)
+        return result, echoed
+
+    result, echoed = run(go())
+    assert result is None
+    assert echoed == b'"one"\n'
+    assert recorder.conns[0].closes == [None]
