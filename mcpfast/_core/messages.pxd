@@ -34,6 +34,8 @@ cdef class Message:
     cdef bint _has_payload
     cdef object payload(self)
     cdef void set_payload(self, object value, bint present)
+    # (name, value) pairs of the envelope and payload: what == compares and repr shows.
+    cdef tuple fields(self)
 
 
 cdef class Request(Message):

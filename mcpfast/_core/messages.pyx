@@ -278,6 +278,19 @@ cdef class Message:
         self._payload = value
         self._has_payload = present
 
+    cdef tuple fields(self):
+        return ()
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.fields() == (<Message>other).fields()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join([f'{k}={v!r}' for k, v in self.fields()])})"
+
 
 @cython.no_gc
 cdef class Request(Message):
@@ -295,17 +308,9 @@ cdef class Request(Message):
         """The params as Python objects (built on first access), or None when absent."""
         return self.payload()
 
-    def __eq__(self, other):
-        if type(other) is not Request:
-            return NotImplemented
-        cdef Request o = <Request>other
-        return self.id == o.id and type(self.id) is type(o.id) and self.method == o.method \
-            and self.payload() == o.payload()
+    cdef tuple fields(self):
+        return (("id", self.id), ("method", self.method), ("params", self.payload()))
 
-    __hash__ = None
-
-    def __repr__(self):
-        return f"Request(id={self.id!r}, method={self.method!r}, params={self.payload()!r})"
 
 
 @cython.no_gc
@@ -322,16 +327,9 @@ cdef class Notification(Message):
         """The params as Python objects (built on first access), or None when absent."""
         return self.payload()
 
-    def __eq__(self, other):
-        if type(other) is not Notification:
-            return NotImplemented
-        cdef Notification o = <Notification>other
-        return self.method == o.method and self.payload() == o.payload()
+    cdef tuple fields(self):
+        return (("method", self.method), ("params", self.payload()))
 
-    __hash__ = None
-
-    def __repr__(self):
-        return f"Notification(method={self.method!r}, params={self.payload()!r})"
 
 
 @cython.no_gc
@@ -348,16 +346,9 @@ cdef class Response(Message):
         """The result as Python objects (built on first access)."""
         return self.payload()
 
-    def __eq__(self, other):
-        if type(other) is not Response:
-            return NotImplemented
-        cdef Response o = <Response>other
-        return self.id == o.id and type(self.id) is type(o.id) and self.payload() == o.payload()
+    cdef tuple fields(self):
+        return (("id", self.id), ("result", self.payload()))
 
-    __hash__ = None
-
-    def __repr__(self):
-        return f"Response(id={self.id!r}, result={self.payload()!r})"
 
 
 @cython.no_gc
@@ -384,16 +375,9 @@ cdef class ErrorResponse(Message):
         """True when the error carries a data member (even a null one)."""
         return self._has_payload
 
-    def __eq__(self, other):
-        if type(other) is not ErrorResponse:
-            return NotImplemented
-        cdef ErrorResponse o = <ErrorResponse>other
-        return self.id == o.id and type(self.id) is type(o.id) and self.code == o.code \
-            and self.message == o.message and self._has_payload == o._has_payload \
-            and self.payload() == o.payload()
-
-    __hash__ = None
-
-    def __repr__(self):
-        data = f", data={self.payload()!r}" if self._has_payload else ""
-        return f"ErrorResponse(id={self.id!r}, code={self.code}, message={self.message!r}{data})"
+    cdef tuple fields(self):
+        # an absent data member and "data": null are different messages
+        if self._has_payload:
+            return (("id", self.id), ("code", self.code), ("message", self.message),
+                    ("data", self.payload()))
+        return (("id", self.id), ("code", self.code), ("message", self.message))
