@@ -63,19 +63,23 @@ cdef str make_str(const char *data, Py_ssize_t size):
 
 DEF CACHE_SLOTS = 2048
 DEF CACHE_MAX_LENGTH = 64
+DEF VALUE_CACHE_MAX_LENGTH = 16
 
-# Direct-mapped cache of short ASCII strings (object keys, method names).  A slot keeps the
-# first 16 bytes and the length beside an owned reference to an interned str, so a hit on a
-# key of up to 16 bytes is decided by two word compares without touching the str object.
-# Interning makes every decoded "tools/call" the very object sys.intern("tools/call") is,
-# so dict lookups by method name succeed on identity.
+# Direct-mapped caches of short ASCII strings.  A slot keeps the first 16 bytes and the
+# length beside an owned reference to a str, so a hit on a string of up to 16 bytes is
+# decided by two word compares without touching the str object.  Keys and method names are
+# interned: every decoded "tools/call" is the very object sys.intern("tools/call") is, so
+# dict lookups by method name succeed on identity.
 ctypedef struct _CacheSlot:
     uint64_t head0
     uint64_t head1
     Py_ssize_t size
     PyObject *value
 
-cdef _CacheSlot _cache[CACHE_SLOTS]
+# Keys and method names (interned) and short string values (not interned) are kept apart,
+# so that values never evict the keys every payload repeats.
+cdef _CacheSlot _keys[CACHE_SLOTS]
+cdef _CacheSlot _values[CACHE_SLOTS]
 
 
 cdef inline uint64_t _load_word(const char *data, Py_ssize_t size) noexcept nogil:
@@ -100,13 +104,11 @@ cdef inline uint32_t _load_small(const char *data, Py_ssize_t size) noexcept nog
     return word
 
 
-cdef str cached_str(const char *data, Py_ssize_t size):
+cdef inline str _cached(_CacheSlot *cache, const char *data, Py_ssize_t size, bint interned):
     cdef uint64_t head0, head1
     cdef uint64_t h
     cdef _CacheSlot *slot
     cdef object s
-    if size > CACHE_MAX_LENGTH:
-        return make_str(data, size)
     head0 = _load_word(data, size)
     head1 = _load_word(data + 8, size - 8) if size > 8 else 0
     # Independent multiplies (no dependency chain) of the two heads, the tail and the size.
@@ -114,7 +116,7 @@ cdef str cached_str(const char *data, Py_ssize_t size):
     h ^= (head1 + <uint64_t>size) * 0xC2B2AE3D27D4EB4FULL
     if size > 16:
         h ^= _load_word(data + size - 8, 8) * 0x165667B19E3779F9ULL
-    slot = &_cache[(h >> 40) & (CACHE_SLOTS - 1)]
+    slot = &cache[(h >> 40) & (CACHE_SLOTS - 1)]
     if slot.value is not NULL and slot.size == size and slot.head0 == head0 \
             and slot.head1 == head1 and (size <= 16 or memcmp(
                 <const char *>PyUnicode_DATA(<object>slot.value) + 16, data + 16, size - 16) == 0):
@@ -123,7 +125,8 @@ cdef str cached_str(const char *data, Py_ssize_t size):
         return make_str(data, size)
     s = PyUnicode_New(size, 127)
     memcpy(PyUnicode_DATA(s), data, size)
-    s = intern(s)  # only on a cache miss
+    if interned:
+        s = intern(s)  # only on a cache miss
     Py_INCREF(s)
     Py_XDECREF(slot.value)
     slot.value = <PyObject *>s
@@ -131,6 +134,20 @@ cdef str cached_str(const char *data, Py_ssize_t size):
     slot.head0 = head0
     slot.head1 = head1
     return <str>s
+
+
+cdef str cached_str(const char *data, Py_ssize_t size):
+    if size > CACHE_MAX_LENGTH:
+        return make_str(data, size)
+    return _cached(_keys, data, size, True)
+
+
+cdef inline str _value_str(const char *data, Py_ssize_t size):
+    # Short string values repeat a lot in MCP payloads ("object", "string", "text"...): a
+    # cache hit saves creating and later freeing a str.  Longer values are rarely equal.
+    if size > VALUE_CACHE_MAX_LENGTH:
+        return make_str(data, size)
+    return _cached(_values, data, size, False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,7 +162,7 @@ cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, size_t *i):
     if kind == b'"':
         i[0] += 1
         s = mf_tape_string(t, w, &n)
-        return make_str(s, n)
+        return _value_str(s, n)
     if kind == b'l':
         i[0] += 2
         return PyLong_FromLongLong(<int64_t>t.words[i[0] - 1])
