@@ -27,6 +27,7 @@ from bench import harness
 
 REFERENCE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference.json")
 PRIMARY = "mcpfast"
+GROUP_ORDER = ("codec", "framing", "pending", "e2e")
 PASS = "PASS"
 SHORT = "SHORT"
 
@@ -142,14 +143,18 @@ def load_results(directory: str) -> list[CaseResult]:
         rows[name] = row
         return row
 
-    for path in sorted(glob.glob(os.path.join(directory, "status", "*.json"))):
+    def group_rank(path: str) -> tuple[int, str]:
+        group = os.path.basename(path).split(".")[0].split("-")[0]
+        return (GROUP_ORDER.index(group) if group in GROUP_ORDER else len(GROUP_ORDER), path)
+
+    for path in sorted(glob.glob(os.path.join(directory, "status", "*.json")), key=group_rank):
         with open(path, encoding="utf-8") as f:
             status = json.load(f)
         for entry in status["cases"]:
             row = add(entry["name"], entry["impl_label"], entry["case_title"], entry["display"])
             row.status, row.detail = entry["status"], entry["detail"]
 
-    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+    for path in sorted(glob.glob(os.path.join(directory, "*.json")), key=group_rank):
         if os.path.basename(path) == "run.json":
             continue
         for bench in pyperf.BenchmarkSuite.load(path).get_benchmarks():

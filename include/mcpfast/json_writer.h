@@ -473,23 +473,31 @@ static inline char *mf_escape_ucs1_into(char *out, const uint8_t *s, size_t n) {
 }
 
 /*
+ * One code unit c of a two- or four-byte str at out (room for 6 bytes). NULL when c is a
+ * surrogate, which is always lone in PEP 393's representation.
+ */
+static inline char *mf_escape_wide_unit(char *out, uint32_t c) {
+    if (c < 0x80) {
+        if (MF_LIKELY(mf_escape_letter[c] == 0)) {
+            *out = (char)c;
+            return out + 1;
+        }
+        return out + mf_format_escape(out, (unsigned char)c);
+    }
+    if (MF_UNLIKELY(c >= 0xD800 && c <= 0xDFFF)) return NULL;
+    return out + mf_format_utf8(out, c);
+}
+
+/*
  * Escape n two-byte code units (PEP 393 kind 2) into out (room for 6 * n bytes).
- * Returns NULL at a surrogate (always lone in this representation), its index in *bad.
+ * Returns NULL at a surrogate, its index in *bad.
  */
 static inline char *mf_escape_ucs2_into(char *out, const uint16_t *s, size_t n, size_t *bad) {
     for (size_t i = 0; i < n; i++) {
-        uint16_t c = s[i];
-        if (c < 0x80) {
-            if (MF_LIKELY(mf_escape_letter[c] == 0)) {
-                *out++ = (char)c;
-            } else {
-                out += mf_format_escape(out, (unsigned char)c);
-            }
-        } else if (MF_UNLIKELY(c >= 0xD800 && c <= 0xDFFF)) {
+        out = mf_escape_wide_unit(out, s[i]);
+        if (MF_UNLIKELY(out == NULL)) {
             *bad = i;
             return NULL;
-        } else {
-            out += mf_format_utf8(out, c);
         }
     }
     return out;
@@ -498,18 +506,10 @@ static inline char *mf_escape_ucs2_into(char *out, const uint16_t *s, size_t n, 
 /* As mf_escape_ucs2_into, for four-byte code units (PEP 393 kind 4). */
 static inline char *mf_escape_ucs4_into(char *out, const uint32_t *s, size_t n, size_t *bad) {
     for (size_t i = 0; i < n; i++) {
-        uint32_t c = s[i];
-        if (c < 0x80) {
-            if (MF_LIKELY(mf_escape_letter[c] == 0)) {
-                *out++ = (char)c;
-            } else {
-                out += mf_format_escape(out, (unsigned char)c);
-            }
-        } else if (MF_UNLIKELY(c >= 0xD800 && c <= 0xDFFF)) {
+        out = mf_escape_wide_unit(out, s[i]);
+        if (MF_UNLIKELY(out == NULL)) {
             *bad = i;
             return NULL;
-        } else {
-            out += mf_format_utf8(out, c);
         }
     }
     return out;

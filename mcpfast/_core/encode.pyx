@@ -836,8 +836,21 @@ cdef inline int _put(enc_ctx *c, int status) except -1:
     return 0
 
 
-cdef int _write_request(enc_ctx *c, object id, object method, object params, int depth) except -1:
-    _check_params(params)
+# The envelope writers below serve both the encode_* functions (payload: a Python value,
+# source None) and encode_message (payload: the Message source, written from its tape
+# copy when it has one).  depth is the depth outside the envelope.
+
+
+cdef inline int _write_body(enc_ctx *c, Message source, object value, int depth) except -1:
+    if source is None:
+        return _write_value(c, <PyObject *>value, depth)
+    if source._tape is not NULL:
+        return _write_tape(c, source._tape, depth)
+    return _write_value(c, <PyObject *>source._payload, depth)
+
+
+cdef int _write_request(enc_ctx *c, object id, object method, Message source, object params,
+                        bint has_params, int depth) except -1:
     depth += 1  # the envelope object
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
@@ -845,28 +858,29 @@ cdef int _write_request(enc_ctx *c, object id, object method, object params, int
     _write_id(c, id, False, depth)
     _put(c, mf_writer_put(&c.w, mf_env_method, MF_ENV_METHOD_LEN))
     _write_method(c, method, depth)
-    if params is not None:
+    if has_params:
         _put(c, mf_writer_put(&c.w, mf_env_params, MF_ENV_PARAMS_LEN))
         c.keys[depth] = <PyObject *>_KEY_PARAMS
-        _write_value(c, <PyObject *>params, depth)
+        _write_body(c, source, params, depth)
     return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
-cdef int _write_notification(enc_ctx *c, object method, object params, int depth) except -1:
-    _check_params(params)
+cdef int _write_notification(enc_ctx *c, object method, Message source, object params,
+                             bint has_params, int depth) except -1:
     depth += 1
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
     _put(c, mf_writer_put(&c.w, mf_env_method_first, MF_ENV_METHOD_FIRST_LEN))
     _write_method(c, method, depth)
-    if params is not None:
+    if has_params:
         _put(c, mf_writer_put(&c.w, mf_env_params, MF_ENV_PARAMS_LEN))
         c.keys[depth] = <PyObject *>_KEY_PARAMS
-        _write_value(c, <PyObject *>params, depth)
+        _write_body(c, source, params, depth)
     return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
-cdef int _write_response(enc_ctx *c, object id, object result, int depth) except -1:
+cdef int _write_response(enc_ctx *c, object id, Message source, object result,
+                         int depth) except -1:
     depth += 1
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
@@ -874,13 +888,18 @@ cdef int _write_response(enc_ctx *c, object id, object result, int depth) except
     _write_id(c, id, False, depth)
     _put(c, mf_writer_put(&c.w, mf_env_result, MF_ENV_RESULT_LEN))
     c.keys[depth] = <PyObject *>_KEY_RESULT
-    _write_value(c, <PyObject *>result, depth)
+    _write_body(c, source, result, depth)
     return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
-cdef int _write_error_head(enc_ctx *c, object id, long long code, object message,
-                           int depth) except -1:
-    # Everything up to and including the error message; depth is the envelope's.
+cdef int _write_error(enc_ctx *c, object id, long long code, object message, Message source,
+                      object data, bint has_data, int depth) except -1:
+    depth += 1
+    if depth > _MAX_DEPTH:
+        return _too_deep(c, depth)
+    if depth + 1 > _MAX_DEPTH:  # the error object
+        c.keys[depth] = <PyObject *>_KEY_ERROR
+        return _too_deep(c, depth + 1)
     if not isinstance(message, str):
         raise TypeError("a JSON-RPC error message must be a str, not %s"
                         % _type_name(message))
@@ -891,7 +910,12 @@ cdef int _write_error_head(enc_ctx *c, object id, long long code, object message
     _put(c, mf_writer_put(&c.w, mf_env_message, MF_ENV_MESSAGE_LEN))
     c.keys[depth] = <PyObject *>_KEY_ERROR
     c.keys[depth + 1] = <PyObject *>_KEY_MESSAGE
-    return _write_str(c, <PyObject *>message, depth + 1)
+    _write_str(c, <PyObject *>message, depth + 1)
+    if has_data:
+        _put(c, mf_writer_put(&c.w, mf_env_data, MF_ENV_DATA_LEN))
+        c.keys[depth + 1] = <PyObject *>_KEY_DATA
+        _write_body(c, source, data, depth + 1)
+    return _put(c, mf_writer_put(&c.w, "}}", 2))
 
 
 cdef long long _error_code(object code) except? -1:
@@ -909,72 +933,27 @@ cdef long long _error_code(object code) except? -1:
 cdef int _write_message(enc_ctx *c, Message m, int depth) except -1:
     cdef Request request
     cdef Notification notification
-    cdef Response response
     cdef ErrorResponse error
-    cdef int inner
     if isinstance(m, Response):
-        response = <Response>m
-        depth += 1
-        if depth > _MAX_DEPTH:
-            return _too_deep(c, depth)
-        _put(c, mf_writer_put(&c.w, mf_env_id, MF_ENV_ID_LEN))
-        _write_id(c, response.id, False, depth)
-        _put(c, mf_writer_put(&c.w, mf_env_result, MF_ENV_RESULT_LEN))
-        c.keys[depth] = <PyObject *>_KEY_RESULT
-        _write_payload(c, m, depth)
-        return _put(c, mf_writer_putc(&c.w, b'}'))
+        return _write_response(c, (<Response>m).id, m, None, depth)
     if isinstance(m, Request):
         request = <Request>m
-        depth += 1
-        if depth > _MAX_DEPTH:
-            return _too_deep(c, depth)
-        _put(c, mf_writer_put(&c.w, mf_env_id, MF_ENV_ID_LEN))
-        _write_id(c, request.id, False, depth)
-        _put(c, mf_writer_put(&c.w, mf_env_method, MF_ENV_METHOD_LEN))
-        _write_method(c, request.method, depth)
-        if _payload_present(m):
-            _put(c, mf_writer_put(&c.w, mf_env_params, MF_ENV_PARAMS_LEN))
-            c.keys[depth] = <PyObject *>_KEY_PARAMS
-            _write_payload(c, m, depth)
-        return _put(c, mf_writer_putc(&c.w, b'}'))
+        return _write_request(c, request.id, request.method, m, None, _payload_present(m),
+                              depth)
     if isinstance(m, Notification):
         notification = <Notification>m
-        depth += 1
-        if depth > _MAX_DEPTH:
-            return _too_deep(c, depth)
-        _put(c, mf_writer_put(&c.w, mf_env_method_first, MF_ENV_METHOD_FIRST_LEN))
-        _write_method(c, notification.method, depth)
-        if _payload_present(m):
-            _put(c, mf_writer_put(&c.w, mf_env_params, MF_ENV_PARAMS_LEN))
-            c.keys[depth] = <PyObject *>_KEY_PARAMS
-            _write_payload(c, m, depth)
-        return _put(c, mf_writer_putc(&c.w, b'}'))
+        return _write_notification(c, notification.method, m, None, _payload_present(m),
+                                   depth)
     if isinstance(m, ErrorResponse):
         error = <ErrorResponse>m
-        depth += 1
-        if depth > _MAX_DEPTH:
-            return _too_deep(c, depth)
-        if depth + 1 > _MAX_DEPTH:
-            c.keys[depth] = <PyObject *>_KEY_ERROR
-            return _too_deep(c, depth + 1)
-        _write_error_head(c, error.id, error.code, error.message, depth)
-        if m._tape is not NULL or m._has_payload:
-            _put(c, mf_writer_put(&c.w, mf_env_data, MF_ENV_DATA_LEN))
-            c.keys[depth + 1] = <PyObject *>_KEY_DATA
-            _write_payload(c, m, depth + 1)
-        return _put(c, mf_writer_put(&c.w, "}}", 2))
+        return _write_error(c, error.id, error.code, error.message, m, None,
+                            m._tape is not NULL or m._has_payload, depth)
     raise TypeError("cannot encode a message of type %s" % _type_name(m))
 
 
 cdef inline bint _payload_present(Message m) noexcept:
     # params: null is not valid JSON-RPC, so a None payload is left out like an absent one.
     return m._tape is not NULL or (m._has_payload and m._payload is not None)
-
-
-cdef inline int _write_payload(enc_ctx *c, Message m, int depth) except -1:
-    if m._tape is not NULL:
-        return _write_tape(c, m._tape, depth)
-    return _write_value(c, <PyObject *>m._payload, depth)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1002,9 +981,11 @@ cpdef bytes encode_request(object id, object method, object params=None):
     id must be an int or a str (TypeError otherwise, bool included), method a str, params a
     dict, list, tuple or None.
     """
-    cdef enc_ctx *c = _acquire()
+    cdef enc_ctx *c
+    _check_params(params)
+    c = _acquire()
     try:
-        _write_request(c, id, method, params, 0)
+        _write_request(c, id, method, None, params, params is not None, 0)
         return _result(c)
     finally:
         _release(c)
@@ -1012,9 +993,11 @@ cpdef bytes encode_request(object id, object method, object params=None):
 
 cpdef bytes encode_notification(object method, object params=None):
     """``{"jsonrpc":"2.0","method":method,"params":params}``; params left out when None."""
-    cdef enc_ctx *c = _acquire()
+    cdef enc_ctx *c
+    _check_params(params)
+    c = _acquire()
     try:
-        _write_notification(c, method, params, 0)
+        _write_notification(c, method, None, params, params is not None, 0)
         return _result(c)
     finally:
         _release(c)
@@ -1024,7 +1007,7 @@ cpdef bytes encode_response(object id, object result):
     """``{"jsonrpc":"2.0","id":id,"result":result}``; id must be an int or a str."""
     cdef enc_ctx *c = _acquire()
     try:
-        _write_response(c, id, result, 0)
+        _write_response(c, id, None, result, 0)
         return _result(c)
     finally:
         _release(c)
@@ -1039,12 +1022,7 @@ cpdef bytes encode_error(object id, object code, object message, object data=_AB
     cdef long long value = _error_code(code)
     cdef enc_ctx *c = _acquire()
     try:
-        _write_error_head(c, id, value, message, 1)
-        if data is not _ABSENT:
-            _put(c, mf_writer_put(&c.w, mf_env_data, MF_ENV_DATA_LEN))
-            c.keys[2] = <PyObject *>_KEY_DATA
-            _write_value(c, <PyObject *>data, 2)
-        _put(c, mf_writer_put(&c.w, "}}", 2))
+        _write_error(c, id, value, message, None, data, data is not _ABSENT, 0)
         return _result(c)
     finally:
         _release(c)
