@@ -67,6 +67,12 @@ else:
     SIMDJSON_SOURCE = os.path.join(_folder, "simdjson.cpp")
 
 INCLUDE = [os.path.join(HERE, "include")]
+# Every extension is rebuilt when one of the project's C headers changes.
+HEADERS = sorted(
+    os.path.join("include", "mcpfast", name)
+    for name in os.listdir(os.path.join(HERE, "include", "mcpfast"))
+    if name.endswith(".h")
+)
 
 
 def ext(name, uses_simdjson=False):
@@ -76,6 +82,7 @@ def ext(name, uses_simdjson=False):
         [path],
         include_dirs=INCLUDE + (SIMDJSON_INCLUDE if uses_simdjson else []),
         language="c++",
+        depends=HEADERS,
         extra_compile_args=CXXFLAGS,
         extra_link_args=SIMDJSON_LINK if uses_simdjson else [],
     )

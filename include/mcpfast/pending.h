@@ -125,6 +125,18 @@ static inline size_t mf_pending_bucket_count(uint32_t slots, unsigned *log2) {
 
 /* ---- life cycle ---- */
 
+/* Release the table's memory (not the waiters: drain them first if they own anything). */
+static inline void mf_pending_free(mf_pending *t) {
+    free(t->slots);
+    free(t->heap);
+    free(t->buckets);
+    t->slots = NULL;
+    t->heap = NULL;
+    t->buckets = NULL;
+    t->count = t->slot_cap = t->slot_top = t->heap_len = 0;
+    t->free_head = MF_PENDING_NIL;
+}
+
 /* Set up an empty table that will hold at most `capacity` entries.  On failure the table
  * holds no memory (mf_pending_free is still safe to call). */
 static inline int mf_pending_init(mf_pending *t, uint32_t capacity) {
@@ -139,12 +151,7 @@ static inline int mf_pending_init(mf_pending *t, uint32_t capacity) {
     t->heap = (mf_pending_heap_entry *)malloc(slots * sizeof(mf_pending_heap_entry));
     t->buckets = (mf_pending_bucket *)malloc(nbuckets * sizeof(mf_pending_bucket));
     if (t->slots == NULL || t->heap == NULL || t->buckets == NULL) {
-        free(t->slots);
-        free(t->heap);
-        free(t->buckets);
-        t->slots = NULL;
-        t->heap = NULL;
-        t->buckets = NULL;
+        mf_pending_free(t);
         return MF_PENDING_NOMEM;
     }
     mf_pending_buckets_empty(t->buckets, nbuckets);
@@ -152,18 +159,6 @@ static inline int mf_pending_init(mf_pending *t, uint32_t capacity) {
     t->bucket_mask = (uint32_t)(nbuckets - 1);
     t->bucket_bits = bits;
     return MF_PENDING_OK;
-}
-
-/* Release the table's memory (not the waiters: drain them first if they own anything). */
-static inline void mf_pending_free(mf_pending *t) {
-    free(t->slots);
-    free(t->heap);
-    free(t->buckets);
-    t->slots = NULL;
-    t->heap = NULL;
-    t->buckets = NULL;
-    t->count = t->slot_cap = t->slot_top = t->heap_len = 0;
-    t->free_head = MF_PENDING_NIL;
 }
 
 /* ---- buckets ---- */

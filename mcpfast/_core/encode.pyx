@@ -849,8 +849,8 @@ cdef inline int _write_body(enc_ctx *c, Message source, object value, int depth)
     return _write_value(c, <PyObject *>source._payload, depth)
 
 
-cdef int _write_request(enc_ctx *c, object id, object method, Message source, object params,
-                        bint has_params, int depth) except -1:
+cdef inline int _write_request(enc_ctx *c, object id, object method, Message source,
+                               object params, bint has_params, int depth) except -1:
     depth += 1  # the envelope object
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
@@ -865,8 +865,8 @@ cdef int _write_request(enc_ctx *c, object id, object method, Message source, ob
     return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
-cdef int _write_notification(enc_ctx *c, object method, Message source, object params,
-                             bint has_params, int depth) except -1:
+cdef inline int _write_notification(enc_ctx *c, object method, Message source,
+                                    object params, bint has_params, int depth) except -1:
     depth += 1
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
@@ -879,8 +879,8 @@ cdef int _write_notification(enc_ctx *c, object method, Message source, object p
     return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
-cdef int _write_response(enc_ctx *c, object id, Message source, object result,
-                         int depth) except -1:
+cdef inline int _write_response(enc_ctx *c, object id, Message source, object result,
+                                int depth) except -1:
     depth += 1
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)
@@ -892,8 +892,8 @@ cdef int _write_response(enc_ctx *c, object id, Message source, object result,
     return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
-cdef int _write_error(enc_ctx *c, object id, long long code, object message, Message source,
-                      object data, bint has_data, int depth) except -1:
+cdef inline int _write_error(enc_ctx *c, object id, long long code, object message,
+                             Message source, object data, bint has_data, int depth) except -1:
     depth += 1
     if depth > _MAX_DEPTH:
         return _too_deep(c, depth)

@@ -196,6 +196,15 @@ def _discard(awaitable: Any) -> None:
         awaitable.cancel()
 
 
+def _request_id_in(params: Any, key: str) -> int | str | None:
+    """params[key] when params is a dict and that is a request id (a str or an int), else
+    None."""
+    if type(params) is not dict:
+        return None
+    value = params.get(key)
+    return value if _is_request_id(value) else None
+
+
 def _with_progress_token(params: Any, token: int) -> dict:
     """A copy of params (a dict or None) with _meta.progressToken = token."""
     if params is None:
@@ -748,10 +757,8 @@ class Session:
 
     def _on_cancelled(self, params: Any) -> bool:
         """notifications/cancelled; True when it named an incoming request in progress."""
-        if type(params) is not dict:
-            return False
-        request_id = params.get("requestId")
-        if not _is_request_id(request_id):
+        request_id = _request_id_in(params, "requestId")
+        if request_id is None:
             return False
         ctx = self._in_flight.get(request_id)
         if ctx is None:
@@ -770,11 +777,9 @@ class Session:
 
     def _on_progress(self, params: Any) -> bool:
         """notifications/progress; True when it was for an outgoing request of ours."""
-        if type(params) is not dict:
-            return False
-        token = params.get("progressToken")
         # Our progress tokens are our request ids.
-        if not _is_request_id(token):
+        token = _request_id_in(params, "progressToken")
+        if token is None:
             return False
         out = self._progress_listeners.get(token)
         if out is None:

@@ -148,6 +148,40 @@ def _expected(label: str, value: Any) -> _Mismatch:
     return _Mismatch(f"expected {label}, got {_kind_of(value)}")
 
 
+def _check_array_like(label: str, value: Any) -> None:
+    """Output side: an array may be any iterable but a str, bytes or mapping."""
+    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(
+        value, collections.abc.Iterable
+    ):
+        raise _expected(label, value)
+
+
+def _map_items(convert: Callable[[Any], Any], values: Any) -> list[Any]:
+    """[convert(item) for item in values]; a mismatch names the item's index in its path."""
+    out = []
+    append = out.append
+    for index, element in enumerate(values):
+        try:
+            append(convert(element))
+        except _Mismatch as exc:
+            exc.path.append(index)
+            raise
+    return out
+
+
+def _map_positions(converts: list[Callable[[Any], Any]], values: list[Any]) -> list[Any]:
+    """[converts[i](values[i]) ...] (as many values as converts); paths as in _map_items."""
+    out = []
+    append = out.append
+    for index, element in enumerate(values):
+        try:
+            append(converts[index](element))
+        except _Mismatch as exc:
+            exc.path.append(index)
+            raise
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Field: constraints and descriptions for Annotated[...]
 
@@ -550,14 +584,11 @@ def _conv_int(value: Any) -> Any:
 
 
 def _dump_int(value: Any) -> Any:
+    # What _conv_int accepts, and int subclasses (IntEnum...) as plain ints.
     t = type(value)
-    if t is int:
-        return value
-    if t is float and value.is_integer():
+    if t is not int and t is not bool and isinstance(value, int):
         return int(value)
-    if t is not bool and isinstance(value, int):
-        return int(value)
-    raise _expected("integer", value)
+    return _conv_int(value)
 
 
 def _conv_float(value: Any) -> Any:
@@ -1088,29 +1119,11 @@ class _Builder:
         def convert(value: Any) -> Any:
             if type(value) is not list:
                 raise _expected(label, value)
-            out = []
-            append = out.append
-            for index, element in enumerate(value):
-                try:
-                    append(item_convert(element))
-                except _Mismatch as exc:
-                    exc.path.append(index)
-                    raise
-            return out
+            return _map_items(item_convert, value)
 
         def dump(value: Any) -> Any:
-            if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(
-                value, collections.abc.Iterable
-            ):
-                raise _expected(label, value)
-            out = []
-            for index, element in enumerate(value):
-                try:
-                    out.append(item_dump(element))
-                except _Mismatch as exc:
-                    exc.path.append(index)
-                    raise
-            return out
+            _check_array_like(label, value)
+            return _map_items(item_dump, value)
 
         return _Node(schema, convert, dump, frozenset({"array"}), label, hashable=False)
 
@@ -1140,33 +1153,20 @@ class _Builder:
         def convert(value: Any) -> Any:
             if type(value) is not list:
                 raise _expected(label, value)
-            if not variadic and len(value) != size:
+            if variadic:
+                return tuple(_map_items(converts[0], value))
+            if len(value) != size:
                 raise _Mismatch(f"expected an array of {size} items, got {len(value)}")
-            out = []
-            for index, element in enumerate(value):
-                try:
-                    out.append(converts[0 if variadic else index](element))
-                except _Mismatch as exc:
-                    exc.path.append(index)
-                    raise
-            return tuple(out)
+            return tuple(_map_positions(converts, value))
 
         def dump(value: Any) -> Any:
-            if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(
-                value, collections.abc.Iterable
-            ):
-                raise _expected(label, value)
+            _check_array_like(label, value)
             value = list(value)
-            if not variadic and len(value) != size:
+            if variadic:
+                return _map_items(dumps[0], value)
+            if len(value) != size:
                 raise _Mismatch(f"expected an array of {size} items, got {len(value)}")
-            out = []
-            for index, element in enumerate(value):
-                try:
-                    out.append(dumps[0 if variadic else index](element))
-                except _Mismatch as exc:
-                    exc.path.append(index)
-                    raise
-            return out
+            return _map_positions(dumps, value)
 
         return _Node(schema, convert, dump, frozenset({"array"}), label, hashable)
 
@@ -1202,10 +1202,7 @@ class _Builder:
             return make(out)
 
         def dump(value: Any) -> Any:
-            if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(
-                value, collections.abc.Iterable
-            ):
-                raise _expected(label, value)
+            _check_array_like(label, value)
             out = []
             seen: set[Any] = set()
             for index, element in enumerate(value):

@@ -351,14 +351,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
             return
         self._reading_done = True
         if exc is None and not self._conn_closed:
-            for frame in self._framer.close():
-                if type(frame) is memoryview:
-                    try:
-                        self._feed(frame)
-                    except Exception:
-                        self._feed_failed(frame)
-                else:
-                    self._deliver_error(frame)
+            self._deliver_frames(self._framer.close())
         self._close_writer()
         if self._local_close or self._conn_closed:
             return
