@@ -17,9 +17,6 @@
 
 typedef struct mf_parser {
     simdjson::dom::parser parser;
-    explicit mf_parser(size_t max_depth) : parser() {
-        (void)parser.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, max_depth);
-    }
 } mf_parser;
 
 /* Error kinds of mf_parse, mapped from simdjson's many codes. */
@@ -34,8 +31,15 @@ enum {
     MF_PARSE_NO_MEMORY = 7,
 };
 
+/* A parser whose documents may nest max_depth levels; NULL when memory is short. */
 static inline mf_parser *mf_parser_new(size_t max_depth) {
-    return new (std::nothrow) mf_parser(max_depth);
+    mf_parser *p = new (std::nothrow) mf_parser();
+    if (p != NULL &&
+        p->parser.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, max_depth) != simdjson::SUCCESS) {
+        delete p;
+        p = NULL;
+    }
+    return p;
 }
 
 static inline void mf_parser_free(mf_parser *p) { delete p; }
