@@ -14,7 +14,6 @@ import asyncio
 import base64
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,20 +22,7 @@ from mcpfast.client import Client, connect
 from mcpfast.jsonrpc import InvalidParams, JSONRPCError
 
 SERVER_DIR = Path(__file__).resolve().parent / "ts_server"
-SDK_MARKER = SERVER_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
 
-
-def _ensure_sdk() -> None:
-    if SDK_MARKER.is_file():
-        return
-    npm = shutil.which("npm")
-    assert npm is not None, "npm is required for the TypeScript interop test"
-    completed = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund"],
-        cwd=SERVER_DIR, capture_output=True, text=True, timeout=300,
-    )
-    assert completed.returncode == 0, f"npm install failed:\n{completed.stdout}\n{completed.stderr}"
-    assert SDK_MARKER.is_file()
 
 
 class RecordingClient(Client):
@@ -62,8 +48,8 @@ def _run(coroutine):
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18"])
-def test_mcpfast_client_drives_an_official_typescript_server(mcp_schema, version):
-    _ensure_sdk()
+def test_mcpfast_client_drives_an_official_typescript_server(mcp_schema, version, ensure_ts_sdk):
+    ensure_ts_sdk(SERVER_DIR)
     node = shutil.which("node")
     assert node is not None, "node is required for the TypeScript interop test"
     client = RecordingClient(name="mcpfast-interop", protocol_version=version, timeout=30)

@@ -24,24 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_DIR = Path(__file__).resolve().parent / "ts_client"
 SERVER = ROOT / "examples" / "everything_server.py"
-SDK_MARKER = CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
 
-
-def _ensure_sdk() -> None:
-    if SDK_MARKER.is_file():
-        return
-    npm = shutil.which("npm")
-    assert npm is not None, "npm is required for the TypeScript interop test"
-    completed = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund"],
-        cwd=CLIENT_DIR, capture_output=True, text=True, timeout=300,
-    )
-    assert completed.returncode == 0, f"npm install failed:\n{completed.stdout}\n{completed.stderr}"
-    assert SDK_MARKER.is_file()
 
 
 def _run_client() -> dict:
-    _ensure_sdk()
     node = shutil.which("node")
     assert node is not None, "node is required for the TypeScript interop test"
     env = dict(os.environ)
@@ -54,7 +40,8 @@ def _run_client() -> dict:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def test_typescript_client_initializes_lists_calls_and_reads():
+def test_typescript_client_initializes_lists_calls_and_reads(ensure_ts_sdk):
+    ensure_ts_sdk(CLIENT_DIR)
     report = _run_client()
 
     assert report["protocolVersion"] == "2025-11-25"

@@ -1,0 +1,31 @@
+"""Interop fixtures: the official TypeScript SDK, installed on first use."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def _install_ts_sdk(folder: Path) -> None:
+    """npm-install folder's package.json unless @modelcontextprotocol/sdk is already there.
+
+    A failed install fails the test: CI reaches the npm registry.
+    """
+    marker = folder / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    if marker.is_file():
+        return
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is required for the TypeScript interop tests"
+    completed = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund"],
+        cwd=folder, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, f"npm install failed:\n{completed.stdout}\n{completed.stderr}"
+    assert marker.is_file()
+
+
+@pytest.fixture(scope="session")
+def ensure_ts_sdk():
+    """A function installing the TypeScript SDK into a test folder when it is missing."""
+    return _install_ts_sdk
