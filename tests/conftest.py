@@ -41,12 +41,17 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 import jsonschema
 import pytest
+
+# Helpers several test folders share (tests use importlib mode, so they cannot import each
+# other): tests/helpers is importable by module name.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 _REPO = Path(__file__).resolve().parent.parent
 

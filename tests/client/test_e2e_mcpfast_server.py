@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpfast.client import Client, connect, connect_sync
+from recording_client import RecordingClient
+
+from mcpfast.client import connect, connect_sync
 from mcpfast.jsonrpc import ConnectionClosed, InvalidParams, JSONRPCError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,40 +25,6 @@ ECHO = ROOT / "examples" / "echo_server.py"
 CHILD_ENV = {"PYTHONPATH": str(ROOT)}
 
 
-class RecordingClient(Client):
-    """A Client keeping every frame it sends and the server requests it receives."""
-
-    def __init__(self, **options):
-        super().__init__(**options)
-        self.sent_frames = []
-        self.server_requests = {}
-
-    def bind(self, send):
-        def recording_send(frame):
-            self.sent_frames.append(frame)
-            send(frame)
-
-        conn = super().bind(recording_send)
-        feed = conn.feed
-
-        def recording_feed(frame, channel=None):
-            message = json.loads(bytes(frame))
-            if isinstance(message, dict) and "method" in message and "id" in message:
-                self.server_requests[message["id"]] = message["method"]
-            return feed(frame)
-
-        conn.feed = recording_feed
-        return conn
-
-    def check_schema(self, mcp_schema):
-        schema = mcp_schema(self.protocol_version)
-        for frame in self.sent_frames:
-            message = json.loads(frame)
-            answers = None
-            if "method" not in message and "result" in message:
-                answers = self.server_requests[message["id"]]
-            schema.check_message(message, answers=answers)
-        return len(self.sent_frames)
 
 
 def _text(result):

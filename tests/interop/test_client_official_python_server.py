@@ -17,7 +17,9 @@ import textwrap
 
 import pytest
 
-from mcpfast.client import Client, connect
+from recording_client import RecordingClient
+
+from mcpfast.client import connect
 from mcpfast.jsonrpc import JSONRPCError
 
 SERVER_SOURCE = textwrap.dedent('''
@@ -177,30 +179,6 @@ SERVER_SOURCE = textwrap.dedent('''
 ''')
 
 
-class RecordingClient(Client):
-    """A Client keeping what it sends and the methods of the requests it receives."""
-
-    def __init__(self, **options):
-        super().__init__(**options)
-        self.sent_frames = []
-        self.server_requests = {}
-
-    def bind(self, send):
-        def recording_send(frame):
-            self.sent_frames.append(frame)
-            send(frame)
-
-        conn = super().bind(recording_send)
-        feed = conn.feed
-
-        def recording_feed(frame, channel=None):
-            message = json.loads(bytes(frame))
-            if isinstance(message, dict) and "method" in message and "id" in message:
-                self.server_requests[message["id"]] = message["method"]
-            return feed(frame)
-
-        conn.feed = recording_feed
-        return conn
 
 
 def _text(result):

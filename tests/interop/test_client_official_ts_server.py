@@ -18,26 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from mcpfast.client import Client, connect
+from recording_client import RecordingClient
+
+from mcpfast.client import connect
 from mcpfast.jsonrpc import InvalidParams, JSONRPCError
 
 SERVER_DIR = Path(__file__).resolve().parent / "ts_server"
 
 
 
-class RecordingClient(Client):
-    """A Client keeping every frame it sends."""
-
-    def __init__(self, **options):
-        super().__init__(**options)
-        self.sent_frames = []
-
-    def bind(self, send):
-        def recording_send(frame):
-            self.sent_frames.append(frame)
-            send(frame)
-
-        return super().bind(recording_send)
 
 
 def _run(coroutine):
