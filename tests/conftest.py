@@ -1,10 +1,11 @@
 """Shared test fixtures: MCP messages checked against the specification's JSON Schemas.
 
 ``mcp_schema(version)`` returns a :class:`SpecSchema` for one protocol version, read from
-``<spec dir>/<version>/schema.json``. The spec directory is ``$MCPFAST_SPEC_DIR`` when set,
-else ``spec/`` at the repository root when it exists, else ``../shared/spec`` beside the
-repository; a missing
-schema fails the test (it never skips).
+``<spec dir>/<version>/schema.json``. The spec directory comes from one function,
+``mcp_spec.spec_dir()`` (tests/helpers/mcp_spec.py): ``$MCPFAST_SPEC_DIR`` when set, else
+``spec/`` at the repository root when it exists, else ``../shared/spec`` beside the repository.
+When schemas are missing there the whole run stops before any test (``pytest_sessionstart``)
+with one message naming what is missing and how to point at it; a test never skips for it.
 
 What a SpecSchema offers:
 
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -53,7 +53,16 @@ import pytest
 # other): tests/helpers is importable by module name.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
-_REPO = Path(__file__).resolve().parent.parent
+from mcp_spec import spec_document, spec_problem  # noqa: E402 (needs the path above)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop the run at once when the MCP JSON schemas are missing: one clear message instead
+    of hundreds of failing tests."""
+    problem = spec_problem()
+    if problem is not None:
+        pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
+
 
 # Definitions the specification keeps open on purpose, at their top level.
 _OPEN_DEFINITIONS = frozenset(
@@ -82,18 +91,6 @@ _OPEN_PROPERTIES = frozenset(
     {"_meta", "experimental", "inputSchema", "outputSchema", "arguments", "structuredContent",
      "metadata", "extensions", "capabilities"}
 )
-
-
-def spec_dir() -> Path:
-    """Where the per-version schema.json files are."""
-    env = os.environ.get("MCPFAST_SPEC_DIR")
-    if env:
-        return Path(env)
-    local = _REPO / "spec"
-    if local.is_dir():
-        return local
-    # shared/ sits beside the repository checkout, in development and in CI alike
-    return _REPO.parent / "shared" / "spec"
 
 
 def _close(node: Any) -> None:
@@ -131,14 +128,8 @@ class SpecSchema:
     """The JSON Schema of one MCP protocol version (see the module docstring)."""
 
     def __init__(self, version: str) -> None:
-        path = spec_dir() / version / "schema.json"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"MCP schema for {version} not found at {path} (set MCPFAST_SPEC_DIR)"
-            )
         self.version = version
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+        document = spec_document(version)
         self._defs_key = "$defs" if "$defs" in document else "definitions"
         strict = copy.deepcopy(document)
         for name, definition in strict[self._defs_key].items():

@@ -32,12 +32,9 @@ import math
 import mimetypes
 import os
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from .schema import serialize_output, to_jsonable
-
-if TYPE_CHECKING:
-    from .schema import ToolSignature
+from .schema import ToolSignature, UnstructuredOutput, serialize_output, to_jsonable
 
 __all__ = [
     "Annotations",
@@ -157,8 +154,11 @@ def _finish(block: dict[str, Any], annotations: Annotations | None, meta: dict[s
     return block
 
 
-class ContentItem(abc.ABC):
-    """Base of the content classes a tool may return; `to_dict` gives the wire block."""
+class ContentItem(UnstructuredOutput, abc.ABC):
+    """Base of the content classes a tool may return; `to_dict` gives the wire block.
+
+    (An `UnstructuredOutput`: a tool whose return annotation mentions one gets no output
+    schema.)"""
 
     __slots__ = ()
 

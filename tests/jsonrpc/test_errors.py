@@ -3,11 +3,10 @@
 import json
 import pickle
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp_spec import spec_document
 
 from mcpfast.jsonrpc import errors
 from mcpfast.jsonrpc.errors import (
@@ -25,10 +24,6 @@ from mcpfast.jsonrpc.errors import (
     error_from_response,
     severity,
 )
-
-# shared/ sits beside the repository checkout, in development and in CI alike
-SPEC_SCHEMA = str(Path(__file__).resolve().parents[3] / "shared" / "spec" / "{}" / "schema.json")
-
 
 def test_codes_have_their_documented_values():
     assert errors.PARSE_ERROR == -32700
@@ -73,8 +68,7 @@ def test_codec_constants_agree():
     ],
 )
 def test_spec_codes_match_the_schema(version, definition, code):
-    with open(SPEC_SCHEMA.format(version)) as f:
-        schema = json.load(f)
+    schema = spec_document(version)
     text = json.dumps(schema["$defs"][definition])
     assert f'"const": {code}' in text
 

@@ -6,15 +6,13 @@ import base64
 import dataclasses
 import datetime
 import enum
-import functools
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonschema.validators import validator_for
+from mcp_spec import SPEC_VERSIONS, spec_definitions, spec_validator
 
 from mcpfast.server.content import (
     Annotations,
@@ -33,8 +31,7 @@ from mcpfast.server.content import (
 )
 from mcpfast.server.schema import OutputError, function_schema
 
-SPEC_DIR = Path(__file__).resolve().parents[3] / "shared" / "spec"
-VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+VERSIONS = list(SPEC_VERSIONS)
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
@@ -44,24 +41,6 @@ WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
 MP3 = b"ID3\x03\x00" + b"\x00" * 10
 OGG = b"OggS" + b"\x00" * 10
 FLAC = b"fLaC" + b"\x00" * 10
-
-
-@functools.lru_cache(maxsize=None)
-def _spec(version: str) -> dict:
-    return json.loads((SPEC_DIR / version / "schema.json").read_text())
-
-
-def _defs(version: str) -> dict:
-    spec = _spec(version)
-    return spec["$defs"] if "$defs" in spec else spec["definitions"]
-
-
-@functools.lru_cache(maxsize=None)
-def spec_validator(version: str, definition: str):
-    spec = _spec(version)
-    key = "$defs" if "$defs" in spec else "definitions"
-    assert definition in spec[key], (version, definition)
-    return validator_for(spec)({**spec, "$ref": f"#/{key}/{definition}"})
 
 
 def assert_valid(version: str, definition: str, instance) -> None:
@@ -82,7 +61,7 @@ def assert_strictly_in_version(block: dict, version: str) -> None:
     """Every key of the block (and of its annotations / resource contents) is a property the
     version's schema defines: the published schemas allow extra keys, so validation alone
     would not notice a field the version does not know."""
-    defs = _defs(version)
+    defs = spec_definitions(version)
     definition = defs[_BLOCK_DEFINITION[block["type"]]]
     properties = definition["properties"]
     assert set(block) <= set(properties), (version, set(block) - set(properties))

@@ -16,19 +16,20 @@ import math
 import sys
 import typing
 import uuid
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Dict, List, Literal, Optional, Tuple, Union
 
 import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonschema.validators import validator_for
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
 else:  # Required/NotRequired arrived in typing with 3.11
     from typing_extensions import NotRequired, Required, TypedDict
+
+from mcp_spec import SPEC_VERSIONS, spec_validator
 
 from mcpfast.server.content import Image, Text
 from mcpfast.server.schema import (
@@ -43,24 +44,11 @@ from mcpfast.server.schema import (
     validate_arguments,
 )
 
-SPEC_DIR = Path(__file__).resolve().parents[3] / "shared" / "spec"
-VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+VERSIONS = list(SPEC_VERSIONS)
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-@functools.lru_cache(maxsize=None)
-def _spec(version: str) -> dict:
-    return json.loads((SPEC_DIR / version / "schema.json").read_text())
-
-
-def spec_validator(version: str, definition: str):
-    spec = _spec(version)
-    defs = "$defs" if "$defs" in spec else "definitions"
-    assert definition in spec[defs], (version, definition)
-    return validator_for(spec)({**spec, "$ref": f"#/{defs}/{definition}"})
 
 
 def check_json_schema(schema: dict) -> None:

@@ -1,0 +1,56 @@
+"""The argument validator of a tool: one closure over the per-parameter converters."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from .errors import ArgumentError, Mismatch, kind_of, unknown_key_error
+from .sentinels import ABSENT, REQUIRED
+
+
+def compile_validator(
+    plan: list[tuple[str, Callable[[Any], Any], Any, type | None]],
+) -> Callable[[Any], dict[str, Any]]:
+    """One closure that checks and converts the arguments of a call: a loop over the
+    per-parameter converters compiled at decoration time. A value whose type is the
+    parameter's plain scalar type (``exact``) is taken as it is, without a call."""
+    names = {name for name, _, _, _ in plan}
+    # A type no JSON value has, for converters without an exact fast path.
+    steps = tuple((name, convert, default, exact or _NoExactType) for name, convert, default, exact in plan)
+    empty: dict[str, Any] = {}
+    absent = ABSENT
+
+    def validate(arguments: Any) -> dict[str, Any]:
+        if arguments is None:
+            arguments = empty
+        elif type(arguments) is not dict:
+            if not isinstance(arguments, Mapping):
+                raise ArgumentError((), f"expected object, got {kind_of(arguments)}")
+            arguments = dict(arguments)
+        kwargs: dict[str, Any] = {}
+        seen = 0
+        get = arguments.get
+        name = ""
+        try:
+            for name, convert, default, exact in steps:
+                value = get(name, absent)
+                if value is absent:
+                    if default is REQUIRED:
+                        raise ArgumentError((name,), "missing required argument")
+                    kwargs[name] = default
+                    continue
+                seen += 1
+                kwargs[name] = value if type(value) is exact else convert(value)
+        except Mismatch as exc:
+            exc.path.append(name)
+            raise ArgumentError(tuple(reversed(exc.path)), exc.reason) from None
+        if seen != len(arguments):
+            exc = unknown_key_error(arguments, names, "argument")
+            raise ArgumentError(tuple(exc.path), exc.reason)
+        return kwargs
+
+    return validate
+
+
+class _NoExactType:
+    """Placeholder ``exact`` type: no argument value is ever of this type."""
