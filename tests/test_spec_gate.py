@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from mcp_spec import SPEC_VERSIONS, spec_dir
 
 REPO = Path(__file__).resolve().parent.parent

@@ -285,10 +285,10 @@ class _Binary(ContentItem):
         if type(other) is not type(self):
             return NotImplemented
         return (self.data, self.mime_type, self.annotations, self.meta) == (
-            other.data,  # type: ignore[attr-defined]
-            other.mime_type,  # type: ignore[attr-defined]
-            other.annotations,  # type: ignore[attr-defined]
-            other.meta,  # type: ignore[attr-defined]
+            other.data,
+            other.mime_type,
+            other.annotations,
+            other.meta,
         )
 
     __hash__ = None  # type: ignore[assignment]

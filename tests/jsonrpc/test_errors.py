@@ -6,8 +6,8 @@ import pickle
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp_spec import spec_document
 
+from mcp_spec import spec_document
 from mcpfast.jsonrpc import errors
 from mcpfast.jsonrpc.errors import (
     ABSENT,
@@ -24,6 +24,7 @@ from mcpfast.jsonrpc.errors import (
     error_from_response,
     severity,
 )
+
 
 def test_codes_have_their_documented_values():
     assert errors.PARSE_ERROR == -32700

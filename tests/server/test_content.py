@@ -12,8 +12,8 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp_spec import SPEC_VERSIONS, spec_definitions, spec_validator
 
+from mcp_spec import SPEC_VERSIONS, spec_definitions, spec_validator
 from mcpfast.server.content import (
     Annotations,
     Audio,
@@ -76,7 +76,8 @@ def assert_strictly_in_version(block: dict, version: str) -> None:
 
 
 def assert_blocks_valid(blocks: list[dict], version: str = "2025-11-25") -> None:
-    assert_valid(version, "CallToolResult", {"content": blocks, **({"resultType": "complete"} if version >= "2026-07-28" else {})})
+    result_type = {"resultType": "complete"} if version >= "2026-07-28" else {}
+    assert_valid(version, "CallToolResult", {"content": blocks, **result_type})
     for block in blocks:
         if version >= "2025-06-18":
             assert_valid(version, "ContentBlock", block)
@@ -421,7 +422,9 @@ def test_resource_contents_shapes():
     }
     assert resource_contents("x://d", [1], "application/x-list")["mimeType"] == "application/x-list"
     for version in VERSIONS:
-        contents = [resource_contents("x://t", "t"), resource_contents("x://b", b"b"), resource_contents("x://j", {"a": 1})]
+        contents = [
+            resource_contents("x://t", "t"), resource_contents("x://b", b"b"), resource_contents("x://j", {"a": 1})
+        ]
         # (2026-07-28 results also need cacheScope/ttlMs: the server adds those; the contents
         # entries are what this module builds.)
         for entry in contents:

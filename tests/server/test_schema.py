@@ -30,7 +30,6 @@ else:  # Required/NotRequired arrived in typing with 3.11
     from typing_extensions import NotRequired, Required, TypedDict
 
 from mcp_spec import SPEC_VERSIONS, spec_validator
-
 from mcpfast.server.content import Image, Text
 from mcpfast.server.schema import (
     ArgumentError,
@@ -494,11 +493,14 @@ def test_tuples():
     assert p["empty"] == {"type": "array", "minItems": 0, "maxItems": 0}
     assert p["bare"] == {"type": "array"}
     assert p["old_bare"] == {"type": "array", "default": []}
-    assert validate_arguments(sig, {"pair": [1, "a"], "many": [], "empty": [], "bare": [], "old": [True, True], "old_bare": [1, "x"]})["old_bare"] == (1, "x")
+    arguments = {"pair": [1, "a"], "many": [], "empty": [], "bare": [], "old": [True, True], "old_bare": [1, "x"]}
+    assert validate_arguments(sig, arguments)["old_bare"] == (1, "x")
     out = validate_arguments(
         sig, {"pair": [1, "a"], "many": [1, 2.5], "empty": [], "bare": [1, "x"], "old": [True, False]}
     )
-    assert out == {"pair": (1, "a"), "many": (1.0, 2.5), "empty": (), "bare": (1, "x"), "old": (True, False), "old_bare": ()}
+    assert out == {
+        "pair": (1, "a"), "many": (1.0, 2.5), "empty": (), "bare": (1, "x"), "old": (True, False), "old_bare": ()
+    }
     base = {"pair": [1, "a"], "many": [], "empty": [], "bare": [], "old": [True, True]}
     assert str(arg_error(sig, {**base, "pair": [1]})) == (
         "arguments.pair: expected an array of 2 items, got 1"
@@ -584,7 +586,12 @@ def test_dict_with_non_string_keys_is_refused():
 
 
 def test_literal():
-    def f(mode: Literal["fast", "slow"], n: Literal[1, 2, 3] = 1, flag: Literal[True] = True, mixed: Literal["a", 1, None] = None):
+    def f(
+        mode: Literal["fast", "slow"],
+        n: Literal[1, 2, 3] = 1,
+        flag: Literal[True] = True,
+        mixed: Literal["a", 1, None] = None,
+    ):
         pass
 
     sig = function_schema(f)
@@ -746,7 +753,8 @@ def test_recursive_dataclass():
         pass
 
     sig = function_schema(f)
-    tree = validate_arguments(sig, {"tree": {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}})["tree"]
+    arguments = {"tree": {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}}
+    tree = validate_arguments(sig, arguments)["tree"]
     assert tree == TreeNode(1, [TreeNode(2, [TreeNode(3)])])
     assert isinstance(tree.children[0].children[0], TreeNode)
     err = arg_error(sig, {"tree": {"value": 1, "children": [{"value": 2, "children": [{"value": True}]}]}})
@@ -1026,7 +1034,13 @@ def test_missing_docstring_gives_empty_description():
 def test_defaults_fill_in_and_appear_in_schema():
     sentinel = object()
 
-    def f(a: int = 1, b: Color = Color.RED, c: Optional[list[int]] = None, d: Any = sentinel, e: tuple[int, int] = (1, 2)):
+    def f(
+        a: int = 1,
+        b: Color = Color.RED,
+        c: Optional[list[int]] = None,
+        d: Any = sentinel,
+        e: tuple[int, int] = (1, 2),
+    ):
         pass
 
     sig = function_schema(f)
@@ -1608,7 +1622,9 @@ json_values = st.recursive(
     | st.text(max_size=5)
     | st.sampled_from(["red", "green", "a", "b", "", "x"]),
     lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.sampled_from(["name", "count", "tags", "x", "y", "value", "children", "k"]), children, max_size=4),
+    | st.dictionaries(
+        st.sampled_from(["name", "count", "tags", "x", "y", "value", "children", "k"]), children, max_size=4
+    ),
     max_leaves=12,
 )
 
@@ -1639,12 +1655,17 @@ KEYS = ["name", "count", "ratio", "color", "mode", "items", "point", "pair", "ta
 small_text = st.text(alphabet="ab", max_size=3)
 scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([1.0, 2.5, -0.5]) | small_text
 items_value = st.lists(
-    st.fixed_dictionaries({"name": small_text | scalars}, optional={"count": scalars, "tags": st.lists(scalars, max_size=2), "bad": scalars}),
+    st.fixed_dictionaries(
+        {"name": small_text | scalars},
+        optional={"count": scalars, "tags": st.lists(scalars, max_size=2), "bad": scalars},
+    ),
     max_size=3,
 )
 tree_value = st.recursive(
     st.fixed_dictionaries({"value": st.integers(-2, 2) | scalars}),
-    lambda children: st.fixed_dictionaries({"value": st.integers(-2, 2)}, optional={"children": st.lists(children, max_size=2)}),
+    lambda children: st.fixed_dictionaries(
+        {"value": st.integers(-2, 2)}, optional={"children": st.lists(children, max_size=2)}
+    ),
     max_leaves=6,
 )
 # Per argument: values that are mostly close to valid, sometimes anything.
@@ -1667,7 +1688,9 @@ ARGUMENT_VALUES = {
 
 valid_tree = st.recursive(
     st.fixed_dictionaries({"value": st.integers()}),
-    lambda children: st.fixed_dictionaries({"value": st.integers()}, optional={"children": st.lists(children, max_size=2)}),
+    lambda children: st.fixed_dictionaries(
+        {"value": st.integers()}, optional={"children": st.lists(children, max_size=2)}
+    ),
     max_leaves=6,
 )
 VALID_VALUES = {
@@ -1677,7 +1700,9 @@ VALID_VALUES = {
     "color": st.sampled_from(["red", "green"]),
     "mode": st.sampled_from(["a", "b", None]),
     "items": st.lists(
-        st.fixed_dictionaries({"name": small_text}, optional={"count": st.integers(), "tags": st.lists(small_text, max_size=2)}),
+        st.fixed_dictionaries(
+            {"name": small_text}, optional={"count": st.integers(), "tags": st.lists(small_text, max_size=2)}
+        ),
         max_size=3,
     ),
     "point": st.none() | st.fixed_dictionaries({"x": st.integers(), "y": st.integers()}),

@@ -10,7 +10,6 @@ from typing import Any
 
 from .fields import Field
 
-
 UNION_ORIGINS: tuple[Any, ...] = (typing.Union,)
 if hasattr(types, "UnionType"):
     UNION_ORIGINS += (types.UnionType,)

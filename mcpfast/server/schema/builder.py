@@ -467,7 +467,7 @@ class SchemaBuilder:
                     entries.append((f.name, hints.get(f.name, Any), False, FACTORY))
                 else:
                     entries.append((f.name, hints.get(f.name, Any), True, MISSING))
-        field_metadata = (
+        field_metadata: dict[str, Mapping[str, Any]] = (
             {} if is_typeddict else {f.name: f.metadata for f in dataclasses.fields(cls)}
         )
         for field_name, hint, is_required, class_default in entries:

@@ -7,7 +7,6 @@ import enum
 import inspect
 import re
 
-
 _GOOGLE_PARAM_SECTIONS = frozenset(
     {
         "args",
@@ -71,15 +70,15 @@ def parse_docstring(
                     continue
                 if i + 1 < n and _NUMPY_UNDERLINE.match(lines[i + 1]):
                     break  # next NumPy section
-                entry_indent = _indent(entry_line)
-                if entry_indent < indent:
+                numpy_indent = _indent(entry_line)
+                if numpy_indent < indent:
                     break
                 m = _NUMPY_ENTRY.match(entry_line.strip())
-                if entry_indent == indent and m:
+                if numpy_indent == indent and m:
                     current = []
                     for name in m.group(1).split(","):
                         params[name.strip().lstrip("*")] = current
-                elif entry_indent == indent:
+                elif numpy_indent == indent:
                     break
                 elif current is not None:
                     current.append(entry_line.strip())

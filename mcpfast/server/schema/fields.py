@@ -66,7 +66,7 @@ class Field:
             try:
                 re.compile(self.pattern)
             except re.error as exc:
-                raise ValueError(f"Field(pattern={self.pattern!r}) is not a valid regex: {exc}")
+                raise ValueError(f"Field(pattern={self.pattern!r}) is not a valid regex: {exc}") from None
         if self.examples is not None:
             if not isinstance(self.examples, (list, tuple)):
                 raise ValueError("Field(examples=...) must be a list")

@@ -12,14 +12,13 @@ from .errors import Mismatch, short_repr, wrong_type
 from .jsonable import to_jsonable
 from .sentinels import MISSING
 
-
 NUMERIC_KINDS = frozenset({"integer", "number"})
 ALL_KINDS = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
 
 
 def map_items(convert: Callable[[Any], Any], values: Any) -> list[Any]:
     """[convert(item) for item in values]; a mismatch names the item's index in its path."""
-    out = []
+    out: list[Any] = []
     append = out.append
     for index, element in enumerate(values):
         try:
@@ -32,7 +31,7 @@ def map_items(convert: Callable[[Any], Any], values: Any) -> list[Any]:
 
 def map_positions(converts: list[Callable[[Any], Any]], values: list[Any]) -> list[Any]:
     """[converts[i](values[i]) ...] (as many values as converts); paths as in map_items."""
-    out = []
+    out: list[Any] = []
     append = out.append
     for index, element in enumerate(values):
         try:

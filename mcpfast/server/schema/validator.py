@@ -45,8 +45,8 @@ def compile_validator(
             exc.path.append(name)
             raise ArgumentError(tuple(reversed(exc.path)), exc.reason) from None
         if seen != len(arguments):
-            exc = unknown_key_error(arguments, names, "argument")
-            raise ArgumentError(tuple(exc.path), exc.reason)
+            unknown = unknown_key_error(arguments, names, "argument")
+            raise ArgumentError(tuple(unknown.path), unknown.reason)
         return kwargs
 
     return validate
