@@ -6,6 +6,7 @@ string that function_schema must resolve. Tests of non-string annotations use ex
 
 from __future__ import annotations
 
+import ast
 import collections.abc
 import dataclasses
 import datetime
@@ -16,7 +17,7 @@ import math
 import sys
 import typing
 import uuid
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Dict, List, Literal, Optional, Tuple, Union
 
 import jsonschema
@@ -29,6 +30,7 @@ if sys.version_info >= (3, 11):
 else:  # Required/NotRequired arrived in typing with 3.11
     from typing_extensions import NotRequired, Required, TypedDict
 
+import mcpfast.server.schema as schema_package
 from mcp_spec import SPEC_VERSIONS, spec_validator
 from mcpfast.server.content import Image, Text
 from mcpfast.server.schema import (
@@ -37,7 +39,6 @@ from mcpfast.server.schema import (
     OutputError,
     ToolSignature,
     function_schema,
-    parse_docstring,
     serialize_output,
     to_jsonable,
     validate_arguments,
@@ -936,98 +937,6 @@ def test_annotated_inside_containers():
 
 
 # ---------------------------------------------------------------------------------------------
-# docstrings
-
-
-def test_google_docstring():
-    def f(a: int, b: str = "", c: int = 0):
-        """Summary line.
-
-        Longer body
-        over two lines.
-
-        Args:
-            a (int): First
-                continued here.
-            b: Second.
-
-            c: Third after a blank line.
-
-        Returns:
-            Something.
-        """
-
-    sig = function_schema(f)
-    assert sig.description == "Summary line.\n\nLonger body\nover two lines.\n\nReturns:\n    Something."
-    assert props(sig)["a"]["description"] == "First continued here."
-    assert props(sig)["b"]["description"] == "Second."
-    assert props(sig)["c"]["description"] == "Third after a blank line."
-
-
-def test_sphinx_docstring():
-    def f(a: int, b: str = ""):
-        """Do it.
-
-        :param a: the a
-            value.
-        :type a: int
-        :param str b: the b
-        :returns: nothing
-        """
-
-    sig = function_schema(f)
-    assert sig.description == "Do it.\n\n:returns: nothing"
-    assert props(sig)["a"]["description"] == "the a value."
-    assert props(sig)["b"]["description"] == "the b"
-
-
-def test_numpy_docstring():
-    def f(a: int, b: str = "", c: str = ""):
-        """Do it.
-
-        Parameters
-        ----------
-        a : int
-            The a.
-        b, c : str
-            Shared.
-
-        Returns
-        -------
-        int
-            Result.
-        """
-
-    sig = function_schema(f)
-    assert sig.description == "Do it.\n\nReturns\n-------\nint\n    Result."
-    assert props(sig)["a"]["description"] == "The a."
-    assert props(sig)["b"]["description"] == "Shared."
-    assert props(sig)["c"]["description"] == "Shared."
-
-
-def test_parse_docstring_edge_cases():
-    assert parse_docstring(None) == ("", {})
-    assert parse_docstring("") == ("", {})
-    assert parse_docstring("Only a summary.") == ("Only a summary.", {})
-    assert parse_docstring("Summary.\n\nArgs:\n    x: y\n") == ("Summary.", {"x": "y"})
-    assert parse_docstring("S.\n\n    Args:\n        *args: rest\n        **kw: more\n    ") == (
-        "S.",
-        {"args": "rest", "kw": "more"},
-    )
-    # A parameter with no text gets no description.
-    assert parse_docstring("S.\n\nArgs:\n    x:\n") == ("S.", {})
-
-
-def test_missing_docstring_gives_empty_description():
-    def f():
-        pass
-
-    sig = function_schema(f)
-    assert sig.description == ""
-    assert "description" not in sig.to_tool()
-
-
-# ---------------------------------------------------------------------------------------------
 # defaults
 
 
@@ -1802,3 +1711,53 @@ def test_tree_output_round_trips_through_arguments(tree):
     structured = serialize_output(sig, tree)
     assert instance_ok(sig.output_schema, structured)
     assert validate_arguments(sig, {"tree": structured})["tree"] == tree
+
+
+# ---------------------------------------------------------------------------------------------
+# the package's own imports
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The mcpfast modules one source file imports (relative imports resolved)."""
+    package = "mcpfast.server.schema" if path.name != "content.py" else "mcpfast.server"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                found.add(f"{base}.{node.module}" if node.module else base)
+            elif node.module and node.module.split(".")[0] == "mcpfast":
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "mcpfast")
+    return found
+
+
+def test_schema_package_imports_nothing_of_mcpfast_but_itself_and_has_no_cycle():
+    folder = Path(schema_package.__file__).parent
+    graph = {
+        f"mcpfast.server.schema.{path.stem}": _package_imports(path)
+        for path in folder.glob("*.py")
+        if path.name != "__init__.py"
+    }
+    assert len(graph) >= 10, graph
+    for module, imports in graph.items():
+        outside = {name for name in imports if name not in graph}
+        assert not outside, f"{module} imports {outside}"
+    # Depth-first search over the package's modules: a back edge would be an import cycle.
+    state: dict[str, str] = {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for target in graph[module]:
+            assert state.get(target) != "open", f"import cycle: {' -> '.join(trail + [target])}"
+            if target not in state:
+                visit(target, trail + [target])
+        state[module] = "done"
+
+    for module in graph:
+        if module not in state:
+            visit(module, [module])
+    # content depends on the schema package, never the other way round.
+    content = Path(schema_package.__file__).parents[1] / "content.py"
+    assert "mcpfast.server.schema" in _package_imports(content)
