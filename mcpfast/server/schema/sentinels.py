@@ -27,6 +27,8 @@ MISSING: Any = _Missing()
 
 
 class _Marker:
+    """A named object compared by identity."""
+
     def __init__(self, name: str) -> None:
         self.name = name
 
@@ -34,7 +36,11 @@ class _Marker:
         return self.name
 
 
+# No default: the argument or property must be given.
 REQUIRED: Any = _Marker("REQUIRED")
+# What the argument validator's lookup returns for an argument the call did not send.
 ABSENT: Any = _Marker("ABSENT")
+# The class applies its own default (or an optional TypedDict key stays out): pass nothing.
 OMIT: Any = _Marker("OMIT")
+# A dataclass field with a default_factory: no default can be written into the schema.
 FACTORY: Any = _Marker("FACTORY")
