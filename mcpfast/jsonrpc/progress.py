@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from mcpfast._core.codec import encode_notification
 
 if TYPE_CHECKING:
-    from mcpfast.jsonrpc.session import ReplyChannel, Session
+    from mcpfast.jsonrpc.contract import ReplyChannel
+    from mcpfast.jsonrpc.session import Session
 
 __all__ = ["PROGRESS_METHOD", "ProgressClosed", "ProgressReporter", "is_progress_token"]
 

@@ -3,8 +3,6 @@
 import json
 import pickle
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,8 +24,6 @@ from mcpfast.jsonrpc.errors import (
     severity,
 )
 
-# shared/ sits beside the repository checkout, in development and in CI alike
-SPEC_SCHEMA = str(Path(__file__).resolve().parents[3] / "shared" / "spec" / "{}" / "schema.json")
 
 
 def test_codes_have_their_documented_values():
@@ -72,10 +68,8 @@ def test_codec_constants_agree():
         ("2026-07-28", "InternalError", errors.INTERNAL_ERROR),
     ],
 )
-def test_spec_codes_match_the_schema(version, definition, code):
-    with open(SPEC_SCHEMA.format(version)) as f:
-        schema = json.load(f)
-    text = json.dumps(schema["$defs"][definition])
+def test_spec_codes_match_the_schema(version, definition, code, mcp_schema):
+    text = json.dumps(mcp_schema(version).definitions[definition])
     assert f'"const": {code}' in text
 
 

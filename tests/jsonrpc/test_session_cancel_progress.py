@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from loop import settle
 from mcpfast.jsonrpc import ProgressClosed, Router, Session
 
 
@@ -34,11 +35,6 @@ async def until(predicate, rounds=200):
     raise AssertionError("condition not reached")
 
 
-async def settle(rounds=20):
-    for _ in range(rounds):
-        await asyncio.sleep(0)
-
-
 class Blocking:
     """An async handler that blocks until released and records what happened to it."""
 
@@ -61,11 +57,11 @@ class Blocking:
         return {"done": ctx.request_id}
 
 
-def session_with(wire, **handlers):
+def session_with(wire, uncancellable=frozenset(), **handlers):
     router = Router()
     for method, handler in handlers.items():
         router.add_request_handler(method.replace("__", "/"), handler)
-    return Session(wire, router=router)
+    return Session(wire, router=router, uncancellable=uncancellable)
 
 
 # -- cancellation ----------------------------------------------------------------------
@@ -165,8 +161,9 @@ def test_cancel_completed_sync_request_is_ignored(wire):
 
 
 def test_initialize_is_never_cancelled(wire):
+    # The MCP layers pass {"initialize"}: the specification forbids cancelling it.
     slow = Blocking()
-    session = session_with(wire, initialize=slow)
+    session = session_with(wire, initialize=slow, uncancellable={"initialize"})
 
     async def main():
         slow.release = asyncio.Event()

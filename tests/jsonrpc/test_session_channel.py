@@ -3,6 +3,7 @@
 import asyncio
 import json
 
+from loop import settle
 from mcpfast.jsonrpc import JSONRPCError, Router, Session
 
 
@@ -15,11 +16,6 @@ def req(id, method, params=None):
     if params is not None:
         msg["params"] = params
     return msg
-
-
-async def settle(rounds=20):
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 def make_session(wire, **kwargs):
