@@ -10,6 +10,7 @@ give methods meaning). See :mod:`mcpfast.jsonrpc.contract` for the transport con
 """
 
 from mcpfast.jsonrpc.context import RequestContext
+from mcpfast.jsonrpc.contract import Connection, ConnectionFactory, ReplyChannel, Send
 from mcpfast.jsonrpc.errors import (
     ABSENT,
     CATALOGUE,
@@ -44,7 +45,6 @@ from mcpfast.jsonrpc.errors import (
     error_from_response,
     severity,
 )
-from mcpfast.jsonrpc.contract import Connection, ConnectionFactory, ReplyChannel, Send
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD, OutgoingRequest, OutgoingRequests
 from mcpfast.jsonrpc.progress import PROGRESS_METHOD, ProgressClosed, ProgressReporter
 from mcpfast.jsonrpc.router import Route, Router, is_async_handler

@@ -48,7 +48,7 @@ All of these are called from one thread (the one running the event loop, if any)
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Protocol, Union
+from typing import Callable, Optional, Protocol, Union, runtime_checkable
 
 __all__ = ["Connection", "ConnectionFactory", "Frame", "ReplyChannel", "Send"]
 
@@ -59,6 +59,7 @@ Frame = Union[bytes, bytearray, memoryview, str]
 Send = Callable[[bytes], None]
 
 
+@runtime_checkable
 class ReplyChannel(Protocol):
     """Where the replies to one fed frame go (see the module docstring)."""
 
@@ -67,6 +68,7 @@ class ReplyChannel(Protocol):
     def send(self, frame: bytes) -> None: ...
 
 
+@runtime_checkable
 class Connection(Protocol):
     """What a transport drives (see the module docstring)."""
 
@@ -77,6 +79,7 @@ class Connection(Protocol):
     def close(self, exc: Optional[BaseException] = None) -> None: ...
 
 
+@runtime_checkable
 class ConnectionFactory(Protocol):
     """Makes the connection for one transport connection: ``factory(send)``."""
 

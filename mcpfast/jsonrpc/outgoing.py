@@ -28,7 +28,12 @@ import math
 from asyncio import CancelledError
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
-from mcpfast._core.codec import ErrorResponse, Response, encode_notification, encode_request
+from mcpfast._core.codec import (
+    ErrorResponse,
+    Response,
+    encode_notification,
+    encode_request,
+)
 from mcpfast._core.pending import DEFAULT_CAPACITY, PendingTable
 from mcpfast.jsonrpc.contract import ReplyChannel, Send
 from mcpfast.jsonrpc.errors import (

@@ -32,7 +32,15 @@ from __future__ import annotations
 import asyncio
 import time
 from asyncio import get_running_loop
-from typing import Any, Callable, Coroutine, Generator, Optional, Protocol
+from typing import (
+    Any,
+    Callable,
+    Coroutine,
+    Generator,
+    Optional,
+    Protocol,
+    runtime_checkable,
+)
 
 __all__ = ["AsyncioRuntime", "FutureLike", "Runtime", "TaskLike", "TimerHandle", "as_runtime"]
 
@@ -73,6 +81,7 @@ class TaskLike(Protocol):
     def add_done_callback(self, fn: Callable[[Any], Any]) -> None: ...
 
 
+@runtime_checkable
 class Runtime(Protocol):
     """Futures, tasks, timers and the clock of a Session (see the module docstring)."""
 

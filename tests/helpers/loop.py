@@ -8,3 +8,12 @@ async def settle(rounds: int = 20) -> None:
     any clock: ``rounds`` passes through the loop's ready queue)."""
     for _ in range(rounds):
         await asyncio.sleep(0)
+
+
+async def until(predicate, rounds: int = 200) -> None:
+    """Let the loop run until predicate() holds (bounded; no wall-clock waiting)."""
+    for _ in range(rounds):
+        if predicate():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition not reached")

@@ -1,38 +1,12 @@
 """Session: notifications/cancelled for incoming requests, and progress reporting."""
 
 import asyncio
-import json
 
 import pytest
+from jsonrpc_frames import cancelled, frame, request
+from loop import settle, until
 
-from loop import settle
 from mcpfast.jsonrpc import ProgressClosed, Router, Session
-
-
-def frame(obj):
-    return json.dumps(obj).encode()
-
-
-def request(id, method, params=None):
-    msg = {"jsonrpc": "2.0", "id": id, "method": method}
-    if params is not None:
-        msg["params"] = params
-    return frame(msg)
-
-
-def cancelled(request_id, reason=None):
-    params = {"requestId": request_id}
-    if reason is not None:
-        params["reason"] = reason
-    return frame({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-
-
-async def until(predicate, rounds=200):
-    for _ in range(rounds):
-        if predicate():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition not reached")
 
 
 class Blocking:

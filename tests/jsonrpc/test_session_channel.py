@@ -3,12 +3,10 @@
 import asyncio
 import json
 
+from jsonrpc_frames import frame
 from loop import settle
+
 from mcpfast.jsonrpc import JSONRPCError, Router, Session
-
-
-def frame(obj):
-    return json.dumps(obj).encode()
 
 
 def req(id, method, params=None):

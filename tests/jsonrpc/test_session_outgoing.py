@@ -7,9 +7,10 @@ import math
 import random
 
 import pytest
-
 from fake_runtime import FakeRuntime
+from jsonrpc_frames import error_response, frame, response
 from loop import settle
+
 from mcpfast.jsonrpc import (
     ConnectionClosed,
     InvalidParams,
@@ -20,21 +21,6 @@ from mcpfast.jsonrpc import (
     Router,
     Session,
 )
-
-
-def frame(obj):
-    return json.dumps(obj).encode()
-
-
-def response(id, result):
-    return frame({"jsonrpc": "2.0", "id": id, "result": result})
-
-
-def error_response(id, code, message, data=None):
-    err = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return frame({"jsonrpc": "2.0", "id": id, "error": err})
 
 
 def start(coro):
