@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from mcpfast._core.codec import encode_batch
 
@@ -23,7 +23,7 @@ class BatchReply:
 
     def __init__(self, deliver: Callable[[Optional[bytes]], None]) -> None:
         self.deliver = deliver
-        self.frames: list[bytes] = []
+        self.frames: list[Any] = []
         self.pending = 1
         self.owed = False
 

@@ -18,7 +18,11 @@ subclass a higher layer passes to Session as ``context_factory``) holding:
 
 and helpers that keep messages about this request on the same reply channel as its
 response (for Streamable HTTP: the POST's SSE stream): ``notify``, ``request``,
-``report_progress``.
+``report_progress``; ``channel`` is that channel while the request runs.
+
+The session tells the context what happens to its request through two methods (it never
+touches the context's own fields): ``mark_cancelled(reason)`` when the peer cancels it and
+``finish()`` once it is answered or dropped.
 
 Extending it: the MCP layer subclasses RequestContext (adding __slots__ such as the
 negotiated protocol version or the client's capabilities), fills them in its

@@ -306,6 +306,8 @@ def _rebuild(cls, code, message, data, state):
 class _FixedCodeError(JSONRPCError):
     """A JSONRPCError whose code is fixed by its class: Cls(message=None, data=ABSENT)."""
 
+    default_code: int
+
     def __init__(self, message: str | None = None, data: Any = ABSENT) -> None:
         super().__init__(self.default_code, message, data)
 

@@ -191,9 +191,9 @@ class OutgoingRequests:
     ) -> None:
         self._send = send
         self._runtime = runtime
-        self._table = PendingTable(capacity)
+        self._table: PendingTable[OutgoingRequest] = PendingTable(capacity)
         # Requests that asked for progress, by progress token (= request id).
-        self._progress: dict[int, OutgoingRequest] = {}
+        self._progress: dict[Any, OutgoingRequest] = {}
         self._timer: Optional[TimerHandle] = None
         self._timer_when: Optional[float] = None
         self._closed = False
@@ -225,12 +225,14 @@ class OutgoingRequests:
     def start(
         self,
         method: str,
-        params: Any,
-        timeout: Optional[float],
-        progress: Optional[Callable[..., Any]],
-        origin: Optional[RequestContext],
+        params: Any = None,
+        *,
+        timeout: Optional[float] = None,
+        progress: Optional[Callable[..., Any]] = None,
+        origin: Optional[RequestContext] = None,
     ) -> OutgoingRequest:
-        """Register and send one request; returns its handle (Session.send_request)."""
+        """Register and send one request; returns its handle. Session.send_request *is*
+        this method (arguments and errors: Session.request)."""
         if self._closed:
             raise ConnectionClosed("the session is closed")
         runtime = self._runtime
@@ -254,8 +256,13 @@ class OutgoingRequests:
             self._progress[request_id] = out
         if deadline is not None:
             self._arm_timer(deadline)
+        # (_send_for inlined: this is every outgoing request's path.)
+        channel = origin.channel if origin is not None else None
         try:
-            self._send_for(origin, frame)
+            if channel is None:
+                self._send(frame)
+            else:
+                channel.send(frame)
         except BaseException:
             table.pop(request_id)
             self._progress.pop(request_id, None)
@@ -316,6 +323,7 @@ class OutgoingRequests:
             self._logger.debug("notifications/progress for %r without a number; ignored", token)
             return True
         callback = out.on_progress
+        assert callback is not None  # only requests with a callback are listed
         try:
             result = callback(progress, params.get("total"), params.get("message"))
             if type(result) not in PLAIN_RESULT_TYPES and inspect.isawaitable(result):

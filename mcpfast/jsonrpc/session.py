@@ -116,7 +116,7 @@ import inspect
 import logging
 import sys
 from asyncio import CancelledError
-from typing import Any, Awaitable, Callable, Iterable, Optional
+from typing import Any, Callable, Coroutine, Iterable, Optional
 
 from mcpfast._core.codec import (
     DecodeError,
@@ -266,6 +266,8 @@ class Session:
             spawn=self._spawn,
             logger=self._logger,
         )
+        # The hot path of every outgoing request: no extra call between caller and book.
+        self.send_request = self._outgoing.start  # type: ignore[method-assign]
         # Incoming requests whose async handler is running, by request id.
         self._in_flight: dict[Any, _Running] = {}
         # Tasks of notification handlers and progress callbacks (kept referenced).
@@ -339,7 +341,7 @@ class Session:
         if self._closed:
             raise ConnectionClosed("feed() called on a closed session")
         try:
-            msg = decode(frame)
+            msg: Any = decode(frame)
         except DecodeError as exc:
             self._deliver_reply(channel, encode_error(exc.id, exc.code, exc.message))
             return True
@@ -384,7 +386,7 @@ class Session:
         response (module docstring)."""
         limit = exc.limit
         size = exc.size
-        data = {"limit": limit, "size": size}
+        data: Any = {"limit": limit, "size": size}
         # Framers that predate these attributes, or could not read the prefix: None.
         request_id = getattr(exc, "request_id", None)
         kind = getattr(exc, "kind", None)
@@ -451,10 +453,11 @@ class Session:
         """Send a request now and return its handle (see Session.request for the rest).
 
         Await ``handle.wait()`` (not ``handle.future``) for cancellation to reach the peer.
+        (Documentation only: __init__ binds send_request straight to the outgoing book.)
         """
-        if self._closed:
-            raise ConnectionClosed("the session is closed")
-        return self._outgoing.start(method, params, timeout, progress, origin)
+        return self._outgoing.start(
+            method, params, timeout=timeout, progress=progress, origin=origin
+        )
 
     async def request(
         self,
@@ -564,7 +567,7 @@ class Session:
             self._finish(running, None)
             return
         running.started = True
-        request_id = ctx.request_id
+        request_id: Any = ctx.request_id
         try:
             if awaitable is None:
                 awaitable = handler(params, ctx)
@@ -678,7 +681,8 @@ class Session:
         except Exception as exc:
             self._logger.error("handler for notification %r failed", ctx.method, exc_info=exc)
 
-    def _spawn(self, coroutine_function: Callable[..., Awaitable[None]], *args: Any) -> None:
+    def _spawn(self, coroutine_function: Callable[..., Coroutine[Any, Any, None]],
+               *args: Any) -> None:
         """Run coroutine_function(*args) as a task the session keeps track of."""
         coroutine = coroutine_function(*args)
         try:
