@@ -43,7 +43,8 @@ from mcpfast.jsonrpc.errors import (
     RequestTimeout,
     error_from_response,
 )
-from mcpfast.jsonrpc.progress import is_progress_token
+from mcpfast.jsonrpc.progress import request_id_in
+from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 from mcpfast.jsonrpc.runtime import FutureLike, Runtime, TimerHandle
 
 if TYPE_CHECKING:
@@ -55,15 +56,9 @@ __all__ = [
     "OutgoingRequests",
     "cancel_reason",
     "check_timeout",
-    "request_id_in",
 ]
 
 CANCELLED_METHOD = "notifications/cancelled"
-
-# Result types that are certainly not awaitable: the usual results skip the (slower)
-# inspect.isawaitable check.
-PLAIN_RESULT_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
-
 
 def check_timeout(timeout: Any) -> Optional[float]:
     """None, or a positive number of seconds (math.inf: never)."""
@@ -76,15 +71,6 @@ def check_timeout(timeout: Any) -> Optional[float]:
     if not timeout > 0:
         raise ValueError(f"timeout must be positive, got {timeout!r}")
     return float(timeout)
-
-
-def request_id_in(params: Any, key: str) -> int | str | None:
-    """params[key] when params is a dict and that is a request id (a str or an int), else
-    None. (Request ids and progress tokens follow the same type rule.)"""
-    if type(params) is not dict:
-        return None
-    value = params.get(key)
-    return value if is_progress_token(value) else None
 
 
 def cancel_reason(exc: CancelledError) -> Optional[str]:

@@ -60,7 +60,7 @@ Handlers are registered on a :class:`~mcpfast.jsonrpc.router.Router` and called 
 * Decoding errors: -32700 / -32600 with the codec's message and the id when it could be
   read, null otherwise. A request whose id is still in progress here gets -32600.
 * At most ``max_in_flight`` incoming requests run at once (async handlers still running;
-  default 1,000; None: no limit). A request arriving while that many run is answered at
+  default DEFAULT_MAX_IN_FLIGHT = 10,000; None: no limit). A request arriving while that many run is answered at
   once with RATE_LIMITED (-32010, the seed catalogue's "rate limit exceeded", severity
   "warning": the same request can succeed later), message "Too many requests in
   progress", data ``{"limit": max_in_flight}``, and its handler never runs. An error
@@ -146,24 +146,25 @@ from mcpfast.jsonrpc.errors import (
 )
 from mcpfast.jsonrpc.outgoing import (
     CANCELLED_METHOD,
-    PLAIN_RESULT_TYPES,
     OutgoingRequest,
     OutgoingRequests,
     cancel_reason,
     check_timeout,
-    request_id_in,
 )
-from mcpfast.jsonrpc.progress import PROGRESS_METHOD, is_progress_token
-from mcpfast.jsonrpc.router import Router
+from mcpfast.jsonrpc.progress import PROGRESS_METHOD, is_progress_token, request_id_in
+from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
 from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime
 
 __all__ = ["CANCELLED_METHOD", "DEFAULT_MAX_IN_FLIGHT", "OutgoingRequest", "ReplyChannel",
            "Session"]
 
-# Incoming requests allowed to run at once per session unless the caller says otherwise:
-# far above what a well-behaved peer keeps in flight, low enough that a flood of slow
-# calls costs megabytes, not hundreds of them.
-DEFAULT_MAX_IN_FLIGHT = 1000
+# Incoming requests allowed to run at once per session unless the caller says otherwise.
+# A transport feeds every frame of one read before any handler task gets to run, so a
+# peer pipelining a burst of quick calls has them all "in flight" at once: the cap must sit
+# well above such bursts (the tests pipeline 5,000) or legitimate calls are refused. A slow
+# call held about 3.5 KB (100,000 of them: 363 MB), so 10,000 bounds a flood of slow calls
+# to a few tens of MB per session.
+DEFAULT_MAX_IN_FLIGHT = 10_000
 
 _LOGGER = logging.getLogger("mcpfast.jsonrpc")
 

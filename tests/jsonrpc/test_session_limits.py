@@ -39,9 +39,9 @@ def slow_session(wire, **kwargs):
 
 
 def test_default_cap_is_safe_and_reported():
-    assert DEFAULT_MAX_IN_FLIGHT == 1000
+    assert DEFAULT_MAX_IN_FLIGHT == 10_000
     session = Session(lambda frame: None)
-    assert session.max_in_flight == 1000
+    assert session.max_in_flight == DEFAULT_MAX_IN_FLIGHT
 
 
 def test_request_over_the_cap_is_answered_at_once_and_the_others_complete(wire):
@@ -127,6 +127,8 @@ def test_no_cap_when_none(wire):
         session.feed(request(i, "slow"))
     runtime.run_ready()
     assert session.in_flight == DEFAULT_MAX_IN_FLIGHT + 5 and wire.frames == []
+    assert session.feed(request("one more", "ping")) is True
+    assert wire.take() == [{"jsonrpc": "2.0", "id": "one more", "result": {}}]
     assert session.max_in_flight is None
     session.close()
 
