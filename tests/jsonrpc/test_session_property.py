@@ -43,7 +43,7 @@ class Channel:
         assert not self.responses, "channel.send after respond"
 
 
-def build(wire_frames, max_in_flight):
+def build(wire_frames, max_in_flight, batches_allowed=False):
     runtime = FakeRuntime()
     router = Router()
     gates = {}
@@ -70,7 +70,8 @@ def build(wire_frames, max_in_flight):
     router.add_request_handler("async_fail", async_fail)
     router.add_notification_handler("note", lambda p, ctx: None)
     session = Session(wire_frames.append, router=router, runtime=runtime,
-                      max_in_flight=max_in_flight, uncancellable={"init"})
+                      max_in_flight=max_in_flight, uncancellable={"init"},
+                      batches_allowed=batches_allowed)
     return session, runtime, gates
 
 
@@ -217,3 +218,71 @@ def test_every_request_is_answered_at_most_once_on_the_wire(script):
             assert rid not in ids, f"{rid} answered although cancelled or closed"
         else:
             assert rid in ids, f"{rid} never answered"
+
+
+batch_ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("batch"),
+            st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(METHODS)),
+                     min_size=1, max_size=4, unique_by=lambda element: element[0]),
+        ),
+        st.tuples(st.just("cancel"), st.sampled_from(IDS)),
+        st.tuples(st.just("release"), st.sampled_from(IDS)),
+        st.tuples(st.just("run")),
+        st.tuples(st.just("close")),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batch_ops, st.sampled_from([None, 3]))
+def test_every_batch_gets_one_reply_holding_each_request_once(script, max_in_flight):
+    wire = []
+    session, runtime, gates = build(wire, max_in_flight, batches_allowed=True)
+    batches = []  # (elements, channel, cancelled ids while live, closed while live)
+    closed = False
+    for op in script:
+        kind = op[0]
+        if kind == "run":
+            runtime.run_ready()
+        elif kind == "release":
+            release(gates, op[1])
+        elif kind == "close":
+            for entry in batches:
+                if not entry[1].responses:
+                    entry[3].append(True)
+            session.close()
+            closed = True
+            break
+        elif kind == "batch":
+            channel = Channel()
+            body = b"[" + b",".join(request(rid, method) for rid, method in op[1]) + b"]"
+            assert session.feed(body, channel) is True
+            batches.append((op[1], channel, set(), []))
+        elif kind == "cancel":
+            for elements, channel, cancelled_ids, _ in batches:
+                if not channel.responses:
+                    cancelled_ids.add(op[1])
+            session.feed(cancelled(op[1]))
+    finish_all(runtime, gates)
+    if not closed:
+        session.close()
+    runtime.run_ready()
+
+    assert wire == [] and session.in_flight == 0
+    for elements, channel, cancelled_ids, closed_while_live in batches:
+        assert len(channel.responses) == 1, (elements, channel.responses)
+        (reply,) = channel.responses
+        if closed_while_live:
+            assert reply is None
+            continue
+        ids = [] if reply is None else [m["id"] for m in reply]
+        for rid, method in elements:
+            if rid in cancelled_ids and method != "init":
+                # Cancelled while its batch was open: answered or not, never twice.
+                assert ids.count(rid) <= 1, (rid, reply)
+            else:
+                assert ids.count(rid) == 1, (rid, method, reply)
+        assert sorted(map(str, ids)) == sorted(map(str, set(ids)))
