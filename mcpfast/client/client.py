@@ -256,6 +256,8 @@ class Client:
             logger=self._logger,
             request_timeout=self._default_timeout,
             max_pending=self._max_pending,
+            # The specification forbids cancelling initialize.
+            uncancellable={"initialize"},
         )
         self._session = session
         self._request = session.request
@@ -353,7 +355,7 @@ class Client:
             raise InitializeError(f"instructions must be a string, got {instructions!r}")
         features = ServerFeatures(capabilities, version, self._check_capabilities)
         # JSON-RPC batches exist only in 2025-03-26.
-        session.batches_allowed = version == "2025-03-26"
+        session.allow_batches(version == "2025-03-26")
         session.notify("notifications/initialized")
         self.initialize_result = result
         self.server_capabilities = capabilities

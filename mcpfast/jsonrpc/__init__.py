@@ -1,13 +1,16 @@
 """mcpfast.jsonrpc: JSON-RPC 2.0 sessions without I/O.
 
 The layer between the transports (which move bytes) and the MCP server and client (which
-give methods meaning). See :mod:`mcpfast.jsonrpc.session` for the transport interface,
+give methods meaning). See :mod:`mcpfast.jsonrpc.contract` for the transport contract,
+:mod:`mcpfast.jsonrpc.session` for the session's rules,
+:mod:`mcpfast.jsonrpc.runtime` for where futures, tasks and timers come from,
 :mod:`mcpfast.jsonrpc.router` for handler registration and calling convention,
 :mod:`mcpfast.jsonrpc.context` for what handlers receive and
 :mod:`mcpfast.jsonrpc.errors` for the error catalogue.
 """
 
 from mcpfast.jsonrpc.context import RequestContext
+from mcpfast.jsonrpc.contract import Connection, ConnectionFactory, ReplyChannel, Send
 from mcpfast.jsonrpc.errors import (
     ABSENT,
     CATALOGUE,
@@ -33,6 +36,7 @@ from mcpfast.jsonrpc.errors import (
     InternalError,
     InvalidParams,
     JSONRPCError,
+    MessageTooLarge,
     MethodNotFound,
     RequestCancelled,
     RequestTimeout,
@@ -41,24 +45,23 @@ from mcpfast.jsonrpc.errors import (
     error_from_response,
     severity,
 )
+from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD, OutgoingRequest, OutgoingRequests
 from mcpfast.jsonrpc.progress import PROGRESS_METHOD, ProgressClosed, ProgressReporter
 from mcpfast.jsonrpc.router import Route, Router, is_async_handler
-from mcpfast.jsonrpc.session import (
-    CANCELLED_METHOD,
-    INITIALIZE_METHOD,
-    OutgoingRequest,
-    ReplyChannel,
-    Session,
-)
+from mcpfast.jsonrpc.runtime import AsyncioRuntime, Runtime
+from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, Session
 
 __all__ = [
     "ABSENT",
+    "AsyncioRuntime",
     "CANCELLED_METHOD",
     "CATALOGUE",
+    "Connection",
     "ConnectionClosed",
+    "ConnectionFactory",
+    "DEFAULT_MAX_IN_FLIGHT",
     "ErrorCode",
     "HEADER_MISMATCH",
-    "INITIALIZE_METHOD",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -68,9 +71,11 @@ __all__ = [
     "MESSAGE_TOO_LARGE",
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "MessageTooLarge",
     "MethodNotFound",
     "NOT_INITIALIZED",
     "OutgoingRequest",
+    "OutgoingRequests",
     "PARSE_ERROR",
     "PROGRESS_METHOD",
     "ProgressClosed",
@@ -85,6 +90,8 @@ __all__ = [
     "RequestTimeout",
     "Route",
     "Router",
+    "Runtime",
+    "Send",
     "Session",
     "TRANSPORT_ERROR",
     "UNSUPPORTED_PROTOCOL_VERSION",

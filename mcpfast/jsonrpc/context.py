@@ -18,7 +18,11 @@ subclass a higher layer passes to Session as ``context_factory``) holding:
 
 and helpers that keep messages about this request on the same reply channel as its
 response (for Streamable HTTP: the POST's SSE stream): ``notify``, ``request``,
-``report_progress``.
+``report_progress``; ``channel`` is that channel while the request runs.
+
+The session tells the context what happens to its request through two methods (it never
+touches the context's own fields): ``mark_cancelled(reason)`` when the peer cancels it and
+``finish()`` once it is answered or dropped.
 
 Extending it: the MCP layer subclasses RequestContext (adding __slots__ such as the
 negotiated protocol version or the client's capabilities), fills them in its
@@ -32,12 +36,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from mcpfast._core.codec import encode_notification
+from mcpfast.jsonrpc.contract import ReplyChannel
 from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
 
 if TYPE_CHECKING:
-    import asyncio
-
-    from mcpfast.jsonrpc.session import ReplyChannel, Session
+    from mcpfast.jsonrpc.session import Session
 
 __all__ = ["RequestContext"]
 
@@ -54,12 +57,8 @@ class RequestContext:
         "progress",
         "cancelled",
         "cancel_reason",
-        # Session bookkeeping: where replies go, the batch this request belongs to, the
-        # task running an async handler and whether that task has started.
+        # Where messages about this request go while it runs (None: the session's send).
         "_channel",
-        "_batch",
-        "_task",
-        "_started",
     )
 
     def __init__(
@@ -77,9 +76,6 @@ class RequestContext:
         self.cancelled = False
         self.cancel_reason: str | None = None
         self._channel = channel
-        self._batch = None
-        self._task: asyncio.Task | None = None
-        self._started = False
         meta = params.get("_meta") if type(params) is dict else None
         if type(meta) is dict:
             self.meta = meta
@@ -91,6 +87,26 @@ class RequestContext:
         else:
             self.meta = {}
             self.progress = None
+
+    @property
+    def channel(self) -> ReplyChannel | None:
+        """The reply channel of the request while it runs; None without one or once done."""
+        return self._channel
+
+    def mark_cancelled(self, reason: str | None) -> None:
+        """The peer cancelled this request (the session calls this): sets ``cancelled`` and
+        ``cancel_reason``."""
+        self.cancelled = True
+        self.cancel_reason = reason
+
+    def finish(self) -> ReplyChannel | None:
+        """The request is answered or dropped (the session calls this once): closes its
+        progress reporter and detaches its reply channel, which it returns."""
+        if self.progress is not None:
+            self.progress.close()
+        channel = self._channel
+        self._channel = None
+        return channel
 
     @property
     def is_notification(self) -> bool:

@@ -61,7 +61,7 @@ with that error, and an outgoing request raises it when the peer answered with a
 Subclasses fix the code of the common cases (:class:`MethodNotFound`,
 :class:`InvalidParams`, :class:`InternalError`) and name what can happen to an outgoing
 request on this side (:class:`RequestTimeout`, :class:`RequestCancelled`,
-:class:`ConnectionClosed`).
+:class:`ConnectionClosed`, :class:`MessageTooLarge`).
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MESSAGE_TOO_LARGE",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "MessageTooLarge",
     "MethodNotFound",
     "NOT_INITIALIZED",
     "PARSE_ERROR",
@@ -305,6 +306,8 @@ def _rebuild(cls, code, message, data, state):
 class _FixedCodeError(JSONRPCError):
     """A JSONRPCError whose code is fixed by its class: Cls(message=None, data=ABSENT)."""
 
+    default_code: int
+
     def __init__(self, message: str | None = None, data: Any = ABSENT) -> None:
         super().__init__(self.default_code, message, data)
 
@@ -373,19 +376,45 @@ class ConnectionClosed(JSONRPCError):
         super().__init__(TRANSPORT_ERROR, message)
 
 
+class MessageTooLarge(_FixedCodeError):
+    """-32012 MESSAGE_TOO_LARGE: a message was over a frame size limit and was dropped.
+
+    Raised by an outgoing request when the peer's response to it was too large for this
+    side's framer (it fails at once instead of waiting for a response that was thrown
+    away), and when the peer answered our request with -32012 (ours was too large for
+    it). ``data`` is ``{"limit": bytes, "size": bytes}`` when known: ``limit`` and
+    ``size`` read it (None when absent); ``size`` is what had been read when the line
+    was refused, so the message was at least that long.
+    """
+
+    default_code = MESSAGE_TOO_LARGE
+
+    @property
+    def limit(self) -> int | None:
+        """The size limit in bytes, when the error says."""
+        return self.data.get("limit") if type(self.data) is dict else None
+
+    @property
+    def size(self) -> int | None:
+        """Bytes read of the message when it was refused, when the error says."""
+        return self.data.get("size") if type(self.data) is dict else None
+
+
 # Codes whose error response raises a more specific class on the requesting side.
 _RESPONSE_CLASSES = {
     METHOD_NOT_FOUND: MethodNotFound,
     INVALID_PARAMS: InvalidParams,
     INTERNAL_ERROR: InternalError,
+    MESSAGE_TOO_LARGE: MessageTooLarge,
 }
 
 
 def error_from_response(code: int, message: str, data: Any = ABSENT) -> JSONRPCError:
     """The exception for an error response received from the peer.
 
-    MethodNotFound / InvalidParams / InternalError for those codes, JSONRPCError otherwise
-    (never one of the local classes, whatever the code).
+    MethodNotFound / InvalidParams / InternalError / MessageTooLarge for those codes,
+    JSONRPCError otherwise (never RequestTimeout, RequestCancelled or ConnectionClosed,
+    which only this side raises, whatever the code).
     """
     cls = _RESPONSE_CLASSES.get(code)
     if cls is None:

@@ -18,9 +18,16 @@ from typing import TYPE_CHECKING, Any
 from mcpfast._core.codec import encode_notification
 
 if TYPE_CHECKING:
-    from mcpfast.jsonrpc.session import ReplyChannel, Session
+    from mcpfast.jsonrpc.contract import ReplyChannel
+    from mcpfast.jsonrpc.session import Session
 
-__all__ = ["PROGRESS_METHOD", "ProgressClosed", "ProgressReporter", "is_progress_token"]
+__all__ = [
+    "PROGRESS_METHOD",
+    "ProgressClosed",
+    "ProgressReporter",
+    "is_progress_token",
+    "request_id_in",
+]
 
 PROGRESS_METHOD = "notifications/progress"
 
@@ -33,6 +40,15 @@ def is_progress_token(value: object) -> bool:
     """True for a valid progress token (or request id): a str or an int that is not a bool."""
     t = type(value)
     return t is str or t is int or (isinstance(value, (int, str)) and not isinstance(value, bool))
+
+
+def request_id_in(params: Any, key: str) -> int | str | None:
+    """params[key] when params is a dict and that is a request id (a str or an int), else
+    None. (Request ids and progress tokens follow the same type rule.)"""
+    if type(params) is not dict:
+        return None
+    value = params.get(key)
+    return value if is_progress_token(value) else None
 
 
 def _number(name: str, value: Any) -> float | int:

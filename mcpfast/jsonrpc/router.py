@@ -25,7 +25,11 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Optional
 
-__all__ = ["Handler", "Route", "Router", "is_async_handler"]
+__all__ = ["Handler", "PLAIN_RESULT_TYPES", "Route", "Router", "is_async_handler"]
+
+# Result types that are certainly not awaitable: the usual results of handlers and
+# callbacks skip the (slower) inspect.isawaitable check.
+PLAIN_RESULT_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 Handler = Callable[[Any, Any], Any]
 

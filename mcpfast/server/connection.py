@@ -73,6 +73,8 @@ class ServerConnection:
             loop=loop,
             logger=server.logger,
             request_timeout=server.request_timeout,
+            # The specification forbids cancelling initialize.
+            uncancellable={"initialize"},
         )
         # The transport contract, bound straight to the session.
         self.feed = self.session.feed

@@ -97,7 +97,7 @@ def install_handlers(server: Server) -> None:
         state.negotiate(version, client_info, capabilities)
         features = state.features
         connection = ctx.connection
-        connection.session.batches_allowed = features.batches
+        connection.session.allow_batches(features.batches)
         advertised = server.capabilities(features)
         connection.capabilities = advertised
         result: dict[str, Any] = {

@@ -16,6 +16,7 @@ import json
 from typing import Any, Optional
 
 import pytest
+from loop import settle
 
 from mcpfast.client import Client
 from mcpfast.jsonrpc.router import Router
@@ -112,8 +113,7 @@ class FakeServer:
 
     async def settle(self, rounds: int = 20) -> None:
         """Let queued frames and callbacks run."""
-        for _ in range(rounds):
-            await asyncio.sleep(0)
+        await settle(rounds)
 
     def drop(self, exc: Optional[BaseException] = None) -> None:
         """The connection breaks: the client's transport reports it, the server side closes."""

@@ -98,7 +98,7 @@ def test_many_timeouts_share_one_timer(fake, arun):
         await asyncio.sleep(0)
         assert session.pending == 50
         # One TimerHandle armed for the earliest deadline, not one per request.
-        assert session._timer is not None
+        assert session.outgoing.timer_deadline is not None
         results = await asyncio.gather(*tasks, return_exceptions=True)
         assert all(isinstance(r, RequestTimeout) for r in results)
         await server.settle()

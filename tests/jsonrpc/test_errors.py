@@ -25,7 +25,6 @@ from mcpfast.jsonrpc.errors import (
 )
 
 
-
 def test_codes_have_their_documented_values():
     assert errors.PARSE_ERROR == -32700
     assert errors.INVALID_REQUEST == -32600

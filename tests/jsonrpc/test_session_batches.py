@@ -5,6 +5,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loop import settle
 
 from mcpfast.jsonrpc import Router, Session
 
@@ -25,11 +26,6 @@ def note(method, params=None):
 
 def batch(*items):
     return json.dumps(list(items)).encode()
-
-
-async def settle(rounds=20):
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 def make_session(wire, **kwargs):
@@ -65,9 +61,9 @@ def test_batch_served_when_allowed(wire):
 def test_batches_allowed_can_be_switched_at_runtime(wire):
     session, _ = make_session(wire)
     session.feed(batch(req(1, "echo", [1])))
-    session.batches_allowed = True  # what the MCP layer does after negotiating 2025-03-26
+    session.allow_batches(True)  # what the MCP layer does after negotiating 2025-03-26
     session.feed(batch(req(2, "echo", [2])))
-    session.batches_allowed = False
+    session.allow_batches(False)
     session.feed(batch(req(3, "echo", [3])))
     first, second, third = wire.messages()
     assert first["error"]["code"] == -32600 and first["id"] is None

@@ -1,42 +1,12 @@
 """Session: notifications/cancelled for incoming requests, and progress reporting."""
 
 import asyncio
-import json
 
 import pytest
+from jsonrpc_frames import cancelled, frame, request
+from loop import settle, until
 
 from mcpfast.jsonrpc import ProgressClosed, Router, Session
-
-
-def frame(obj):
-    return json.dumps(obj).encode()
-
-
-def request(id, method, params=None):
-    msg = {"jsonrpc": "2.0", "id": id, "method": method}
-    if params is not None:
-        msg["params"] = params
-    return frame(msg)
-
-
-def cancelled(request_id, reason=None):
-    params = {"requestId": request_id}
-    if reason is not None:
-        params["reason"] = reason
-    return frame({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-
-
-async def until(predicate, rounds=200):
-    for _ in range(rounds):
-        if predicate():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition not reached")
-
-
-async def settle(rounds=20):
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 class Blocking:
@@ -61,11 +31,11 @@ class Blocking:
         return {"done": ctx.request_id}
 
 
-def session_with(wire, **handlers):
+def session_with(wire, uncancellable=frozenset(), **handlers):
     router = Router()
     for method, handler in handlers.items():
         router.add_request_handler(method.replace("__", "/"), handler)
-    return Session(wire, router=router)
+    return Session(wire, router=router, uncancellable=uncancellable)
 
 
 # -- cancellation ----------------------------------------------------------------------
@@ -165,8 +135,9 @@ def test_cancel_completed_sync_request_is_ignored(wire):
 
 
 def test_initialize_is_never_cancelled(wire):
+    # The MCP layers pass {"initialize"}: the specification forbids cancelling it.
     slow = Blocking()
-    session = session_with(wire, initialize=slow)
+    session = session_with(wire, initialize=slow, uncancellable={"initialize"})
 
     async def main():
         slow.release = asyncio.Event()

@@ -3,11 +3,10 @@
 import asyncio
 import json
 
+from jsonrpc_frames import frame
+from loop import settle
+
 from mcpfast.jsonrpc import JSONRPCError, Router, Session
-
-
-def frame(obj):
-    return json.dumps(obj).encode()
 
 
 def req(id, method, params=None):
@@ -15,11 +14,6 @@ def req(id, method, params=None):
     if params is not None:
         msg["params"] = params
     return msg
-
-
-async def settle(rounds=20):
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 def make_session(wire, **kwargs):

@@ -1,10 +1,11 @@
 """Session: routing of incoming requests and notifications, errors on the wire."""
 
 import asyncio
-import json
 import logging
 
 import pytest
+from jsonrpc_frames import notification, request
+from loop import until
 
 from mcpfast._core.codec import DecodeError
 from mcpfast._core.framing import LineFramer
@@ -18,24 +19,6 @@ from mcpfast.jsonrpc import (
 )
 
 
-def frame(obj):
-    return json.dumps(obj).encode()
-
-
-def request(id, method, params=None):
-    msg = {"jsonrpc": "2.0", "id": id, "method": method}
-    if params is not None:
-        msg["params"] = params
-    return frame(msg)
-
-
-def notification(method, params=None):
-    msg = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        msg["params"] = params
-    return frame(msg)
-
-
 def result(id, value):
     return {"jsonrpc": "2.0", "id": id, "result": value}
 
@@ -45,15 +28,6 @@ def error(id, code, message, **data):
     if data:
         err["data"] = data["data"]
     return {"jsonrpc": "2.0", "id": id, "error": err}
-
-
-async def until(predicate, rounds=200):
-    """Let the loop run until predicate() holds (bounded; no wall-clock waiting)."""
-    for _ in range(rounds):
-        if predicate():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition not reached")
 
 
 # -- routing ---------------------------------------------------------------------------

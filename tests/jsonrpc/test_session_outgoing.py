@@ -7,6 +7,9 @@ import math
 import random
 
 import pytest
+from fake_runtime import FakeRuntime
+from jsonrpc_frames import error_response, frame, response
+from loop import settle
 
 from mcpfast.jsonrpc import (
     ConnectionClosed,
@@ -18,26 +21,6 @@ from mcpfast.jsonrpc import (
     Router,
     Session,
 )
-
-
-def frame(obj):
-    return json.dumps(obj).encode()
-
-
-def response(id, result):
-    return frame({"jsonrpc": "2.0", "id": id, "result": result})
-
-
-def error_response(id, code, message, data=None):
-    err = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return frame({"jsonrpc": "2.0", "id": id, "error": err})
-
-
-async def settle(rounds=20):
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 def start(coro):
@@ -157,15 +140,23 @@ def test_many_concurrent_requests_correlate(wire):
     assert session.pending == 0
 
 
+# Timeouts run on a fake clock (FakeRuntime): no test waits on, or races, a real timer.
+
+
 def test_timeout_raises_and_tells_the_peer(wire):
-    session = Session(wire)
+    runtime = FakeRuntime()
+    session = Session(wire, runtime=runtime)
 
     async def main():
         with pytest.raises(RequestTimeout) as info:
             await session.request("sampling/createMessage", {"m": 1}, timeout=0.01)
         return info.value
 
-    exc = asyncio.run(main())
+    task = runtime.create_task(main())
+    runtime.advance(0.009)
+    assert not task.done()
+    runtime.advance(0.001)
+    exc = task.result()
     assert exc.method == "sampling/createMessage" and exc.timeout == 0.01
     sent, cancel = wire.messages()
     assert exc.request_id == sent["id"]
@@ -175,10 +166,11 @@ def test_timeout_raises_and_tells_the_peer(wire):
 
 
 def test_session_default_timeout_and_infinite_override(wire):
-    session = Session(wire, request_timeout=0.01)
+    runtime = FakeRuntime()
+    session = Session(wire, request_timeout=0.01, runtime=runtime)
 
     async def main():
-        forever = start(session.request("wait", timeout=math.inf))
+        forever = runtime.create_task(session.request("wait", timeout=math.inf))
         with pytest.raises(RequestTimeout):
             await session.request("quick")
         assert not forever.done()
@@ -186,11 +178,14 @@ def test_session_default_timeout_and_infinite_override(wire):
         session.feed(response(wait_id, "late but fine"))
         assert await forever == "late but fine"
 
-    asyncio.run(main())
+    task = runtime.create_task(main())
+    runtime.advance(3600)
+    task.result()
 
 
 def test_response_after_timeout_is_dropped(wire, jsonrpc_logs):
-    session = Session(wire)
+    runtime = FakeRuntime()
+    session = Session(wire, runtime=runtime)
 
     async def main():
         with pytest.raises(RequestTimeout):
@@ -198,22 +193,52 @@ def test_response_after_timeout_is_dropped(wire, jsonrpc_logs):
         rid = wire.messages()[0]["id"]
         session.feed(response(rid, "too late"))
 
-    asyncio.run(main())
+    task = runtime.create_task(main())
+    runtime.advance(0.01)
+    task.result()
     assert any("unknown request id" in r.getMessage() for r in jsonrpc_logs.records)
 
 
 def test_initialize_timeout_sends_no_cancellation(wire):
-    session = Session(wire)
+    # The MCP layers pass {"initialize"}: the specification forbids cancelling it.
+    runtime = FakeRuntime()
+    session = Session(wire, runtime=runtime, uncancellable={"initialize"})
 
     async def main():
         with pytest.raises(RequestTimeout):
             await session.request("initialize", {}, timeout=0.01)
 
-    asyncio.run(main())
+    task = runtime.create_task(main())
+    runtime.advance(0.01)
+    task.result()
     assert [m.get("method") for m in wire.messages()] == ["initialize"]
 
 
 def test_one_timer_serves_all_deadlines(wire):
+    runtime = FakeRuntime()
+    session = Session(wire, runtime=runtime)
+    armed = runtime.armed  # the `when` of every call_at the session made
+
+    slow = [runtime.create_task(session.request("a", timeout=30)) for _ in range(50)]
+    runtime.run_ready()
+    assert len(armed) == 1  # one timer for 50 requests
+    quick = runtime.create_task(session.request("b", timeout=0.02))
+    runtime.run_ready()
+    assert len(armed) == 2  # re-armed for the earlier deadline
+    runtime.advance(0.02)
+    with pytest.raises(RequestTimeout):
+        quick.result()
+    # After it fired, the timer is re-armed for the next deadline only.
+    assert len(armed) == 3 and armed[2] == armed[0]
+    for task in slow:
+        task.cancel()
+    runtime.run_ready()
+    assert session.pending == 0
+
+
+def test_one_timer_serves_all_deadlines_on_the_asyncio_loop(wire):
+    # The same with the default runtime: the session arms loop.call_at once for many
+    # deadlines (nothing here waits for a timer to fire).
     session = Session(wire)
     armed = []
 
@@ -229,14 +254,7 @@ def test_one_timer_serves_all_deadlines(wire):
         try:
             slow = [start(session.request("a", timeout=30)) for _ in range(50)]
             await settle()
-            assert len(armed) == 1  # one timer for 50 requests
-            quick = start(session.request("b", timeout=0.02))
-            await settle()
-            assert len(armed) == 2  # re-armed for the earlier deadline
-            with pytest.raises(RequestTimeout):
-                await quick
-            # After it fired, the timer is re-armed for the next deadline only.
-            assert len(armed) == 3 and armed[2] == armed[0]
+            assert len(armed) == 1
             for task in slow:
                 task.cancel()
             await settle()
@@ -244,15 +262,17 @@ def test_one_timer_serves_all_deadlines(wire):
             loop.call_at = real_call_at
 
     asyncio.run(main())
+    assert session.pending == 0
 
 
 def test_timer_rearms_after_the_earliest_request_completes(wire):
-    session = Session(wire)
+    runtime = FakeRuntime()
+    session = Session(wire, runtime=runtime)
 
     async def main():
-        first = start(session.request("first", timeout=0.01))
-        second = start(session.request("second", timeout=0.05))
-        await settle()
+        first = runtime.create_task(session.request("first", timeout=0.01))
+        second = runtime.create_task(session.request("second", timeout=0.05))
+        await runtime.sleep(0)
         first_id = wire.messages()[0]["id"]
         session.feed(response(first_id, 1))
         assert await first == 1
@@ -260,7 +280,11 @@ def test_timer_rearms_after_the_earliest_request_completes(wire):
         with pytest.raises(RequestTimeout):
             await second
 
-    asyncio.run(main())
+    task = runtime.create_task(main())
+    runtime.advance(0.01)
+    assert not task.done()
+    runtime.advance(0.04)
+    task.result()
 
 
 def test_cancelled_await_sends_notifications_cancelled(wire):
@@ -291,7 +315,7 @@ def test_cancelled_await_sends_notifications_cancelled(wire):
 
 
 def test_cancelled_initialize_is_not_announced(wire):
-    session = Session(wire)
+    session = Session(wire, uncancellable={"initialize"})
 
     async def main():
         task = start(session.request("initialize", {}))
@@ -518,7 +542,7 @@ def test_send_failure_unregisters_the_request():
         with pytest.raises(BrokenPipeError):
             await session.request("x", timeout=5, progress=lambda *a: None)
         assert session.pending == 0
-        assert session._progress_listeners == {}
+        assert session.outgoing.listening == 0
 
     asyncio.run(main())
 
