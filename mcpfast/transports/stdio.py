@@ -428,7 +428,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
 
     def abort(self) -> None:
         """Kill the process now and drop the connection."""
-        self._gathered = None
+        self._drop_gathered()
         self._close_conn(None)
         if self._process is not None and not self.exited.done():
             self._signal(signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)

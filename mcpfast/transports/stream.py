@@ -83,6 +83,9 @@ NEWLINE = b"\n"
 # scheduling a flush for it would cost an extra loop iteration per round trip. Only the
 # grouping of writes depends on it, never their order or delivery.
 BURST_GAP_NS = 20_000
+# Bytes gathered for one write beyond which they are written at once: gathering saves
+# system calls, it must not hold an unbounded burst away from the transport's flow control.
+GATHER_LIMIT = 256 * 1024
 
 ConnFactory = Callable[[Callable[[bytes], None]], Any]
 
@@ -268,6 +271,7 @@ class FrameProtocol(asyncio.Protocol):
         # Frames gathered for one write: while data_received runs, and after a write made
         # outside it, until the end of the loop iteration (see send).
         self._gathered: Optional[List[bytes]] = None
+        self._gathered_size = 0  # their bytes, newlines included
         self._close_exc: Optional[BaseException] = None
         self._last_write_ns = -(1 << 62)  # "long ago": the first send is written at once
         # Chunks that completed at least one frame (activity, for the idle timeout).
@@ -436,10 +440,18 @@ class FrameProtocol(asyncio.Protocol):
         the opening side) when the peer left max_write_buffer bytes unread.
         """
         if self._state is not OPEN:
-            self._check_can_send(frame)
+            self._send_not_open(frame)
+            return
         gathered = self._gathered
         if gathered is not None:
             gathered.append(frame)
+            self._gathered_size += len(frame) + 1
+            if self._gathered_size > GATHER_LIMIT:
+                # Many frames in one iteration: hand them over now, so the transport's
+                # buffer (and its flow control) sees them.
+                self._write_frames(gathered)
+                gathered.clear()
+                self._gathered_size = 0
             return
         now = monotonic_ns()
         if now - self._last_write_ns < BURST_GAP_NS:
@@ -447,20 +459,20 @@ class FrameProtocol(asyncio.Protocol):
             # loop iteration). Gather the rest of it into one write, made by a callback
             # that runs after the callbacks already due (the senders).
             self._gathered = [frame]
+            self._gathered_size = len(frame) + 1
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
         self._write(frame + NEWLINE)  # type: ignore[misc]
 
-    def _check_can_send(self, frame: bytes) -> None:
-        """send() outside OPEN: refuse when not writing, or when the peer is too far behind."""
-        if self._state > BACKED_UP:
-            raise TransportClosed("the connection is closed; the frame cannot be sent")
+    def _send_not_open(self, frame: bytes) -> None:
+        """send() outside OPEN: refused when not writing; while our writes are backed up,
+        written at once (after what was gathered) unless the peer is too far behind."""
         if self._state is not BACKED_UP:
-            return
-        queued = self.write_buffer_size
-        if self._gathered:
-            queued += sum(len(f) + 1 for f in self._gathered)
+            if self._state is NEW:
+                raise TransportClosed("the connection is not connected yet")
+            raise TransportClosed("the connection is closed; the frame cannot be sent")
+        queued = self.write_buffer_size + self._gathered_size
         if queued and queued + len(frame) + 1 > self._max_write_buffer:
             message = (
                 f"the peer has not read {queued} bytes sent to it (max_write_buffer="
@@ -471,18 +483,35 @@ class FrameProtocol(asyncio.Protocol):
             self._drop(f"{message}: it does not read; dropping the connection",
                        WriteBufferFull(message))
             raise TransportClosed("the connection was dropped; the frame cannot be sent")
+        gathered = self._gathered
+        if gathered:
+            self._write_frames(gathered)
+            gathered.clear()
+            self._gathered_size = 0
+        self._last_write_ns = monotonic_ns()
+        self._write(frame + NEWLINE)  # type: ignore[misc]
 
     def _flush_gathered(self) -> None:
         """Write the gathered frames (if any) with one write; stop gathering."""
         frames = self._gathered
         self._gathered = None
-        if not frames or self._writer not in self._live:
+        self._gathered_size = 0
+        if frames:
+            self._write_frames(frames)
+
+    def _write_frames(self, frames: List[bytes]) -> None:
+        """Write frames (not empty; the list is consumed) with one write, if still writing."""
+        if self._writer not in self._live:
             return
         if len(frames) == 1:
             self._write(frames[0] + NEWLINE)  # type: ignore[misc]
         else:
             frames.append(b"")
             self._write(NEWLINE.join(frames))  # type: ignore[misc]
+
+    def _drop_gathered(self) -> None:
+        self._gathered = None
+        self._gathered_size = 0
 
     # -- flow control ------------------------------------------------------------------
 
@@ -599,7 +628,7 @@ class FrameProtocol(asyncio.Protocol):
 
     def abort(self) -> None:
         """Drop the connection now: queued writes are discarded, the conn is closed."""
-        self._gathered = None
+        self._drop_gathered()
         self._close_conn(None)
         # abort() also cuts short a graceful close that is still flushing.
         writer = self._writer
