@@ -82,6 +82,13 @@ def instrumented():
     return atheris.instrument_imports(include=["mcpfast"])
 
 
+def quiet_logs() -> None:
+    """Fuzzing logs every handler failure it provokes (with its traceback): too much noise."""
+    import logging
+
+    logging.disable(logging.CRITICAL)
+
+
 def main(check: Callable[[bytes], None]) -> None:
     """Fuzz ``check`` with atheris; argv is libFuzzer's (corpus dirs, -max_total_time...).
 
@@ -91,6 +98,7 @@ def main(check: Callable[[bytes], None]) -> None:
     """
     import atheris
 
+    quiet_logs()
     # The harness's own code (its model of the property, its value builder) gives the
     # coverage feedback where the code under test is compiled.
     atheris.instrument_func(check)

@@ -10,7 +10,7 @@ message (or a batch of them): a response with an id and exactly one of result/er
 never answers an id that was not asked (null only for -32700/-32600; every "id" member
 found in the frames counts as asked: the server may read one from a frame it cannot parse
 whole, or the first of duplicate ids), and an id that appears once is answered at most
-once.
+once -- exactly once when it was a request alone in its frame and nothing cancelled.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import re
 from common import Choices, instrumented, main
 
 with instrumented():
+    from mcpfast._core.codec import DecodeError, Request, decode
     from mcpfast.server import Context, Server
 
 VERSIONS = ("2025-03-26", "2025-11-25", "2025-06-18", "2024-11-05")
@@ -106,6 +107,17 @@ def request_ids(frame: bytes) -> list:
     return ids
 
 
+def request_id(frame: bytes):
+    """The id of the one request a frame holds, as mcpfast's decoder reads it, else None."""
+    try:
+        message = decode(frame)
+    except DecodeError:
+        return None
+    if type(message) is not Request:
+        return None
+    return (type(message.id), message.id)
+
+
 async def drive(version: str, frames: list) -> None:
     sent: list = []
     conn = app.connect(sent.append)
@@ -115,12 +127,19 @@ async def drive(version: str, frames: list) -> None:
     conn.feed(json.dumps(init).encode())
     conn.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
     asked = {(str, "init"): 1}
+    single_requests = []
     for frame in frames:
         for key in request_ids(frame):
             asked[key] = asked.get(key, 0) + 1
+        key = request_id(frame)
+        if key is not None:
+            single_requests.append(key)
         conn.feed(frame)
         await asyncio.sleep(0)
-    for _ in range(5):  # let async tools finish
+    me = asyncio.current_task()
+    for _ in range(100):  # let the async tools finish
+        if not [t for t in asyncio.all_tasks() if t is not me]:
+            break
         await asyncio.sleep(0)
     conn.close()
     answered: set = set()
@@ -133,6 +152,12 @@ async def drive(version: str, frames: list) -> None:
                 check_message(item, asked, answered)
         else:
             check_message(message, asked, answered)
+    # A request alone in its frame, with an id used nowhere else, is answered exactly once
+    # (at most once is checked above) unless something may have cancelled it.
+    if not any(b"cancelled" in frame for frame in frames):
+        for key in single_requests:
+            if asked.get(key) == 1:
+                assert key in answered, f"request {key[1]!r} never answered"
 
 
 def check(data: bytes) -> None:
