@@ -437,3 +437,39 @@ def test_backed_up_sends_keep_their_order(run, make_recorder, monkeypatch):
         assert b"".join(transport.writes) == b'"1"\n"2"\n"3"\n'
 
     run(go())
+
+
+def test_a_call_fails_at_once_when_the_server_stops_reading(run):
+    """Through a jsonrpc Session: the request that would overflow fails, none is left
+    pending, and the session goes on once the server reads again."""
+    from mcpfast.jsonrpc import Session
+
+    params = {"text": "p" * 4000}
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        peers = []
+
+        def make():
+            peers.append(NotReading())
+            return peers[-1]
+
+        server = await loop.create_server(make, "127.0.0.1", 0)
+        handle = await open_tcp(*server.sockets[0].getsockname()[:2], Session,
+                                write_high_water=16 * 1024, max_write_buffer=128 * 1024)
+        session = handle.conn
+        started = []
+        with pytest.raises(WriteBufferFull, match="max_write_buffer=131072"):
+            for _ in range(100_000):
+                started.append(session.send_request("slow", params))
+        assert session.pending == len(started)  # the refused one was not registered
+        peers[0].transport.resume_reading()
+        await wait_until(lambda: handle.write_buffer_size == 0)
+        session.send_request("after", params)  # sending works again
+        assert session.pending == len(started) + 1
+        await handle.close()
+        server.close()
+        return started
+
+    started = run(go(), timeout=60)
+    assert 0 < len(started) < 100_000
