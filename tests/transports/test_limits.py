@@ -96,7 +96,7 @@ def test_a_half_line_connection_is_closed_even_while_the_server_sends(run, recor
     """A peer holding an incomplete line is closed although the server keeps talking."""
 
     async def go():
-        async with Server(recorder, idle_timeout=0.2) as server:
+        async with Server(recorder, idle_timeout=0.5) as server:
             reader, writer = await asyncio.open_connection(*server.address)
             writer.write(b'{"never": "finished')
             await wait_until(lambda: recorder.conns)
@@ -105,7 +105,7 @@ def test_a_half_line_connection_is_closed_even_while_the_server_sends(run, recor
             async def chatter():
                 while not conn.closes:
                     conn.send(b'"notification"')
-                    await asyncio.sleep(0.02)
+                    await asyncio.sleep(0.01)
 
             talking = asyncio.ensure_future(chatter())
             await asyncio.wait_for(closed_by_server(reader), 10)
@@ -176,9 +176,8 @@ def test_the_largest_incomplete_line_is_dropped_when_over_budget(run, recorder, 
             c = await served_line(server.address, b'"c"')
             a[1].write(b'"' + b"x" * 599)
             b[1].write(b'"' + b"y" * 799)
-            await wait_until(lambda: len(recorder.conns) == 3)
-            # 1400 bytes held: under budget. 300 more from c: b holds the most, b goes.
-            await asyncio.sleep(0.05)
+            # 1400 bytes held: under budget. 300 more from c: over it, whatever order the
+            # bytes arrive in, and b holds the most: b goes.
             c[1].write(b'"' + b"z" * 299)
             await asyncio.wait_for(closed_by_server(b[0]), 10)
             # The others finish their lines and go on.
