@@ -355,13 +355,16 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
             self._live.discard(self._reader)  # type: ignore[arg-type]
             self._stdout_ended(exc)
         elif fd == 0:
-            # The child's stdin is gone (it closed it, or exited): nothing can be sent. Its
-            # stdout may still hold replies, so the connection ends with stdout or the exit.
-            self._live.discard(self._writer)  # type: ignore[arg-type]
-            if self._state <= BACKED_UP:
-                self._state = RECEIVING
+            self._write_side_gone(exc or ConnectionError("the child's stdin closed"))
         elif self._stderr_lines is not None:
             self._stderr_lines.close()
+
+    def _write_side_gone(self, exc: BaseException) -> None:
+        """The child's stdin is gone (it closed it, or exited): nothing can be sent. Its
+        stdout may still hold replies, so the connection ends with stdout or the exit."""
+        self._live.discard(self._writer)  # type: ignore[arg-type]
+        if self._state <= BACKED_UP:
+            self._state = RECEIVING
 
     def _stdout_ended(self, exc: Optional[BaseException]) -> None:
         if self._state is ENDING or self._state is CLOSED:

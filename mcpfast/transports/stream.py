@@ -463,7 +463,10 @@ class FrameProtocol(asyncio.Protocol):
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
-        self._write(frame + NEWLINE)  # type: ignore[misc]
+        try:
+            self._write(frame + NEWLINE)  # type: ignore[misc]
+        except RuntimeError as exc:
+            self._write_refused(exc)
 
     def _send_not_open(self, frame: bytes) -> None:
         """send() outside OPEN: refused when not writing; while our writes are backed up,
@@ -489,7 +492,29 @@ class FrameProtocol(asyncio.Protocol):
             gathered.clear()
             self._gathered_size = 0
         self._last_write_ns = monotonic_ns()
-        self._write(frame + NEWLINE)  # type: ignore[misc]
+        try:
+            self._write(frame + NEWLINE)  # type: ignore[misc]
+        except RuntimeError as exc:
+            self._write_refused(exc)
+
+    def _write_refused(self, exc: RuntimeError) -> None:
+        """The transport refused a write: uvloop closes a pipe's handle on EPIPE and raises
+        on the next write, before the loss is reported. The write side is gone: say so
+        with TransportClosed, as once the loss is known. Another RuntimeError propagates."""
+        writer = self._writer
+        if writer is None or not writer.is_closing():
+            raise exc
+        self._write_side_gone(exc)
+        raise TransportClosed("the peer stopped reading; the frame cannot be sent") from exc
+
+    def _write_side_gone(self, exc: BaseException) -> None:
+        """The write transport cannot write any more (its loss may be reported later)."""
+        if self._writer is self._reader:
+            if self._state < CLOSING:
+                self._drop("the connection cannot be written to; dropping it",
+                           ConnectionError(f"the connection cannot be written to: {exc}"))
+        else:
+            self.writer_lost(ConnectionError(f"the peer stopped reading: {exc}"))
 
     def _flush_gathered(self) -> None:
         """Write the gathered frames (if any) with one write; stop gathering."""
@@ -503,11 +528,17 @@ class FrameProtocol(asyncio.Protocol):
         """Write frames (not empty; the list is consumed) with one write, if still writing."""
         if self._writer not in self._live:
             return
-        if len(frames) == 1:
-            self._write(frames[0] + NEWLINE)  # type: ignore[misc]
-        else:
-            frames.append(b"")
-            self._write(NEWLINE.join(frames))  # type: ignore[misc]
+        try:
+            if len(frames) == 1:
+                self._write(frames[0] + NEWLINE)  # type: ignore[misc]
+            else:
+                frames.append(b"")
+                self._write(NEWLINE.join(frames))  # type: ignore[misc]
+        except RuntimeError as exc:
+            try:
+                self._write_refused(exc)
+            except TransportClosed:
+                pass  # gathered frames of a connection that cannot write: nobody to tell
 
     def _drop_gathered(self) -> None:
         self._gathered = None
@@ -703,6 +734,11 @@ class StreamConnection:
     def closed(self) -> asyncio.Future:
         """Completes when the connection is over (result: the error conn.close got, or None)."""
         return self._protocol.closed
+
+    @property
+    def state(self) -> StreamState:
+        """Where the connection is in its life (see :class:`StreamState`)."""
+        return self._protocol.state
 
     @property
     def reading_paused(self) -> bool:

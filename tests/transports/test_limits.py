@@ -472,3 +472,81 @@ def test_a_call_fails_at_once_when_the_server_stops_reading(run):
 
     started = run(go(), timeout=60)
     assert 0 < len(started) < 100_000
+
+
+def test_a_child_that_closes_its_stdin_is_still_read(run, loop_kind, recorder, child_env):
+    """RECEIVING: the write side alone is gone; frames from the child still arrive."""
+    if loop_kind == "uvloop":
+        pytest.skip("uvloop's child holds a second descriptor of its stdin socket: closing "
+                    "fd 0 does not end the stream")
+    child = ("import os, time\nos.close(0)\n"
+             "for i in range(400):\n    os.write(1, b'\"tick\"\\n')\n    time.sleep(0.05)\n")
+
+    async def go():
+        handle = await open_stdio(sys.executable, ["-c", child], recorder, env=child_env,
+                                  close_grace=0.1, terminate_grace=1)
+        conn = recorder.conns[0]
+        await conn.wait_frames(1)
+        # Our writes fail once the closed pipe is noticed; sending is then refused.
+        with pytest.raises(TransportClosed):
+            while True:
+                conn.send(b'"hello"')
+                await asyncio.sleep(0.01)
+        assert handle.state is StreamState.RECEIVING
+        seen = len(conn.frames)
+        await conn.wait_frames(seen + 2)  # still reading
+        assert handle.state is StreamState.RECEIVING and not conn.closes
+        await handle.close()
+        return handle
+
+    handle = run(go())
+    assert handle.state is StreamState.CLOSED
+    assert recorder.conns[0].closes == [None]
+
+
+class RefusingTransport(FakeTransport):
+    """Like uvloop's pipe transport after EPIPE: closed, and write() raises."""
+
+    def write(self, data):
+        if self.closing:
+            raise RuntimeError("unable to perform operation: the handler is closed")
+        super().write(data)
+
+
+@pytest.mark.parametrize("client_side", [True, False])
+def test_a_write_refused_by_a_closed_transport_is_transport_closed(run, make_recorder,
+                                                                   client_side, monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 0)  # every send is written at once
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol = FrameProtocol(recorder, client_side=client_side)
+        transport = RefusingTransport(protocol)
+        protocol.connection_made(transport)
+        protocol.send(b'"before"')
+        transport.closing = True  # the handle closed; its loss not reported yet
+        with pytest.raises(TransportClosed):
+            protocol.send(b'"after"')
+        assert protocol.state is StreamState.CLOSING
+        with pytest.raises(TransportClosed):
+            protocol.send(b'"again"')
+        return transport
+
+    transport = run(go())
+    assert transport.writes == [b'"before"\n']
+    (exc,) = recorder.conns[0].closes
+    assert isinstance(exc, ConnectionError)
+
+
+def test_other_runtime_errors_of_a_write_propagate(run, make_recorder):
+    class Broken(FakeTransport):
+        def write(self, data):
+            raise RuntimeError("a bug")
+
+    async def go():
+        protocol = FrameProtocol(make_recorder(echo=False))
+        protocol.connection_made(Broken(protocol))
+        with pytest.raises(RuntimeError, match="a bug"):
+            protocol.send(b'"x"')
+
+    run(go())
