@@ -15,6 +15,7 @@ and client's connections.
 * :func:`run`: asyncio.run on uvloop when it is installed.
 """
 
+from mcpfast.transports.budget import InputBudget
 from mcpfast.transports.loop import loop_factory, new_event_loop, run, uvloop_available
 from mcpfast.transports.stdio import (
     INHERITED_ENV_VARS,
@@ -23,7 +24,6 @@ from mcpfast.transports.stdio import (
     open_stdio,
     serve_stdio,
 )
-from mcpfast.transports.budget import InputBudget
 from mcpfast.transports.stream import (
     ConnectionIdle,
     ConnFactory,

@@ -12,6 +12,7 @@ import socket
 import sys
 
 import pytest
+from transport_doubles import FakeTransport, Server, connected, wait_until
 
 from mcpfast.transports import (
     ConnectionIdle,
@@ -24,11 +25,9 @@ from mcpfast.transports import (
     open_stdio,
     open_tcp,
     serve_tcp,
+    stream,
 )
-from mcpfast.transports import stream
 from mcpfast.transports.stdio import _connect_fds
-
-from transport_doubles import FakeTransport, Server, connected, wait_until
 
 
 async def served_line(address, line=b'"ping"'):

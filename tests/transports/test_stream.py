@@ -12,12 +12,11 @@ import socket
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from transport_doubles import connected, wait_until
 
 from mcpfast._core.framing import FrameTooLarge
 from mcpfast.transports import FrameProtocol, TransportClosed, stream
 from mcpfast.transports.stdio import _connect_fds
-from transport_doubles import FakeTransport, connected, wait_until
-
 
 frame_bytes = st.binary(min_size=1, max_size=300).map(
     lambda b: b.replace(b"\n", b"n").replace(b"\r", b"r")
