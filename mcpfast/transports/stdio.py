@@ -340,8 +340,10 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
         process: asyncio.SubprocessTransport = transport  # type: ignore[assignment]
         self._process = process
         self.set_writer(process.get_pipe_transport(0))  # type: ignore[arg-type]
-        self._reader = process.get_pipe_transport(1)
-        self._live.add(self._reader)
+        reader = process.get_pipe_transport(1)
+        self._reader = reader
+        if reader is not None:
+            self._live.add(reader)
         self._start()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:  # type: ignore[override]
