@@ -364,7 +364,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
     def _write_side_gone(self, exc: BaseException) -> None:
         """The child's stdin is gone (it closed it, or exited): nothing can be sent. Its
         stdout may still hold replies, so the connection ends with stdout or the exit."""
-        self._live.discard(self._writer)  # type: ignore[arg-type]
+        self._writer_gone()
         if self._state <= BACKED_UP:
             self._state = RECEIVING
 
@@ -424,6 +424,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """The process exited and all its pipes are closed."""
+        self._writer_gone()
         self._live.clear()
         self._maybe_done()
 

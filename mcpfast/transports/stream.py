@@ -146,6 +146,10 @@ def check_stream_options(
         check_timeout("idle_timeout", idle_timeout)
 
 
+def _discard(data: bytes) -> None:
+    """Stands in for the write of a transport that is lost."""
+
+
 def _drop_frame(frame: Any) -> bool:
     """Stands in for conn.feed before a conn exists (or when the factory failed)."""
     return False
@@ -271,11 +275,12 @@ class FrameProtocol(asyncio.Protocol):
         # Frames gathered for one write: while data_received runs, and after a write made
         # outside it, until the end of the loop iteration (see send).
         self._gathered: Optional[List[bytes]] = None
-        self._gathered_size = 0  # their bytes, newlines included
+        # GATHER_LIMIT minus the bytes gathered (newlines not counted): cheaper to test.
+        self._gather_room = GATHER_LIMIT
         self._close_exc: Optional[BaseException] = None
         self._last_write_ns = -(1 << 62)  # "long ago": the first send is written at once
-        # Chunks that completed at least one frame (activity, for the idle timeout).
-        self._chunks_with_frames = 0
+        # A frame was received since the last idle check (activity, for idle_timeout).
+        self._frames_seen = False
         self._held = 0  # bytes of the incomplete line last reported to the budget
         self._idle_timer: Optional[asyncio.TimerHandle] = None
         self._idle_mark: tuple = ()
@@ -356,7 +361,7 @@ class FrameProtocol(asyncio.Protocol):
         try:
             frames = framer.feed(data)
             if frames:
-                self._chunks_with_frames += 1
+                self._frames_seen = True
             for frame in frames:
                 if type(frame) is memoryview:
                     try:
@@ -410,6 +415,8 @@ class FrameProtocol(asyncio.Protocol):
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """The read transport (for a socket: the whole connection) is gone."""
         self._live.discard(self._reader)  # type: ignore[arg-type]
+        if self._writer is self._reader:
+            self._writer_gone()
         self._end_reading(exc, eof=False)
         self._maybe_done()
 
@@ -445,13 +452,13 @@ class FrameProtocol(asyncio.Protocol):
         gathered = self._gathered
         if gathered is not None:
             gathered.append(frame)
-            self._gathered_size += len(frame) + 1
-            if self._gathered_size > GATHER_LIMIT:
+            self._gather_room -= len(frame)
+            if self._gather_room < 0:
                 # Many frames in one iteration: hand them over now, so the transport's
-                # buffer (and its flow control) sees them.
-                self._write_frames(gathered)
-                gathered.clear()
-                self._gathered_size = 0
+                # buffer (and its flow control) sees them; gathering goes on (whoever
+                # flushes at the end flushes the new list).
+                self._flush_gathered()
+                self._gathered = []
             return
         now = monotonic_ns()
         if now - self._last_write_ns < BURST_GAP_NS:
@@ -459,7 +466,7 @@ class FrameProtocol(asyncio.Protocol):
             # loop iteration). Gather the rest of it into one write, made by a callback
             # that runs after the callbacks already due (the senders).
             self._gathered = [frame]
-            self._gathered_size = len(frame) + 1
+            self._gather_room = GATHER_LIMIT - len(frame)
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
@@ -475,7 +482,7 @@ class FrameProtocol(asyncio.Protocol):
             if self._state is NEW:
                 raise TransportClosed("the connection is not connected yet")
             raise TransportClosed("the connection is closed; the frame cannot be sent")
-        queued = self.write_buffer_size + self._gathered_size
+        queued = self.write_buffer_size + GATHER_LIMIT - self._gather_room
         if queued and queued + len(frame) + 1 > self._max_write_buffer:
             message = (
                 f"the peer has not read {queued} bytes sent to it (max_write_buffer="
@@ -486,11 +493,8 @@ class FrameProtocol(asyncio.Protocol):
             self._drop(f"{message}: it does not read; dropping the connection",
                        WriteBufferFull(message))
             raise TransportClosed("the connection was dropped; the frame cannot be sent")
-        gathered = self._gathered
-        if gathered:
-            self._write_frames(gathered)
-            gathered.clear()
-            self._gathered_size = 0
+        # Backed up, gathering saves nothing: what was gathered goes first, then this frame.
+        self._flush_gathered()
         self._last_write_ns = monotonic_ns()
         try:
             self._write(frame + NEWLINE)  # type: ignore[misc]
@@ -520,13 +524,8 @@ class FrameProtocol(asyncio.Protocol):
         """Write the gathered frames (if any) with one write; stop gathering."""
         frames = self._gathered
         self._gathered = None
-        self._gathered_size = 0
-        if frames:
-            self._write_frames(frames)
-
-    def _write_frames(self, frames: List[bytes]) -> None:
-        """Write frames (not empty; the list is consumed) with one write, if still writing."""
-        if self._writer not in self._live:
+        self._gather_room = GATHER_LIMIT
+        if not frames:
             return
         try:
             if len(frames) == 1:
@@ -540,9 +539,14 @@ class FrameProtocol(asyncio.Protocol):
             except TransportClosed:
                 pass  # gathered frames of a connection that cannot write: nobody to tell
 
+    def _writer_gone(self) -> None:
+        """The write transport is lost: what is still written goes nowhere, quietly."""
+        self._live.discard(self._writer)  # type: ignore[arg-type]
+        self._write = _discard
+
     def _drop_gathered(self) -> None:
         self._gathered = None
-        self._gathered_size = 0
+        self._gather_room = GATHER_LIMIT
 
     # -- flow control ------------------------------------------------------------------
 
@@ -568,7 +572,7 @@ class FrameProtocol(asyncio.Protocol):
 
     def writer_lost(self, exc: Optional[BaseException]) -> None:
         """The write transport of a pipe pair is gone (flushed and closed, or broken)."""
-        self._live.discard(self._writer)  # type: ignore[arg-type]
+        self._writer_gone()
         if self._state < CLOSING:
             # The peer stopped reading us: nothing sent can arrive any more.
             self._close_conn(exc if exc is not None else ConnectionError("the peer stopped reading"))
@@ -580,7 +584,8 @@ class FrameProtocol(asyncio.Protocol):
     # -- limits ------------------------------------------------------------------------
 
     def _arm_idle_timer(self) -> None:
-        self._idle_mark = (self._chunks_with_frames, self._last_write_ns, self._framer.buffered > 0)
+        self._frames_seen = False
+        self._idle_mark = (self._last_write_ns, self._framer.buffered > 0)
         self._idle_timer = self._loop.call_later(self._idle_timeout, self._idle_check)  # type: ignore[arg-type]
 
     def _idle_check(self) -> None:
@@ -588,8 +593,8 @@ class FrameProtocol(asyncio.Protocol):
         self._idle_timer = None
         if self._state >= CLOSING:
             return
-        frames_then, write_then, partial_then = self._idle_mark
-        no_frames = self._chunks_with_frames == frames_then
+        write_then, partial_then = self._idle_mark
+        no_frames = not self._frames_seen
         if no_frames and self._last_write_ns == write_then:
             reason = f"nothing received or sent for {self._idle_timeout:g} s"
         elif no_frames and partial_then and self._framer.buffered > 0:
