@@ -11,6 +11,9 @@ Environment switches:
   MCPFAST_ANNOTATE=1        write Cython annotation HTML (cython -a) next to each .pyx
   MCPFAST_DEBUG=1           -O0 -g, Cython bounds checks on
   MCPFAST_ONLY=a,b          build only the named mcpfast._core modules (development)
+  MCPFAST_SANITIZE=1        AddressSanitizer + UndefinedBehaviorSanitizer build, for the fuzz
+                            harnesses (scripts/fuzz --sanitize builds it under build/sanitize
+                            and runs it with the ASan runtime in LD_PRELOAD)
 """
 
 import hashlib
@@ -31,6 +34,11 @@ USE_SYSTEM_SIMDJSON = os.environ.get("MCPFAST_SIMDJSON") == "system"
 
 CXXFLAGS = ["-std=c++17", "-fvisibility=hidden"]
 CXXFLAGS += ["-O0", "-g"] if DEBUG else ["-O3", "-DNDEBUG"]
+SANITIZE = os.environ.get("MCPFAST_SANITIZE") == "1"
+# ASan + UBSan; every UB report aborts so a fuzzer sees it as a crash.
+SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                  "-fno-omit-frame-pointer", "-g", "-O1"] if SANITIZE else []
+CXXFLAGS += SANITIZE_FLAGS
 # No -march=native: the wheel must run on any x86-64; simdjson picks its kernel at run time.
 
 
@@ -84,7 +92,7 @@ def ext(name, uses_simdjson=False):
         language="c++",
         depends=HEADERS,
         extra_compile_args=CXXFLAGS,
-        extra_link_args=SIMDJSON_LINK if uses_simdjson else [],
+        extra_link_args=(SIMDJSON_LINK if uses_simdjson else []) + SANITIZE_FLAGS,
     )
 
 

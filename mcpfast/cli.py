@@ -14,6 +14,8 @@
                                         [--host H] [--port P]
         Load the file as a module, find its Server (the object named after the colon, else
         one named app, server or mcp, else the only Server in it) and call its run().
+        stdio/TCP limits: --max-frame-size BYTES, --idle-timeout SECONDS (0: never),
+        --max-connections N and --max-buffered BYTES (TCP only).
 
 SERVER is a command line starting a stdio server (split like a POSIX shell does; a first
 word ending in .py that names a file is run with this Python), or a URL (``tcp://host:port``).
@@ -268,8 +270,57 @@ def _run(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and options:
         _error("--host and --port apply to network transports, not to stdio")
         return EXIT_USAGE
+    try:
+        options.update(stream_limit_options(args))
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
     server.run(args.transport, **options)
     return EXIT_OK
+
+
+# -- run: stdio/TCP limits (README, "Limits") ------------------------------------------------
+
+# Flag -> (serve_* keyword, transports it applies to).
+STREAM_LIMIT_FLAGS = {
+    "max_frame_size": ("max_frame_size", ("stdio", "tcp")),
+    "max_connections": ("max_connections", ("tcp",)),
+    "idle_timeout": ("idle_timeout", ("stdio", "tcp")),
+    "max_buffered": ("max_buffered", ("tcp",)),
+}
+
+
+def add_stream_limit_flags(run: argparse.ArgumentParser) -> None:
+    """The ``mcpfast run`` flags for the stdio and TCP limits."""
+    group = run.add_argument_group("stdio/TCP limits (defaults: README, Limits)")
+    group.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
+                       help="longest message line accepted (default 16 MiB)")
+    group.add_argument("--max-connections", type=int, default=None, metavar="N",
+                       help="tcp: connections open at once; more are closed (default 1024)")
+    group.add_argument("--idle-timeout", type=float, default=None, metavar="SECONDS",
+                       help="close a connection idle (or stuck on an incomplete line) this "
+                            "long; 0: never (default: tcp 300, stdio never)")
+    group.add_argument("--max-buffered", type=int, default=None, metavar="BYTES",
+                       help="tcp: incomplete-line bytes of all connections together "
+                            "(default 4 x max frame size)")
+
+
+def stream_limit_options(args: argparse.Namespace) -> dict:
+    """The serve_* keywords the limit flags given on the command line ask for."""
+    options: dict[str, Any] = {}
+    for attribute, (keyword, transports) in STREAM_LIMIT_FLAGS.items():
+        value = getattr(args, attribute, None)
+        if value is None:
+            continue
+        flag = "--" + attribute.replace("_", "-")
+        if args.transport not in transports:
+            raise UsageError(f"{flag} applies to the {' and '.join(transports)} transport(s)")
+        if attribute == "idle_timeout" and value == 0:
+            value = None  # 0: never
+        elif value <= 0:
+            raise UsageError(f"{flag} must be positive, got {value}")
+        options[keyword] = value
+    return options
 
 
 # -- entry point -----------------------------------------------------------------------------
@@ -307,6 +358,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--transport", default="stdio", choices=RUN_TRANSPORTS)
     run.add_argument("--host", default=None)
     run.add_argument("--port", type=int, default=None)
+    add_stream_limit_flags(run)
     return parser
 
 

@@ -9,9 +9,13 @@ and client's connections.
 * stdio: :func:`serve_stdio` (this process's stdin/stdout), :func:`open_stdio` (spawn a
   server process).
 * TCP, newline framed: :func:`serve_tcp`, :func:`open_tcp`.
+* Limits (connections, idle timeout, buffered bytes; README "Limits"): the keywords of
+  serve_tcp / serve_stdio, and the exceptions a conn or a sender sees when one is hit:
+  :class:`WriteBufferFull`, :class:`ConnectionIdle`, :class:`InputBudgetExceeded`.
 * :func:`run`: asyncio.run on uvloop when it is installed.
 """
 
+from mcpfast.transports.budget import InputBudget
 from mcpfast.transports.loop import loop_factory, new_event_loop, run, uvloop_available
 from mcpfast.transports.stdio import (
     INHERITED_ENV_VARS,
@@ -21,20 +25,29 @@ from mcpfast.transports.stdio import (
     serve_stdio,
 )
 from mcpfast.transports.stream import (
+    ConnectionIdle,
     ConnFactory,
     FrameProtocol,
+    InputBudgetExceeded,
     StreamConnection,
+    StreamState,
     TransportClosed,
+    WriteBufferFull,
 )
 from mcpfast.transports.tcp import open_tcp, serve_tcp
 
 __all__ = [
     "ConnFactory",
+    "ConnectionIdle",
     "FrameProtocol",
     "INHERITED_ENV_VARS",
+    "InputBudget",
+    "InputBudgetExceeded",
     "ServerProcess",
     "StreamConnection",
+    "StreamState",
     "TransportClosed",
+    "WriteBufferFull",
     "default_environment",
     "loop_factory",
     "new_event_loop",

@@ -47,7 +47,7 @@ class FileReadTransport(asyncio.ReadTransport):
         self._task = loop.create_task(self._pump())
 
     async def _pump(self) -> None:
-        exc: Optional[BaseException] = None
+        exc: Optional[Exception] = None
         try:
             while not self._closing:
                 await self._resumed.wait()
@@ -145,7 +145,7 @@ class FileWriteTransport(asyncio.WriteTransport):
     def abort(self) -> None:
         self._shut(None)
 
-    def _shut(self, exc: Optional[BaseException]) -> None:
+    def _shut(self, exc: Optional[Exception]) -> None:
         if self._closing:
             return
         self._closing = True

@@ -29,7 +29,13 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, U
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
 from mcpfast.transports.fdfile import FileReadTransport, FileWriteTransport, is_pollable
 from mcpfast.transports.stream import (
+    BACKED_UP,
+    CLOSED,
+    CLOSING,
+    DEFAULT_MAX_WRITE_BUFFER,
+    ENDING,
     LOGGER,
+    RECEIVING,
     ConnFactory,
     FrameProtocol,
     StreamConnection,
@@ -169,6 +175,8 @@ async def serve_stdio(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     write_high_water: Optional[int] = None,
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+    idle_timeout: Optional[float] = None,
 ) -> None:
     """Serve one connection, made by factory(send), on this process's stdin and stdout.
 
@@ -178,6 +186,11 @@ async def serve_stdio(
     sys.stdout write to stderr (the protocol has its own copy of the original stdout).
     Cancelling it drops the connection (``conn.close()``) and re-raises.
 
+    Buffering is bounded both ways: an incomplete line by max_frame_size, what waits for a
+    reader of stdout that does not read by max_write_buffer (beyond it the connection is
+    dropped; reading stdin pauses long before, above the write high-water mark).
+    idle_timeout: as for serve_tcp (default None: the peer is the parent process).
+
     Raises TypeError when factory is not callable; the factory's own exception when it
     fails.
     """
@@ -186,6 +199,8 @@ async def serve_stdio(
         factory,
         max_frame_size=max_frame_size,
         write_high_water=write_high_water,
+        max_write_buffer=max_write_buffer,
+        idle_timeout=idle_timeout,
         log_factory_errors=False,  # raised to the caller instead
     )
     stdin_blocking = os.get_blocking(0)
@@ -325,7 +340,10 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
         process: asyncio.SubprocessTransport = transport  # type: ignore[assignment]
         self._process = process
         self.set_writer(process.get_pipe_transport(0))  # type: ignore[arg-type]
-        self._reader = process.get_pipe_transport(1)
+        reader = process.get_pipe_transport(1)
+        self._reader = reader
+        if reader is not None:
+            self._live.add(reader)
         self._start()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:  # type: ignore[override]
@@ -336,25 +354,30 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
 
     def pipe_connection_lost(self, fd: int, exc: Optional[BaseException]) -> None:
         if fd == 1:
-            self._reader_lost = True
+            self._live.discard(self._reader)  # type: ignore[arg-type]
             self._stdout_ended(exc)
         elif fd == 0:
-            # The child's stdin is gone (it closed it, or exited): nothing can be sent. Its
-            # stdout may still hold replies, so the connection ends with stdout or the exit.
-            self._writer_lost = True
-            self._writing_done = True
+            self._write_side_gone(exc or ConnectionError("the child's stdin closed"))
         elif self._stderr_lines is not None:
             self._stderr_lines.close()
 
+    def _write_side_gone(self, exc: BaseException) -> None:
+        """The child's stdin is gone (it closed it, or exited): nothing can be sent. Its
+        stdout may still hold replies, so the connection ends with stdout or the exit."""
+        self._writer_gone()
+        if self._state <= BACKED_UP:
+            self._state = RECEIVING
+
     def _stdout_ended(self, exc: Optional[BaseException]) -> None:
-        if self._reading_done:
+        if self._state is ENDING or self._state is CLOSED:
             return
-        self._reading_done = True
-        if exc is None and not self._conn_closed:
+        if self._state >= CLOSING:
+            self._close_writer()
+            return
+        self._state = ENDING
+        if exc is None:
             self._deliver_frames(self._framer.close())
         self._close_writer()
-        if self._local_close or self._conn_closed:
-            return
         if exc is not None:
             self._close_conn(exc)
         elif self.exited.done():
@@ -368,26 +391,23 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
         if self._gone_timer is not None:
             self._gone_timer.cancel()
             self._peer_gone()
-        elif not self._reading_done:
+        elif self._reader in self._live:
             # stdout's EOF normally follows at once; a descendant may hold it open, though.
             self._gone_timer = asyncio.get_running_loop().call_later(EXIT_WAIT, self._stdout_abandoned)
         self._maybe_done()
 
     def _peer_gone(self) -> None:
         self._gone_timer = None
-        if not self._local_close:
-            self._close_conn(self._peer_gone_error())
+        self._close_conn(self._peer_gone_error())  # no-op after a local close
         self._maybe_done()
 
     def _stdout_abandoned(self) -> None:
         """The process exited but its stdout stays open (a descendant holds it): stop."""
         self._gone_timer = None
-        if not self._reading_done:
-            self._reading_done = True
+        reader = self._reader
+        if reader is not None and reader in self._live:
             self._close_writer()
-            reader = self._reader
-            if reader is not None and not self._reader_lost:
-                reader.close()
+            reader.close()
         self._peer_gone()
 
     def _peer_gone_error(self) -> BaseException:
@@ -404,19 +424,17 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """The process exited and all its pipes are closed."""
-        self._reader_lost = True
-        self._writer_lost = True
-        self._writing_done = True
+        self._writer_gone()
+        self._live.clear()
         self._maybe_done()
 
     def _maybe_done(self) -> None:
-        if self._conn_closed and self.exited.done():
+        if self._state >= CLOSING and self.exited.done():
             self._resolve_closed()
 
     def abort(self) -> None:
         """Kill the process now and drop the connection."""
-        self._local_close = True
-        self._writing_done = True
+        self._drop_gathered()
         self._close_conn(None)
         if self._process is not None and not self.exited.done():
             self._signal(signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
@@ -434,7 +452,6 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
         await asyncio.shield(self._stopping)
 
     async def _stop(self) -> None:
-        self._local_close = True
         self._close_conn(None)
         self._close_writer()
         if not await self._wait_exit(self._close_grace):
@@ -491,6 +508,7 @@ async def open_stdio(
     stderr: StderrTarget = None,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     write_high_water: Optional[int] = None,
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
     close_grace: float = CLOSE_GRACE,
     terminate_grace: float = TERMINATE_GRACE,
 ) -> StreamConnection:
@@ -503,6 +521,9 @@ async def open_stdio(
         called with each line (str, no line ending).
     close_grace / terminate_grace: seconds ``close()`` waits after closing stdin, and after
         SIGTERM, before escalating.
+    max_write_buffer: bytes that may wait for a server that does not read its stdin;
+        beyond it send() raises WriteBufferFull (the frame is not sent, the call using it
+        fails at once; the connection stays).
 
     When the process exits or closes its stdout, ``conn.close(ConnectionError(...))`` is
     called (the message says how it ended) so every waiter fails at once, and the returned
@@ -528,6 +549,7 @@ async def open_stdio(
             terminate_grace=terminate_grace,
             max_frame_size=max_frame_size,
             write_high_water=write_high_water,
+            max_write_buffer=max_write_buffer,
         ),
         os.fspath(command),
         *args,

@@ -23,7 +23,13 @@ or a read pipe and a write pipe) and one conn:
 * Flow control (serving side): when the transport's write buffer rises above its
   high-water mark (the peer reads slowly), reading from the peer is paused, so the peer
   cannot make us queue replies without bound; it resumes when the buffer has drained below
-  the low-water mark.
+  the low-water mark. Either side refuses to queue more than ``max_write_buffer`` bytes
+  for a peer that does not read (the opening side raises WriteBufferFull from send(), a
+  serving side drops the connection): what the application sends is bounded too.
+* Limits: ``idle_timeout`` closes a connection that does nothing (or holds one incomplete
+  line) for that long; an :class:`~mcpfast.transports.budget.InputBudget` bounds the bytes
+  of incomplete lines all connections of a server hold. The life of a connection is one
+  :class:`StreamState`.
 * End: on EOF the last unterminated line is delivered, then ``conn.close(exc)`` is called
   (``exc`` is None for a serving side, a ConnectionError for a side that opened the
   connection and needed the peer), queued writes are flushed and the transport closed.
@@ -36,18 +42,28 @@ or a read pipe and a write pipe) and one conn:
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
+import math
 from time import monotonic_ns
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Set
 
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE, FrameTooLarge, LineFramer
 
+if TYPE_CHECKING:
+    from mcpfast.transports.budget import InputBudget
+
 __all__ = [
     "CLOSE_TIMEOUT",
+    "DEFAULT_MAX_WRITE_BUFFER",
     "ConnFactory",
+    "ConnectionIdle",
     "FrameProtocol",
+    "InputBudgetExceeded",
     "StreamConnection",
+    "StreamState",
     "TransportClosed",
+    "WriteBufferFull",
     "WriterEndProtocol",
 ]
 
@@ -56,6 +72,10 @@ LOGGER = logging.getLogger("mcpfast.transports")
 #: Seconds a graceful close waits for queued writes to reach the peer before aborting.
 CLOSE_TIMEOUT = 5.0
 
+#: Bytes that may wait, unread by the peer, in one connection's write buffer (32 MiB: two
+#: frames of the default 16 MiB limit). One frame sent while nothing is queued always goes.
+DEFAULT_MAX_WRITE_BUFFER = 32 * 1024 * 1024
+
 NEWLINE = b"\n"
 
 # Two sends outside data_received less than this apart (ns) are taken as a burst, and the
@@ -63,6 +83,9 @@ NEWLINE = b"\n"
 # scheduling a flush for it would cost an extra loop iteration per round trip. Only the
 # grouping of writes depends on it, never their order or delivery.
 BURST_GAP_NS = 20_000
+# Bytes gathered for one write beyond which they are written at once: gathering saves
+# system calls, it must not hold an unbounded burst away from the transport's flow control.
+GATHER_LIMIT = 256 * 1024
 
 ConnFactory = Callable[[Callable[[bytes], None]], Any]
 
@@ -71,9 +94,109 @@ class TransportClosed(ConnectionError):
     """send() was called after the transport stopped writing (closed, or the peer left)."""
 
 
+class WriteBufferFull(ConnectionError):
+    """The peer left max_write_buffer bytes unread: the frame was refused (opening side),
+    or the connection was dropped (serving side; what conn.close got)."""
+
+
+class ConnectionIdle(ConnectionError):
+    """What conn.close gets when idle_timeout closed the connection."""
+
+
+class InputBudgetExceeded(ConnectionError):
+    """What conn.close gets when a server's budget for incomplete lines dropped it."""
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """value if it is an int > 0 (bool refused); ValueError naming it otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def check_timeout(name: str, value: Any) -> float:
+    """value if it is a finite number of seconds > 0; ValueError naming it otherwise."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def check_stream_options(
+    factory: Any,
+    *,
+    max_frame_size: Optional[int] = None,
+    write_high_water: Optional[int] = None,
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+    idle_timeout: Optional[float] = None,
+) -> None:
+    """Raise TypeError / ValueError for options a FrameProtocol would refuse."""
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, not {type(factory).__name__}")
+    if max_frame_size is not None:
+        LineFramer(max_frame_size)  # its own checks and messages
+    if write_high_water is not None:
+        check_positive_int("write_high_water", write_high_water)
+    check_positive_int("max_write_buffer", max_write_buffer)
+    if idle_timeout is not None:
+        check_timeout("idle_timeout", idle_timeout)
+
+
+def _discard(data: bytes) -> None:
+    """Stands in for the write of a transport that is lost."""
+
+
 def _drop_frame(frame: Any) -> bool:
     """Stands in for conn.feed before a conn exists (or when the factory failed)."""
     return False
+
+
+class StreamState(enum.IntEnum):
+    """Where a :class:`FrameProtocol` is in its life: the one state it keeps.
+
+    Transitions (nothing else changes the state)::
+
+        NEW -> OPEN              connection_made: transports wired, the conn created
+        OPEN -> BACKED_UP        pause_writing: the write buffer rose above its high-water
+                                 mark; a flow-controlled side stops reading from the peer
+        BACKED_UP -> OPEN        resume_writing: the buffer drained below the low-water mark
+        OPEN, BACKED_UP -> RECEIVING
+                                 the write side alone is gone (a child process closed its
+                                 stdin): frames are still read, send() refuses
+        OPEN .. RECEIVING -> ENDING
+                                 a child's stdout ended: nothing is read or sent; the conn
+                                 is closed once the exit status is known (or EXIT_WAIT)
+        NEW .. ENDING -> CLOSING the conn is closed: EOF, reset, the peer stopped reading,
+                                 abort(), shutdown(), a limit (idle, buffer budget); nothing
+                                 more is fed, send() refuses, queued writes are flushed (or
+                                 dropped by abort) and the transports are closed
+        CLOSING -> CLOSED        every transport is gone (a process: and it exited);
+                                 ``closed`` has its result
+
+    The order of the values is used: ``state <= BACKED_UP`` means send() writes, and
+    ``state >= CLOSING`` means the conn is closed.
+    """
+
+    NEW = 0
+    OPEN = 1
+    BACKED_UP = 2
+    RECEIVING = 3
+    ENDING = 4
+    CLOSING = 5
+    CLOSED = 6
+
+
+NEW = StreamState.NEW
+OPEN = StreamState.OPEN
+BACKED_UP = StreamState.BACKED_UP
+RECEIVING = StreamState.RECEIVING
+ENDING = StreamState.ENDING
+CLOSING = StreamState.CLOSING
+CLOSED = StreamState.CLOSED
 
 
 class FrameProtocol(asyncio.Protocol):
@@ -87,6 +210,17 @@ class FrameProtocol(asyncio.Protocol):
         serving side gets ``conn.close(None)`` on a clean EOF and factory errors are logged.
     write_high_water: high-water mark of the write buffer in bytes (None: the transport's
         default); the low-water mark is a quarter of it.
+    max_write_buffer: the most bytes queued for a peer that does not read (default
+        DEFAULT_MAX_WRITE_BUFFER). A frame that would queue more is refused: on the opening
+        side send() raises :class:`WriteBufferFull` (the call fails at once, the connection
+        stays); on a serving side the connection is dropped (logged) and send() raises
+        TransportClosed. A frame sent while nothing is queued always goes.
+    idle_timeout: seconds (None: never). The connection is closed (conn.close gets a
+        :class:`ConnectionIdle`) when, for a whole period of that length, no frame was
+        received and none sent, or one incomplete line was held without completing.
+        Checked once per period, so it closes after between 1 and 2 periods.
+    budget: an :class:`~mcpfast.transports.budget.InputBudget` shared by the connections
+        of one server, bounding the bytes of incomplete lines they hold together.
     logger: where failures of the conn are logged.
     flow_control: pause reading from the peer while the write buffer is above its
         high-water mark (default: on a serving side only -- a server's writes are replies
@@ -107,18 +241,15 @@ class FrameProtocol(asyncio.Protocol):
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         client_side: bool = False,
         write_high_water: Optional[int] = None,
+        max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+        idle_timeout: Optional[float] = None,
+        budget: Optional[InputBudget] = None,
         logger: Optional[logging.Logger] = None,
         flow_control: Optional[bool] = None,
         log_factory_errors: Optional[bool] = None,
     ) -> None:
-        if not callable(factory):
-            raise TypeError(f"factory must be callable, not {type(factory).__name__}")
-        if write_high_water is not None and (
-            isinstance(write_high_water, bool)
-            or not isinstance(write_high_water, int)
-            or write_high_water <= 0
-        ):
-            raise ValueError(f"write_high_water must be a positive int, got {write_high_water!r}")
+        check_stream_options(factory, write_high_water=write_high_water,
+                             max_write_buffer=max_write_buffer, idle_timeout=idle_timeout)
         self._factory = factory
         self._framer = LineFramer(max_frame_size)
         self._client_side = client_side
@@ -127,48 +258,59 @@ class FrameProtocol(asyncio.Protocol):
             not client_side if log_factory_errors is None else bool(log_factory_errors)
         )
         self._high_water = write_high_water
+        self._max_write_buffer = max_write_buffer
+        self._idle_timeout = idle_timeout
+        self._budget = budget
         self._logger = logger if logger is not None else LOGGER
         self.conn: Any = None
         #: The exception the factory raised, if it did (the connection was then dropped).
         self.factory_error: Optional[BaseException] = None
+        self._state = NEW
         self._feed: Callable[[Any], Any] = _drop_frame
         self._reader: Optional[asyncio.BaseTransport] = None
         self._writer: Optional[asyncio.WriteTransport] = None
         self._write: Optional[Callable[[bytes], None]] = None
+        # Transports connected and not yet lost (one for a socket, two for a pipe pair).
+        self._live: Set[asyncio.BaseTransport] = set()
         # Frames gathered for one write: while data_received runs, and after a write made
         # outside it, until the end of the loop iteration (see send).
         self._gathered: Optional[List[bytes]] = None
-        self._reading_paused = False
-        self._reading_done = False  # EOF seen, or the read side was lost
-        self._writing_done = False  # the write side is closing or lost: send() refuses
-        self._reader_lost = False
-        self._writer_lost = False
-        self._conn_closed = False
+        # GATHER_LIMIT minus the bytes gathered (newlines not counted): cheaper to test.
+        self._gather_room = GATHER_LIMIT
         self._close_exc: Optional[BaseException] = None
-        self._local_close = False  # this side started the close (StreamConnection.close)
         self._last_write_ns = -(1 << 62)  # "long ago": the first send is written at once
+        # A frame was received since the last idle check (activity, for idle_timeout).
+        self._frames_seen = False
+        self._held = 0  # bytes of the incomplete line last reported to the budget
+        self._idle_timer: Optional[asyncio.TimerHandle] = None
+        self._idle_mark: tuple = ()
         self._loop = asyncio.get_running_loop()
         self.closed: asyncio.Future = self._loop.create_future()
 
     # -- properties --------------------------------------------------------------------
 
     @property
+    def state(self) -> StreamState:
+        """Where the connection is in its life (see :class:`StreamState`)."""
+        return self._state
+
+    @property
     def reading_paused(self) -> bool:
         """True while reading from the peer is paused because our writes are backed up."""
-        return self._reading_paused
+        return self._state is BACKED_UP and self._flow_control
 
     @property
     def write_buffer_size(self) -> int:
         """Bytes written but not yet handed to the operating system."""
         writer = self._writer
-        if writer is None or self._writer_lost:
+        if writer is None or writer not in self._live:
             return 0
         return writer.get_write_buffer_size()
 
     @property
     def conn_closed(self) -> bool:
         """True once conn.close() was called by this protocol."""
-        return self._conn_closed
+        return self._state >= CLOSING
 
     # -- wiring ------------------------------------------------------------------------
 
@@ -176,6 +318,7 @@ class FrameProtocol(asyncio.Protocol):
         """Use transport for writing (pipes: the write end, connected before the reader)."""
         self._writer = transport
         self._write = transport.write
+        self._live.add(transport)
         if self._high_water is not None:
             transport.set_write_buffer_limits(high=self._high_water)
 
@@ -183,26 +326,29 @@ class FrameProtocol(asyncio.Protocol):
         if self._writer is None:
             self.set_writer(transport)  # type: ignore[arg-type]
         self._reader = transport
+        self._live.add(transport)
         self._start()
 
     def _start(self) -> None:
         """Create the conn; a failing factory is logged and the connection dropped."""
+        self._state = OPEN  # the factory may send
         try:
             conn = self._factory(self.send)
         except Exception as exc:
             self.factory_error = exc
             if self._log_factory_errors:
                 self._logger.exception("the connection factory failed; dropping the connection")
-            self._conn_closed = True
             self.abort()
             return
         self.conn = conn
         self._feed = conn.feed
+        if self._idle_timeout is not None:
+            self._arm_idle_timer()
 
     # -- receiving ---------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        if self._conn_closed:
+        if self._state >= CLOSING:
             return  # closing: what the peer still sends has nobody to go to
         # Replies sent while this chunk is processed are gathered and written at the end,
         # unless a write gathering for this loop iteration is already under way.
@@ -211,8 +357,12 @@ class FrameProtocol(asyncio.Protocol):
             self._gathered = []
         # The loop of _deliver_frames, inline: a method call per chunk is measurable here.
         feed = self._feed
+        framer = self._framer
         try:
-            for frame in self._framer.feed(data):
+            frames = framer.feed(data)
+            if frames:
+                self._frames_seen = True
+            for frame in frames:
                 if type(frame) is memoryview:
                     try:
                         feed(frame)
@@ -223,6 +373,12 @@ class FrameProtocol(asyncio.Protocol):
         finally:
             if own:
                 self._flush_gathered()
+        budget = self._budget
+        if budget is not None:
+            held = framer.buffered
+            if held != self._held and self._state < CLOSING:
+                self._held = held
+                budget.update(self, held)
 
     def _deliver_frames(self, frames: list) -> None:
         """Hand the framer's output to the conn: frames to conn.feed, FrameTooLarge to
@@ -258,27 +414,22 @@ class FrameProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """The read transport (for a socket: the whole connection) is gone."""
-        self._reader_lost = True
+        self._live.discard(self._reader)  # type: ignore[arg-type]
         if self._writer is self._reader:
-            self._writer_lost = True
-            self._writing_done = True
+            self._writer_gone()
         self._end_reading(exc, eof=False)
         self._maybe_done()
 
     def _end_reading(self, exc: Optional[BaseException], *, eof: bool) -> None:
         """The peer sent all it will: deliver the last line, close the conn, flush, close."""
-        if self._reading_done:
+        if self._state >= CLOSING:
             return
-        self._reading_done = True
-        if eof and not self._conn_closed:
+        if eof:
             self._deliver_frames(self._framer.close())
-        if self._local_close:
-            exc = None
-        elif exc is None and self._client_side:
+        if exc is None and self._client_side:
             exc = self._peer_gone_error()
         self._close_conn(exc)
         self._flush_gathered()
-        self._writing_done = True
         writer = self._writer
         if writer is not None and writer is not self._reader:
             self._close_writer()
@@ -290,12 +441,24 @@ class FrameProtocol(asyncio.Protocol):
     # -- sending -----------------------------------------------------------------------
 
     def send(self, frame: bytes) -> None:
-        """Write one frame and its newline without blocking (queued if the peer is slow)."""
-        if self._writing_done:
-            raise TransportClosed("the connection is closed; the frame cannot be sent")
+        """Write one frame and its newline without blocking (queued if the peer is slow).
+
+        Raises TransportClosed once the connection stopped writing, WriteBufferFull (on
+        the opening side) when the peer left max_write_buffer bytes unread.
+        """
+        if self._state is not OPEN:
+            self._send_not_open(frame)
+            return
         gathered = self._gathered
         if gathered is not None:
             gathered.append(frame)
+            self._gather_room -= len(frame)
+            if self._gather_room < 0:
+                # Many frames in one iteration: hand them over now, so the transport's
+                # buffer (and its flow control) sees them; gathering goes on (whoever
+                # flushes at the end flushes the new list).
+                self._flush_gathered()
+                self._gathered = []
             return
         now = monotonic_ns()
         if now - self._last_write_ns < BURST_GAP_NS:
@@ -303,65 +466,172 @@ class FrameProtocol(asyncio.Protocol):
             # loop iteration). Gather the rest of it into one write, made by a callback
             # that runs after the callbacks already due (the senders).
             self._gathered = [frame]
+            self._gather_room = GATHER_LIMIT - len(frame)
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
-        self._write(frame + NEWLINE)  # type: ignore[misc]
+        try:
+            self._write(frame + NEWLINE)  # type: ignore[misc]
+        except RuntimeError as exc:
+            self._write_refused(exc)
+
+    def _send_not_open(self, frame: bytes) -> None:
+        """send() outside OPEN: refused when not writing; while our writes are backed up,
+        written at once (after what was gathered) unless the peer is too far behind."""
+        if self._state is not BACKED_UP:
+            if self._state is NEW:
+                raise TransportClosed("the connection is not connected yet")
+            raise TransportClosed("the connection is closed; the frame cannot be sent")
+        queued = self.write_buffer_size + GATHER_LIMIT - self._gather_room
+        if queued and queued + len(frame) + 1 > self._max_write_buffer:
+            message = (
+                f"the peer has not read {queued} bytes sent to it (max_write_buffer="
+                f"{self._max_write_buffer})"
+            )
+            if self._client_side:
+                raise WriteBufferFull(f"{message}; the frame was not sent")
+            self._drop(f"{message}: it does not read; dropping the connection",
+                       WriteBufferFull(message))
+            raise TransportClosed("the connection was dropped; the frame cannot be sent")
+        # Backed up, gathering saves nothing: what was gathered goes first, then this frame.
+        self._flush_gathered()
+        self._last_write_ns = monotonic_ns()
+        try:
+            self._write(frame + NEWLINE)  # type: ignore[misc]
+        except RuntimeError as exc:
+            self._write_refused(exc)
+
+    def _write_refused(self, exc: RuntimeError) -> None:
+        """The transport refused a write: uvloop closes a pipe's handle on EPIPE and raises
+        on the next write, before the loss is reported. The write side is gone: say so
+        with TransportClosed, as once the loss is known. Another RuntimeError propagates."""
+        writer = self._writer
+        if writer is None or not writer.is_closing():
+            raise exc
+        self._write_side_gone(exc)
+        raise TransportClosed("the peer stopped reading; the frame cannot be sent") from exc
+
+    def _write_side_gone(self, exc: BaseException) -> None:
+        """The write transport cannot write any more (its loss may be reported later)."""
+        if self._writer is self._reader:
+            if self._state < CLOSING:
+                self._drop("the connection cannot be written to; dropping it",
+                           ConnectionError(f"the connection cannot be written to: {exc}"))
+        else:
+            self.writer_lost(ConnectionError(f"the peer stopped reading: {exc}"))
 
     def _flush_gathered(self) -> None:
         """Write the gathered frames (if any) with one write; stop gathering."""
         frames = self._gathered
         self._gathered = None
-        if not frames or self._writing_done:
+        self._gather_room = GATHER_LIMIT
+        if not frames:
             return
-        if len(frames) == 1:
-            self._write(frames[0] + NEWLINE)  # type: ignore[misc]
-        else:
-            frames.append(b"")
-            self._write(NEWLINE.join(frames))  # type: ignore[misc]
+        try:
+            if len(frames) == 1:
+                self._write(frames[0] + NEWLINE)  # type: ignore[misc]
+            else:
+                frames.append(b"")
+                self._write(NEWLINE.join(frames))  # type: ignore[misc]
+        except RuntimeError as exc:
+            try:
+                self._write_refused(exc)
+            except TransportClosed:
+                pass  # gathered frames of a connection that cannot write: nobody to tell
+
+    def _writer_gone(self) -> None:
+        """The write transport is lost: what is still written goes nowhere, quietly."""
+        self._live.discard(self._writer)  # type: ignore[arg-type]
+        self._write = _discard
+
+    def _drop_gathered(self) -> None:
+        self._gathered = None
+        self._gather_room = GATHER_LIMIT
 
     # -- flow control ------------------------------------------------------------------
 
     def pause_writing(self) -> None:
         """The write buffer is above the high-water mark: stop reading from the peer."""
-        if not self._flow_control:
+        if self._state is not OPEN:
             return
-        self._reading_paused = True
+        self._state = BACKED_UP
         reader = self._reader
-        if reader is not None and not self._reading_done:
+        if self._flow_control and reader is not None:
             reader.pause_reading()  # type: ignore[attr-defined]
 
     def resume_writing(self) -> None:
         """The write buffer drained: read from the peer again."""
-        if not self._reading_paused:
+        if self._state is not BACKED_UP:
             return
-        self._reading_paused = False
+        self._state = OPEN
         reader = self._reader
-        if reader is not None and not self._reading_done:
+        if self._flow_control and reader is not None:
             reader.resume_reading()  # type: ignore[attr-defined]
 
     # -- the write end of a pipe pair ----------------------------------------------------
 
     def writer_lost(self, exc: Optional[BaseException]) -> None:
         """The write transport of a pipe pair is gone (flushed and closed, or broken)."""
-        self._writer_lost = True
-        self._writing_done = True
-        if not self._conn_closed and not self._local_close:
+        self._writer_gone()
+        if self._state < CLOSING:
             # The peer stopped reading us: nothing sent can arrive any more.
             self._close_conn(exc if exc is not None else ConnectionError("the peer stopped reading"))
-        reader = self._reader
-        if reader is not None and not self._reader_lost and not self._reading_done:
-            self._reading_done = True
-            reader.close()
+            reader = self._reader
+            if reader is not None and reader in self._live:
+                reader.close()
         self._maybe_done()
+
+    # -- limits ------------------------------------------------------------------------
+
+    def _arm_idle_timer(self) -> None:
+        self._frames_seen = False
+        self._idle_mark = (self._last_write_ns, self._framer.buffered > 0)
+        self._idle_timer = self._loop.call_later(self._idle_timeout, self._idle_check)  # type: ignore[arg-type]
+
+    def _idle_check(self) -> None:
+        """Once per idle_timeout: close a connection that did nothing, or is stuck on a line."""
+        self._idle_timer = None
+        if self._state >= CLOSING:
+            return
+        write_then, partial_then = self._idle_mark
+        no_frames = not self._frames_seen
+        if no_frames and self._last_write_ns == write_then:
+            reason = f"nothing received or sent for {self._idle_timeout:g} s"
+        elif no_frames and partial_then and self._framer.buffered > 0:
+            reason = f"a line left incomplete for {self._idle_timeout:g} s"
+        else:
+            self._arm_idle_timer()
+            return
+        self._logger.info("closing an idle connection: %s", reason)
+        self._close_conn(ConnectionIdle(f"connection closed: {reason}"))
+        self._close_gracefully()
+
+    def drop_for_budget(self, total: int, limit: int) -> None:
+        """Called by an InputBudget: this connection holds the largest incomplete line."""
+        reason = (
+            f"incomplete lines of all connections hold {total} bytes (limit {limit}); "
+            f"this one holds the largest ({self._held} bytes)"
+        )
+        self._drop(f"{reason}; dropping it", InputBudgetExceeded(reason))
+
+    def _drop(self, message: str, exc: BaseException) -> None:
+        """Abort the connection because of a limit, telling the conn why."""
+        self._logger.warning("%s", message)
+        self._close_conn(exc)
+        self.abort()
 
     # -- closing -----------------------------------------------------------------------
 
     def _close_conn(self, exc: Optional[BaseException]) -> None:
-        if self._conn_closed:
+        if self._state >= CLOSING:
             return
-        self._conn_closed = True
+        self._state = CLOSING
         self._close_exc = exc
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self._budget is not None:
+            self._budget.release(self)
         conn = self.conn
         if conn is not None:
             try:
@@ -371,35 +641,41 @@ class FrameProtocol(asyncio.Protocol):
 
     def _close_writer(self) -> None:
         """Flush queued writes, then close the write side."""
-        if not self._writing_done:
-            self._flush_gathered()
-        self._writing_done = True
+        self._flush_gathered()
         writer = self._writer
-        if writer is not None and not self._writer_lost and not writer.is_closing():
+        if writer is not None and writer in self._live and not writer.is_closing():
             writer.close()
 
+    def _close_gracefully(self) -> None:
+        """After _close_conn: flush and close the write side, stop reading (pipes)."""
+        self._close_writer()
+        reader = self._reader
+        if reader is not None and reader is not self._writer and reader in self._live:
+            reader.close()
+
     def _maybe_done(self) -> None:
-        if self._reader_lost and (self._writer_lost or self._writer is None):
+        if not self._live:
             self._resolve_closed()
 
     def _resolve_closed(self) -> None:
+        self._state = CLOSED
         if not self.closed.done():
             self.closed.set_result(self._close_exc)
 
     def abort(self) -> None:
         """Drop the connection now: queued writes are discarded, the conn is closed."""
-        self._local_close = True
-        self._writing_done = True
+        self._drop_gathered()
         self._close_conn(None)
         # abort() also cuts short a graceful close that is still flushing.
-        if self._writer is not None and not self._writer_lost:
-            self._writer.abort()  # type: ignore[attr-defined]
-        if self._reader is not None and self._reader is not self._writer and not self._reader_lost:
+        writer = self._writer
+        if writer is not None and writer in self._live:
+            writer.abort()  # type: ignore[attr-defined]
+        reader = self._reader
+        if reader is not None and reader is not writer and reader in self._live:
             # A read pipe has nothing queued: close() stops it at once (and read pipe
             # transports have no abort()).
-            self._reader.close()
-        if self._reader is None and self._writer is None:
-            self._reader_lost = True
+            reader.close()
+        if reader is None and writer is None:
             self._resolve_closed()
 
     async def shutdown(self, timeout: float = CLOSE_TIMEOUT) -> None:
@@ -408,13 +684,8 @@ class FrameProtocol(asyncio.Protocol):
         Idempotent; returns once ``closed`` is done.
         """
         if not self.closed.done():
-            self._local_close = True
             self._close_conn(None)
-            self._close_writer()
-            reader = self._reader
-            if reader is not None and reader is not self._writer and not self._reader_lost:
-                self._reading_done = True
-                reader.close()
+            self._close_gracefully()
             try:
                 await asyncio.wait_for(asyncio.shield(self.closed), timeout)
             except asyncio.TimeoutError:
@@ -468,6 +739,11 @@ class StreamConnection:
     def closed(self) -> asyncio.Future:
         """Completes when the connection is over (result: the error conn.close got, or None)."""
         return self._protocol.closed
+
+    @property
+    def state(self) -> StreamState:
+        """Where the connection is in its life (see :class:`StreamState`)."""
+        return self._protocol.state
 
     @property
     def reading_paused(self) -> bool:

@@ -9,16 +9,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import math
 import socket
+import time
 from typing import Any, Callable, Optional, Set
 
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
-from mcpfast.transports.stream import ConnFactory, FrameProtocol, StreamConnection
+from mcpfast.transports.budget import InputBudget
+from mcpfast.transports.stream import (
+    DEFAULT_MAX_WRITE_BUFFER,
+    LOGGER,
+    ConnFactory,
+    FrameProtocol,
+    StreamConnection,
+    check_positive_int,
+    check_stream_options,
+)
 
-__all__ = ["TCPFrameProtocol", "open_tcp", "serve_tcp"]
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_CONNECTIONS",
+    "TCPFrameProtocol",
+    "open_tcp",
+    "serve_tcp",
+]
 
 # Seconds serve_tcp waits, once cancelled, for dropped connections to finish closing.
 SERVER_CLOSE_TIMEOUT = 5.0
+#: Connections serve_tcp keeps open at once by default.
+DEFAULT_MAX_CONNECTIONS = 1024
+#: Seconds of inactivity (or of one incomplete line) after which serve_tcp closes a
+#: connection by default. Activity is a frame received or sent: a call whose handler runs
+#: longer than this without sending anything (progress counts) needs a larger value.
+DEFAULT_IDLE_TIMEOUT = 300.0
+# Seconds between two log lines about refused connections.
+REFUSAL_LOG_INTERVAL = 1.0
 
 
 def set_nodelay(transport: asyncio.BaseTransport) -> None:
@@ -36,6 +62,47 @@ class TCPFrameProtocol(FrameProtocol):
         super().connection_made(transport)
 
 
+class Admission:
+    """Counts a server's open connections and refuses new ones beyond max_connections.
+
+    A refused connection is accepted and closed at once (the peer reads EOF right away)
+    rather than left unaccepted: asyncio cannot stop accepting without closing the
+    listening socket, and a connection waiting in the kernel's backlog looks like a hung
+    server to its peer, where an immediate close is a clear answer it can retry on. Refusals
+    are logged at most once per REFUSAL_LOG_INTERVAL seconds, with their count.
+    """
+
+    __slots__ = ("max_connections", "live", "_refused", "_logged_at", "_logger")
+
+    def __init__(self, max_connections: int, logger: logging.Logger) -> None:
+        self.max_connections = check_positive_int("max_connections", max_connections)
+        self.live: Set[FrameProtocol] = set()
+        self._refused = 0
+        self._logged_at = -math.inf
+        self._logger = logger
+
+    def full(self) -> bool:
+        return len(self.live) >= self.max_connections
+
+    def refused(self) -> None:
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._logged_at >= REFUSAL_LOG_INTERVAL:
+            self._logger.warning(
+                "refused %d connection(s): %d open, max_connections=%d",
+                self._refused, len(self.live), self.max_connections,
+            )
+            self._refused = 0
+            self._logged_at = now
+
+
+class RefusedProtocol(asyncio.Protocol):
+    """Protocol of a connection over max_connections: closes it as soon as it is made."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+        transport.close()
+
+
 async def serve_tcp(
     factory: ConnFactory,
     host: Optional[str] = "127.0.0.1",
@@ -45,6 +112,10 @@ async def serve_tcp(
     ready: Optional[Callable[[str, int], Any]] = None,
     write_high_water: Optional[int] = None,
     backlog: int = 128,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    idle_timeout: Optional[float] = DEFAULT_IDLE_TIMEOUT,
+    max_buffered: Optional[int] = None,
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
 ) -> None:
     """Accept TCP connections on host:port forever; each gets its own conn from factory(send).
 
@@ -54,15 +125,38 @@ async def serve_tcp(
     ``conn.close()``); a failing factory or conn affects only its own connection.
     Runs until cancelled; then it stops listening, drops every open connection
     (``conn.close()``) and re-raises CancelledError. Raises OSError when it cannot listen.
-    """
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, not {type(factory).__name__}")
-    loop = asyncio.get_running_loop()
-    live: Set[FrameProtocol] = set()
 
-    def accept() -> FrameProtocol:
+    Limits (README, "Limits"):
+    max_connections: connections open at once; one more is closed as soon as it is
+        accepted (logged).
+    idle_timeout: seconds (None: never) after which a connection that received no frame
+        and sent none, or held one incomplete line all along, is closed (conn.close gets
+        ConnectionIdle); checked once per period, so it closes within two periods.
+    max_buffered: bytes of incomplete lines all connections may hold together (default
+        4 x max_frame_size); beyond it the connection holding the largest is dropped.
+    max_write_buffer: bytes queued for one peer that does not read; beyond it that
+        connection is dropped.
+    """
+    # Bad values fail here, before listening, not in the first connection.
+    check_stream_options(factory, max_frame_size=max_frame_size,
+                         write_high_water=write_high_water,
+                         max_write_buffer=max_write_buffer, idle_timeout=idle_timeout)
+    budget = InputBudget(4 * max_frame_size if max_buffered is None else max_buffered)
+    admission = Admission(max_connections, LOGGER)
+    live = admission.live
+    loop = asyncio.get_running_loop()
+
+    def accept() -> asyncio.Protocol:
+        if admission.full():
+            admission.refused()
+            return RefusedProtocol()
         protocol = TCPFrameProtocol(
-            factory, max_frame_size=max_frame_size, write_high_water=write_high_water
+            factory,
+            max_frame_size=max_frame_size,
+            write_high_water=write_high_water,
+            idle_timeout=idle_timeout,
+            budget=budget,
+            max_write_buffer=max_write_buffer,
         )
         live.add(protocol)
         protocol.closed.add_done_callback(lambda _: live.discard(protocol))
@@ -96,13 +190,17 @@ async def open_tcp(
     *,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     write_high_water: Optional[int] = None,
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+    idle_timeout: Optional[float] = None,
 ) -> StreamConnection:
     """Connect to host:port and wire the connection to a conn made by factory(send).
 
     When the server closes the connection (or it breaks), ``conn.close(ConnectionError)``
     is called so every waiter fails, and ``closed`` completes. ``close()`` flushes what
     was sent and closes. Raises OSError when the connection cannot be made and whatever
-    factory raises (the connection is then closed).
+    factory raises (the connection is then closed). When the server leaves
+    max_write_buffer bytes unread, send() raises WriteBufferFull (the frame is not sent;
+    the connection stays). idle_timeout: as for serve_tcp (default None: never).
     """
     if not callable(factory):
         raise TypeError(f"factory must be callable, not {type(factory).__name__}")
@@ -113,6 +211,8 @@ async def open_tcp(
             client_side=True,
             max_frame_size=max_frame_size,
             write_high_water=write_high_water,
+            max_write_buffer=max_write_buffer,
+            idle_timeout=idle_timeout,
         ),
         host,
         port,

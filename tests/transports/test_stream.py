@@ -12,64 +12,11 @@ import socket
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from transport_doubles import connected, wait_until
 
 from mcpfast._core.framing import FrameTooLarge
 from mcpfast.transports import FrameProtocol, TransportClosed, stream
 from mcpfast.transports.stdio import _connect_fds
-
-
-class FakeTransport:
-    """Records writes; its close() completes only when complete_close() is called."""
-
-    def __init__(self, protocol):
-        self.protocol = protocol
-        self.writes = []
-        self.closing = False
-        self.aborted = False
-        self.reading = True
-        self.limits = None
-
-    def write(self, data):
-        assert type(data) is bytes
-        self.writes.append(data)
-
-    def get_write_buffer_size(self):
-        return 0
-
-    def set_write_buffer_limits(self, high=None, low=None):
-        self.limits = (high, low)
-
-    def is_closing(self):
-        return self.closing
-
-    def close(self):
-        self.closing = True
-
-    def complete_close(self):
-        self.protocol.connection_lost(None)
-
-    def abort(self):
-        self.closing = True
-        if not self.aborted:
-            self.aborted = True
-            asyncio.get_running_loop().call_soon(self.protocol.connection_lost, None)
-
-    def pause_reading(self):
-        self.reading = False
-
-    def resume_reading(self):
-        self.reading = True
-
-    def get_extra_info(self, name, default=None):
-        return default
-
-
-async def connected(factory, **options):
-    protocol = FrameProtocol(factory, **options)
-    transport = FakeTransport(protocol)
-    protocol.connection_made(transport)
-    return protocol, transport
-
 
 frame_bytes = st.binary(min_size=1, max_size=300).map(
     lambda b: b.replace(b"\n", b"n").replace(b"\r", b"r")
@@ -369,11 +316,6 @@ def request_stream():
     frame = b'{"jsonrpc":"2.0","method":"x","params":"' + b"p" * 200 + b'"}\n'
     count = TOTAL // len(frame)
     return frame, count
-
-
-async def wait_until(predicate):
-    while not predicate():
-        await asyncio.sleep(0.005)
 
 
 def test_slow_tcp_reader_pauses_reading_and_bounds_memory(run, make_recorder):

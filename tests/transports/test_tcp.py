@@ -7,32 +7,9 @@ import random
 import socket
 
 import pytest
+from transport_doubles import Server
 
 from mcpfast.transports import TransportClosed, open_tcp, serve_tcp
-
-
-class Server:
-    """serve_tcp running as a task; ``port`` once ready."""
-
-    def __init__(self, factory, **options):
-        self.factory = factory
-        self.options = options
-        self.task = None
-        self.address = None
-
-    async def __aenter__(self):
-        bound = asyncio.get_running_loop().create_future()
-        self.task = asyncio.ensure_future(serve_tcp(
-            self.factory, "127.0.0.1", 0, ready=lambda h, p: bound.set_result((h, p)),
-            **self.options,
-        ))
-        self.address = await asyncio.wait_for(bound, 10)
-        return self
-
-    async def __aexit__(self, *exc):
-        self.task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await self.task
 
 
 async def raw_client(address, chunks, *, expect_lines):

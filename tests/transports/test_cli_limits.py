@@ -1,0 +1,103 @@
+"""``mcpfast run`` flags for the stdio/TCP limits, against a real server process."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcpfast import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER_FILE = "from mcpfast.server import Server\napp = Server('limits')\n"
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _connect(port, deadline):
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=20)
+        except OSError:
+            assert time.monotonic() < deadline, "the TCP server did not start"
+            time.sleep(0.05)
+
+
+def _line(sock):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_run_tcp_enforces_the_limit_flags(tmp_path):
+    server_file = tmp_path / "limits_server.py"
+    server_file.write_text(SERVER_FILE)
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpfast", "run", str(server_file), "--transport", "tcp",
+         "--port", str(port), "--max-connections", "1", "--idle-timeout", "2",
+         "--max-frame-size", "2000"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        first = _connect(port, time.monotonic() + 30)
+        first.sendall(PING)
+        assert json.loads(_line(first)) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        # --max-frame-size: a longer line is answered -32012, the connection goes on.
+        first.sendall(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"'
+                      + b"x" * 3000 + b'"}}\n')
+        assert json.loads(_line(first))["error"]["code"] == -32012
+        first.sendall(PING)
+        assert json.loads(_line(first))["id"] == 1
+        # --max-connections 1: a second connection is closed at once.
+        second = socket.create_connection(("127.0.0.1", port), timeout=20)
+        assert second.recv(100) == b""
+        second.close()
+        # --idle-timeout: the first connection, silent now, is closed by the server.
+        assert first.recv(100) == b""
+        first.close()
+    finally:
+        process.terminate()
+        process.wait(10)
+        stderr = process.stderr.read().decode()
+        process.stderr.close()
+    assert "refused 1 connection(s)" in stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--max-connections", "3"], "--max-connections applies to the tcp transport"),
+    (["--max-buffered", "3"], "--max-buffered applies to the tcp transport"),
+    (["--transport", "tcp", "--max-frame-size", "0"], "--max-frame-size must be positive"),
+    (["--transport", "tcp", "--idle-timeout", "-1"], "--idle-timeout must be positive"),
+])
+def test_run_rejects_bad_limit_flags(tmp_path, capsys, argv, message):
+    server_file = tmp_path / "limits_server.py"
+    server_file.write_text(SERVER_FILE)
+    assert cli.main(["run", str(server_file), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_limit_flags_become_serve_keywords():
+    parser = cli._parser()
+    args = parser.parse_args(["run", "x.py", "--transport", "tcp", "--max-frame-size", "10",
+                              "--max-connections", "5", "--idle-timeout", "0",
+                              "--max-buffered", "99"])
+    assert cli.stream_limit_options(args) == {
+        "max_frame_size": 10, "max_connections": 5, "idle_timeout": None, "max_buffered": 99,
+    }
+    args = parser.parse_args(["run", "x.py", "--idle-timeout", "2.5"])
+    assert cli.stream_limit_options(args) == {"idle_timeout": 2.5}
+    assert cli.stream_limit_options(parser.parse_args(["run", "x.py"])) == {}

@@ -1,0 +1,551 @@
+"""Limits of the stream transports (issue 11): connections, idle timeout, incomplete-line
+budget, write-buffer cap -- over real loopback sockets and pipes, with short limits.
+
+No assertion depends on timing: each test waits (bounded by the test timeout) for the
+behaviour the limit must produce, or drives the idle check directly.
+"""
+
+import asyncio
+import logging
+import os
+import socket
+import sys
+
+import pytest
+from transport_doubles import FakeTransport, Server, connected, wait_until
+
+from mcpfast.transports import (
+    ConnectionIdle,
+    FrameProtocol,
+    InputBudget,
+    InputBudgetExceeded,
+    StreamState,
+    TransportClosed,
+    WriteBufferFull,
+    open_stdio,
+    open_tcp,
+    serve_tcp,
+    stream,
+)
+from mcpfast.transports.stdio import _connect_fds
+
+
+async def served_line(address, line=b'"ping"'):
+    """Open a raw connection, check the server echoes one line; (reader, writer)."""
+    reader, writer = await asyncio.open_connection(*address)
+    writer.write(line + b"\n")
+    assert await reader.readline() == line + b"\n"
+    return reader, writer
+
+
+async def closed_by_server(reader):
+    """Read until EOF (or a reset): the server closed the connection."""
+    try:
+        while await reader.read(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+# -- max_connections -------------------------------------------------------------------------
+
+
+def test_connections_beyond_the_limit_are_closed_at_once(run, recorder, caplog):
+    async def go():
+        async with Server(recorder, max_connections=2) as server:
+            first = await served_line(server.address)
+            second = await served_line(server.address)
+            reader, writer = await asyncio.open_connection(*server.address)
+            writer.write(b'"refused"\n')
+            assert await reader.read() == b""  # closed without an answer
+            writer.close()
+            # A slot frees when a connection ends; then a new one is served again.
+            first[1].close()
+            await wait_until(lambda: recorder.conns[0].closes)
+            third = await served_line(server.address, b'"third"')
+            for _, w in (second, third):
+                w.close()
+
+    with caplog.at_level(logging.WARNING, logger="mcpfast.transports"):
+        run(go())
+    assert len(recorder.conns) == 3  # the refused connection never got a conn
+    assert all(b'"refused"' not in conn.frames for conn in recorder.conns)
+    assert any("refused 1 connection(s): 2 open, max_connections=2" in r.getMessage()
+               for r in caplog.records)
+
+
+# -- idle_timeout -----------------------------------------------------------------------------
+
+
+def test_a_silent_connection_is_closed_after_the_idle_timeout(run, recorder):
+    async def go():
+        async with Server(recorder, idle_timeout=0.2) as server:
+            reader, writer = await asyncio.open_connection(*server.address)
+            await asyncio.wait_for(closed_by_server(reader), 10)
+            writer.close()
+
+    run(go())
+    (exc,) = recorder.conns[0].closes
+    assert isinstance(exc, ConnectionIdle)
+    assert "nothing received or sent" in str(exc)
+
+
+def test_a_half_line_connection_is_closed_even_while_the_server_sends(run, recorder):
+    """A peer holding an incomplete line is closed although the server keeps talking."""
+
+    async def go():
+        async with Server(recorder, idle_timeout=0.5) as server:
+            reader, writer = await asyncio.open_connection(*server.address)
+            writer.write(b'{"never": "finished')
+            await wait_until(lambda: recorder.conns)
+            conn = recorder.conns[0]
+
+            async def chatter():
+                while not conn.closes:
+                    conn.send(b'"notification"')
+                    await asyncio.sleep(0.01)
+
+            talking = asyncio.ensure_future(chatter())
+            await asyncio.wait_for(closed_by_server(reader), 10)
+            await talking
+            writer.close()
+
+    run(go())
+    (exc,) = recorder.conns[0].closes
+    assert isinstance(exc, ConnectionIdle)
+    assert "incomplete" in str(exc)
+
+
+def test_idle_check_rules_without_a_clock(run, make_recorder, monkeypatch):
+    """The idle check, driven by hand: what counts as activity and what does not."""
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 0)  # every send is written at once
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, transport = await connected(recorder, idle_timeout=1000)
+        protocol._idle_timer.cancel()
+        protocol.data_received(b'"a"\n')
+        protocol._idle_check()  # a frame came in: active
+        assert protocol.state is StreamState.OPEN
+        protocol._idle_timer.cancel()
+        protocol.send(b'"out"')
+        protocol._idle_check()  # a frame went out: active
+        assert protocol.state is StreamState.OPEN
+        protocol._idle_timer.cancel()
+        protocol.send(b'"out"')
+        protocol.data_received(b'"partial')
+        protocol._idle_check()  # a frame went out; the line is not a whole period old
+        assert protocol.state is StreamState.OPEN
+        protocol._idle_timer.cancel()
+        protocol.send(b'"out again"')
+        protocol.data_received(b" more")
+        protocol._idle_check()  # the same line held a whole period: closed
+        assert protocol.state is StreamState.CLOSING
+        assert transport.closing
+        return recorder.conns[0].closes
+
+    (exc,) = run(go())
+    assert isinstance(exc, ConnectionIdle) and "incomplete" in str(exc)
+
+
+def test_bytes_without_a_frame_are_not_activity(run, make_recorder):
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, _ = await connected(recorder, idle_timeout=1000)
+        protocol._idle_timer.cancel()
+        protocol.data_received(b'{"slowly": ')
+        protocol._idle_check()  # no line completed and nothing sent for a whole period
+        assert protocol.state is StreamState.CLOSING
+        return recorder.conns[0].closes
+
+    (exc,) = run(go())
+    assert isinstance(exc, ConnectionIdle) and "nothing received or sent" in str(exc)
+
+
+# -- the incomplete-line budget --------------------------------------------------------------
+
+
+def test_the_largest_incomplete_line_is_dropped_when_over_budget(run, recorder, caplog):
+    async def go():
+        async with Server(recorder, max_frame_size=1000, max_buffered=1500) as server:
+            a = await served_line(server.address, b'"a"')
+            b = await served_line(server.address, b'"b"')
+            c = await served_line(server.address, b'"c"')
+            a[1].write(b'"' + b"x" * 599)
+            b[1].write(b'"' + b"y" * 799)
+            # 1400 bytes held: under budget. 300 more from c: over it, whatever order the
+            # bytes arrive in, and b holds the most: b goes.
+            c[1].write(b'"' + b"z" * 299)
+            await asyncio.wait_for(closed_by_server(b[0]), 10)
+            # The others finish their lines and go on.
+            a[1].write(b'"\n')
+            assert await a[0].readline() == b'"' + b"x" * 599 + b'"\n'
+            c[1].write(b'"\n')
+            assert await c[0].readline() == b'"' + b"z" * 299 + b'"\n'
+            for _, w in (a, b, c):
+                w.close()
+
+    with caplog.at_level(logging.WARNING, logger="mcpfast.transports"):
+        run(go())
+    by_first = {conn.frames[0]: conn for conn in recorder.conns}
+    (exc,) = by_first[b'"b"'].closes
+    assert isinstance(exc, InputBudgetExceeded)
+    assert "limit 1500" in str(exc)
+    assert not any(isinstance(e, InputBudgetExceeded)
+                   for k in (b'"a"', b'"c"') for e in by_first[k].closes)
+    assert any("holds the largest (800 bytes)" in r.getMessage() for r in caplog.records)
+
+
+def test_budget_accounting(run, make_recorder):
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        budget = InputBudget(100)
+        one, _ = await connected(recorder, budget=budget)
+        two, _ = await connected(recorder, budget=budget)
+        one.data_received(b"x" * 40)
+        two.data_received(b"y" * 50)
+        assert budget.total == 90
+        one.data_received(b"\n")  # the line completed: nothing held
+        assert budget.total == 50
+        two.eof_received()  # closed: its bytes no longer count
+        assert budget.total == 0
+        one.data_received(b"z" * 101)  # alone over budget: dropped
+        assert budget.total == 0 and one.state is StreamState.CLOSING
+
+    run(go())
+    assert isinstance(recorder.conns[0].closes[0], InputBudgetExceeded)
+    with pytest.raises(ValueError):
+        InputBudget(0)
+
+
+# -- a peer that stops reading: bounded on both sides ----------------------------------------
+
+
+class NotReading(asyncio.Protocol):
+    """A TCP peer that never reads: its receive buffer fills, then ours."""
+
+    def connection_made(self, transport):
+        transport.pause_reading()
+        sock = transport.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+        self.transport = transport
+
+
+def test_opening_side_refuses_frames_a_server_does_not_read(run, recorder):
+    limit = 256 * 1024
+    frame = b'"' + b"r" * 4000 + b'"'
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        peers = []
+
+        def make():
+            peers.append(NotReading())
+            return peers[-1]
+
+        server = await loop.create_server(make, "127.0.0.1", 0)
+        handle = await open_tcp(*server.sockets[0].getsockname()[:2], recorder,
+                                write_high_water=16 * 1024, max_write_buffer=limit)
+        sent = 0
+        with pytest.raises(WriteBufferFull):
+            for _ in range(100_000):
+                handle.conn.send(frame)
+                sent += 1
+        assert handle.write_buffer_size <= limit
+        assert not handle.closed.done()  # the connection stays
+        # The server reads again: the queue drains and sending works again.
+        peers[0].transport.resume_reading()
+        await wait_until(lambda: handle.write_buffer_size == 0)
+        handle.conn.send(frame)
+        await handle.close()
+        server.close()
+        return sent
+
+    sent = run(go(), timeout=60)
+    assert sent * len(frame) < 100_000 * len(frame)
+    assert recorder.conns[0].closes == [None]
+
+
+def test_serving_side_drops_a_client_that_does_not_read(run, make_recorder, caplog):
+    recorder = make_recorder(echo=False)
+    frame = b'"' + b"n" * 4000 + b'"'
+
+    async def go():
+        async with Server(recorder, write_high_water=16 * 1024,
+                          max_write_buffer=256 * 1024) as server:
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            sock.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(sock, server.address)
+            await wait_until(lambda: recorder.conns)
+            conn = recorder.conns[0]
+            sent = 0
+            with pytest.raises(TransportClosed):
+                for _ in range(100_000):
+                    conn.send(frame)  # server-initiated traffic nobody reads
+                    sent += 1
+            sock.close()
+            return sent
+
+    with caplog.at_level(logging.WARNING, logger="mcpfast.transports"):
+        sent = run(go(), timeout=60)
+    assert sent < 100_000
+    (exc,) = recorder.conns[0].closes
+    assert isinstance(exc, WriteBufferFull)
+    assert any("does not read; dropping the connection" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_stdio_serving_side_drops_a_reader_that_stopped(run, make_recorder):
+    """serve_stdio's wiring (pipes): stdout nobody reads is bounded by max_write_buffer."""
+    recorder = make_recorder(echo=False)
+    frame = b'"' + b"s" * 4000 + b'"'
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        protocol = FrameProtocol(recorder, write_high_water=16 * 1024,
+                                 max_write_buffer=256 * 1024)
+        await _connect_fds(loop, protocol, in_r, out_w)
+        sent = 0
+        with pytest.raises(TransportClosed):
+            for _ in range(100_000):
+                recorder.conns[0].send(frame)
+                sent += 1
+        await protocol.closed
+        os.close(in_w)
+        os.close(out_r)
+        return sent
+
+    assert run(go(), timeout=60) < 100_000
+    assert isinstance(recorder.conns[0].closes[0], WriteBufferFull)
+
+
+def test_stdio_opening_side_refuses_frames_a_child_does_not_read(run, recorder, child_env):
+    frame = b'"' + b"c" * 4000 + b'"'
+    sleeper = "import time\nwhile True: time.sleep(1)\n"
+
+    async def go():
+        handle = await open_stdio(sys.executable, ["-c", sleeper], recorder, env=child_env,
+                                  write_high_water=16 * 1024, max_write_buffer=256 * 1024,
+                                  close_grace=0.1, terminate_grace=1)
+        sent = 0
+        with pytest.raises(WriteBufferFull):
+            for _ in range(100_000):
+                handle.conn.send(frame)
+                sent += 1
+        assert handle.write_buffer_size <= 256 * 1024
+        assert not handle.closed.done()
+        await handle.close()
+        return sent
+
+    assert run(go(), timeout=60) < 100_000
+
+
+# -- state and options -----------------------------------------------------------------------
+
+
+def test_state_transitions(run, make_recorder):
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol = FrameProtocol(recorder)
+        assert protocol.state is StreamState.NEW
+        transport = FakeTransport(protocol)
+        protocol.connection_made(transport)
+        assert protocol.state is StreamState.OPEN
+        protocol.pause_writing()
+        assert protocol.state is StreamState.BACKED_UP and not transport.reading
+        assert protocol.reading_paused
+        protocol.send(b'"still sent: nothing is queued"')
+        protocol.resume_writing()
+        assert protocol.state is StreamState.OPEN and transport.reading
+        protocol.eof_received()
+        assert protocol.state is StreamState.CLOSING and protocol.conn_closed
+        protocol.pause_writing()  # ignored while closing
+        assert protocol.state is StreamState.CLOSING
+        transport.complete_close()
+        assert protocol.state is StreamState.CLOSED
+        await protocol.closed
+
+        # The opening side notes backed-up writes but keeps reading.
+        client, client_transport = await connected(make_recorder(), client_side=True)
+        client.pause_writing()
+        assert client.state is StreamState.BACKED_UP and not client.reading_paused
+        assert client_transport.reading
+
+    run(go())
+
+
+def test_limit_options_are_checked():
+    async def go():
+        for bad in (0, -1, True, "5", float("nan"), float("inf")):
+            with pytest.raises(ValueError, match="idle_timeout"):
+                FrameProtocol(lambda send: None, idle_timeout=bad)
+        for bad in (0, -5, 2.0, False):
+            with pytest.raises(ValueError, match="max_write_buffer"):
+                FrameProtocol(lambda send: None, max_write_buffer=bad)
+        for options, match in (({"max_connections": 0}, "max_connections"),
+                               ({"max_buffered": -1}, "max_buffered"),
+                               ({"idle_timeout": 0}, "idle_timeout"),
+                               ({"max_frame_size": 0}, "max_frame_size")):
+            with pytest.raises(ValueError, match=match):
+                await serve_tcp(lambda send: None, "127.0.0.1", 0, **options)
+
+    asyncio.run(go())
+
+
+def test_a_long_burst_reaches_the_transport_before_the_iteration_ends(run, make_recorder,
+                                                                      monkeypatch):
+    """Gathering is bounded: a burst bigger than GATHER_LIMIT is written as it grows."""
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
+    recorder = make_recorder(echo=False)
+    frame = b'"' + b"g" * 1000 + b'"'
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        count = 3 * stream.GATHER_LIMIT // len(frame)
+        for _ in range(count):
+            protocol.send(frame)
+        written_in_the_burst = sum(len(w) for w in transport.writes)
+        await asyncio.sleep(0)
+        return count, written_in_the_burst, b"".join(transport.writes)
+
+    count, during, everything = run(go())
+    assert during >= 2 * stream.GATHER_LIMIT
+    assert everything == (frame + b"\n") * count
+
+
+def test_backed_up_sends_keep_their_order(run, make_recorder, monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, transport = await connected(recorder, client_side=True)
+        protocol.send(b'"1"')
+        protocol.send(b'"2"')  # gathered
+        protocol.pause_writing()
+        protocol.send(b'"3"')  # written at once, after what was gathered
+        assert b"".join(transport.writes) == b'"1"\n"2"\n"3"\n'
+        await asyncio.sleep(0)
+        assert b"".join(transport.writes) == b'"1"\n"2"\n"3"\n'
+
+    run(go())
+
+
+def test_a_call_fails_at_once_when_the_server_stops_reading(run):
+    """Through a jsonrpc Session: the request that would overflow fails, none is left
+    pending, and the session goes on once the server reads again."""
+    from mcpfast.jsonrpc import Session
+
+    params = {"text": "p" * 4000}
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        peers = []
+
+        def make():
+            peers.append(NotReading())
+            return peers[-1]
+
+        server = await loop.create_server(make, "127.0.0.1", 0)
+        handle = await open_tcp(*server.sockets[0].getsockname()[:2], Session,
+                                write_high_water=16 * 1024, max_write_buffer=128 * 1024)
+        session = handle.conn
+        started = []
+        with pytest.raises(WriteBufferFull, match="max_write_buffer=131072"):
+            for _ in range(100_000):
+                started.append(session.send_request("slow", params))
+        assert session.pending == len(started)  # the refused one was not registered
+        peers[0].transport.resume_reading()
+        await wait_until(lambda: handle.write_buffer_size == 0)
+        session.send_request("after", params)  # sending works again
+        assert session.pending == len(started) + 1
+        await handle.close()
+        server.close()
+        return started
+
+    started = run(go(), timeout=60)
+    assert 0 < len(started) < 100_000
+
+
+def test_a_child_that_closes_its_stdin_is_still_read(run, loop_kind, recorder, child_env):
+    """RECEIVING: the write side alone is gone; frames from the child still arrive."""
+    if loop_kind == "uvloop":
+        pytest.skip("uvloop's child holds a second descriptor of its stdin socket: closing "
+                    "fd 0 does not end the stream")
+    child = ("import os, time\nos.close(0)\n"
+             "for i in range(400):\n    os.write(1, b'\"tick\"\\n')\n    time.sleep(0.05)\n")
+
+    async def go():
+        handle = await open_stdio(sys.executable, ["-c", child], recorder, env=child_env,
+                                  close_grace=0.1, terminate_grace=1)
+        conn = recorder.conns[0]
+        await conn.wait_frames(1)
+        # Our writes fail once the closed pipe is noticed; sending is then refused.
+        with pytest.raises(TransportClosed):
+            while True:
+                conn.send(b'"hello"')
+                await asyncio.sleep(0.01)
+        assert handle.state is StreamState.RECEIVING
+        seen = len(conn.frames)
+        await conn.wait_frames(seen + 2)  # still reading
+        assert handle.state is StreamState.RECEIVING and not conn.closes
+        await handle.close()
+        return handle
+
+    handle = run(go())
+    assert handle.state is StreamState.CLOSED
+    assert recorder.conns[0].closes == [None]
+
+
+class RefusingTransport(FakeTransport):
+    """Like uvloop's pipe transport after EPIPE: closed, and write() raises."""
+
+    def write(self, data):
+        if self.closing:
+            raise RuntimeError("unable to perform operation: the handler is closed")
+        super().write(data)
+
+
+@pytest.mark.parametrize("client_side", [True, False])
+def test_a_write_refused_by_a_closed_transport_is_transport_closed(run, make_recorder,
+                                                                   client_side, monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 0)  # every send is written at once
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol = FrameProtocol(recorder, client_side=client_side)
+        transport = RefusingTransport(protocol)
+        protocol.connection_made(transport)
+        protocol.send(b'"before"')
+        transport.closing = True  # the handle closed; its loss not reported yet
+        with pytest.raises(TransportClosed):
+            protocol.send(b'"after"')
+        assert protocol.state is StreamState.CLOSING
+        with pytest.raises(TransportClosed):
+            protocol.send(b'"again"')
+        return transport
+
+    transport = run(go())
+    assert transport.writes == [b'"before"\n']
+    (exc,) = recorder.conns[0].closes
+    assert isinstance(exc, ConnectionError)
+
+
+def test_other_runtime_errors_of_a_write_propagate(run, make_recorder):
+    class Broken(FakeTransport):
+        def write(self, data):
+            raise RuntimeError("a bug")
+
+    async def go():
+        protocol = FrameProtocol(make_recorder(echo=False))
+        protocol.connection_made(Broken(protocol))
+        with pytest.raises(RuntimeError, match="a bug"):
+            protocol.send(b'"x"')
+
+    run(go())
