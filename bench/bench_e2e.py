@@ -92,7 +92,8 @@ async def _wait_for_port(port: int, process: subprocess.Popen) -> None:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except OSError:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"server did not listen on port {port} within {STARTUP_TIMEOUT} s")
+                raise RuntimeError(
+                    f"server did not listen on port {port} within {STARTUP_TIMEOUT} s") from None
             await asyncio.sleep(0.05)
             continue
         writer.close()

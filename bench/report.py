@@ -186,11 +186,8 @@ def load_references(path: str = REFERENCE_FILE) -> list[dict]:
 # --- formatting ----------------------------------------------------------------------------
 
 def format_seconds(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            break
-    else:
-        unit, scale = "ns", 1e-9
+    unit, scale = next(((u, s) for u, s in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)) if seconds >= s),
+                       ("ns", 1e-9))
     value = seconds / scale
     return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
 
@@ -381,7 +378,7 @@ def render(directory: str, references: list[dict] | None = None) -> str:
         key = case.case.rsplit("/", 1)[0] if case.group == "e2e" else case.case
         sections.setdefault(key, []).append(case)
     group = None
-    for key, members in sections.items():
+    for members in sections.values():
         if members[0].group != group:
             group = members[0].group
             head = e2e_header if group == "e2e" else header

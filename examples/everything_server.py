@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.util
 import io
 import json
 import logging
 import struct
-import importlib.util
 import sys
 import wave
 import zlib

@@ -48,7 +48,8 @@ def is_async_handler(handler: Callable[..., Any]) -> bool:
             return True
     if inspect.isfunction(handler) or inspect.ismethod(handler) or inspect.isbuiltin(handler):
         return False
-    call = getattr(type(handler), "__call__", None)
+    # The class attribute, not callable(): an instance is async when its class defines async __call__.
+    call = getattr(type(handler), "__call__", None)  # noqa: B004
     return call is not None and inspect.iscoroutinefunction(call)
 
 

@@ -31,8 +31,9 @@ What is registered decides the capabilities a client sees at initialize (tools, 
 with subscribe and listChanged, prompts, completions, logging; ``advertise=`` declares some
 while still empty). Registering or removing tools, resources or prompts while clients are
 connected sends the matching ``notifications/*/list_changed`` to every initialized client
-that was given that capability (sending it to others would break the protocol). Registration and the notify methods must be called on the
-event loop's thread (the logging handler is the exception: it may be used from any thread).
+that was given that capability (sending it to others would break the protocol). Registration
+and the notify methods must be called on the event loop's thread (the logging handler is the
+exception: it may be used from any thread).
 
 Serving: ``connect(send)`` (also ``connection_factory``) makes one
 :class:`~mcpfast.server.connection.ServerConnection` per client for any transport that

@@ -185,29 +185,29 @@ def _expand_expression(expr: _Expression, values: Mapping[str, Any]) -> str:
             continue
         if spec.prefix is not None:
             raise ValueError(f"the prefix modifier of {name!r} does not apply to a list or mapping")
-        is_pairs = isinstance(value[0], tuple)
+        # _normalize gives one shape, never both: pairs (from a mapping) or scalars (from a list).
+        pairs = [item for item in value if isinstance(item, tuple)]
+        scalars = [item for item in value if isinstance(item, str)]
         if not spec.explode:
-            if is_pairs:
+            if pairs:
                 joined = ",".join(
-                    _encode(k, allow_reserved) + "," + _encode(v, allow_reserved)
-                    for k, v in value  # type: ignore[misc]
+                    _encode(k, allow_reserved) + "," + _encode(v, allow_reserved) for k, v in pairs
                 )
             else:
-                joined = ",".join(_encode(v, allow_reserved) for v in value)  # type: ignore[arg-type]
+                joined = ",".join(_encode(v, allow_reserved) for v in scalars)
             pieces.append(name + "=" + joined if named else joined)
             continue
-        if is_pairs:
-            items = []
-            for k, v in value:  # type: ignore[misc]
+        items: list[str] = []
+        if pairs:
+            for k, v in pairs:
                 key = _encode(k, allow_reserved)
                 if named:
                     items.append(key + ("=" + _encode(v, allow_reserved) if v else if_empty))
                 else:
                     items.append(key + "=" + _encode(v, allow_reserved))
         else:
-            items = []
-            for v in value:  # type: ignore[assignment]
-                encoded = _encode(v, allow_reserved)  # type: ignore[arg-type]
+            for v in scalars:
+                encoded = _encode(v, allow_reserved)
                 if named:
                     items.append(name + ("=" + encoded if v else if_empty))
                 else:
@@ -239,6 +239,11 @@ class UriTemplate:
 
     template: str
     variables: tuple[str, ...]
+    _parts: tuple[Union[str, _Expression], ...]
+    _regex: re.Pattern[str]
+    _groups: tuple[tuple[int, str, int, int], ...]
+    _query_vars: dict[str, bool]
+    _query_prefixes: dict[str, int]
 
     def __init__(self, template: str) -> None:
         parts = _parse(template)

@@ -166,7 +166,7 @@ async def _connect_fds(loop: asyncio.AbstractEventLoop, protocol: FrameProtocol,
         else:
             FileReadTransport(loop, protocol, in_fd)
     except BaseException:
-        writer.abort()  # type: ignore[attr-defined]
+        writer.abort()
         raise
 
 
@@ -336,7 +336,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
         self._gone_timer: Optional[asyncio.TimerHandle] = None
         self._stopping: Optional[asyncio.Task] = None
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         process: asyncio.SubprocessTransport = transport  # type: ignore[assignment]
         self._process = process
         self.set_writer(process.get_pipe_transport(0))  # type: ignore[arg-type]
@@ -346,7 +346,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
             self._live.add(reader)
         self._start()
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:  # type: ignore[override]
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
             self.data_received(data)
         elif self._stderr_lines is not None:
@@ -354,7 +354,7 @@ class _ProcessProtocol(FrameProtocol, asyncio.SubprocessProtocol):
 
     def pipe_connection_lost(self, fd: int, exc: Optional[BaseException]) -> None:
         if fd == 1:
-            self._live.discard(self._reader)  # type: ignore[arg-type]
+            self._live.discard(self._reader)
             self._stdout_ended(exc)
         elif fd == 0:
             self._write_side_gone(exc or ConnectionError("the child's stdin closed"))

@@ -322,7 +322,7 @@ class FrameProtocol(asyncio.Protocol):
         if self._high_water is not None:
             transport.set_write_buffer_limits(high=self._high_water)
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self._writer is None:
             self.set_writer(transport)  # type: ignore[arg-type]
         self._reader = transport
@@ -414,7 +414,7 @@ class FrameProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """The read transport (for a socket: the whole connection) is gone."""
-        self._live.discard(self._reader)  # type: ignore[arg-type]
+        self._live.discard(self._reader)
         if self._writer is self._reader:
             self._writer_gone()
         self._end_reading(exc, eof=False)
@@ -541,7 +541,7 @@ class FrameProtocol(asyncio.Protocol):
 
     def _writer_gone(self) -> None:
         """The write transport is lost: what is still written goes nowhere, quietly."""
-        self._live.discard(self._writer)  # type: ignore[arg-type]
+        self._live.discard(self._writer)
         self._write = _discard
 
     def _drop_gathered(self) -> None:
@@ -669,7 +669,7 @@ class FrameProtocol(asyncio.Protocol):
         # abort() also cuts short a graceful close that is still flushing.
         writer = self._writer
         if writer is not None and writer in self._live:
-            writer.abort()  # type: ignore[attr-defined]
+            writer.abort()
         reader = self._reader
         if reader is not None and reader is not writer and reader in self._live:
             # A read pipe has nothing queued: close() stops it at once (and read pipe

@@ -57,7 +57,7 @@ def set_nodelay(transport: asyncio.BaseTransport) -> None:
 class TCPFrameProtocol(FrameProtocol):
     """FrameProtocol for a TCP connection: sets TCP_NODELAY when connected."""
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         set_nodelay(transport)
         super().connection_made(transport)
 
@@ -99,7 +99,7 @@ class Admission:
 class RefusedProtocol(asyncio.Protocol):
     """Protocol of a connection over max_connections: closes it as soon as it is made."""
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport.close()
 
 

@@ -16,8 +16,8 @@ import json
 from typing import Any, Optional
 
 import pytest
-from loop import settle
 
+from loop import settle
 from mcpfast.client import Client
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.session import Session

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from recording_client import RecordingClient
-
 from mcpfast.client import connect, connect_sync
 from mcpfast.jsonrpc import ConnectionClosed, InvalidParams, JSONRPCError
+from recording_client import RecordingClient
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "examples" / "everything_server.py"

@@ -3,7 +3,7 @@
 import pytest
 
 from mcpfast.client import ClientError, NotInitialized
-from mcpfast.jsonrpc import InvalidParams, JSONRPCError, MethodNotFound, RESOURCE_NOT_FOUND
+from mcpfast.jsonrpc import RESOURCE_NOT_FOUND, InvalidParams, JSONRPCError, MethodNotFound
 
 
 def _echo_params(result_key):

@@ -35,7 +35,8 @@ def _tools(server):
         return {"content": [{"type": "text", "text": params["arguments"]["text"]}]}
 
     server.router.add_request_handler("tools/call", call)
-    server.router.add_request_handler("tools/list", lambda p, c: {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+    server.router.add_request_handler(
+        "tools/list", lambda p, c: {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
     server.router.add_request_handler("resources/read", lambda p, c: {"contents": [{"uri": p["uri"], "text": "x"}]})
     server.router.add_request_handler("prompts/list", lambda p, c: {"prompts": [{"name": "p"}]})
     server.router.add_request_handler("prompts/get", lambda p, c: {"messages": []})

@@ -98,7 +98,8 @@ def test_spec_mixed_batch():
 
 
 def test_spec_all_notification_batch():
-    out = decode(b'[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]')
+    out = decode(b'[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},'
+                 b'{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]')
     assert all(type(x) is Notification for x in out)
 
 

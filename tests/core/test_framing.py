@@ -715,7 +715,8 @@ mostly_text = st.lists(st.sampled_from(b' \t\r{}"ax\x00\xff'), max_size=30).map(
 
 
 @st.composite
-def streams(draw, frames=st.one_of(frame_bytes, mostly_text)):
+def streams(draw):
+    frames = st.one_of(frame_bytes, mostly_text)
     parts = draw(st.lists(frames, max_size=25))
     endings = draw(st.lists(st.sampled_from([b"\n", b"\r\n"]), min_size=len(parts), max_size=len(parts)))
     stream = b"".join(p + e for p, e in zip(parts, endings))

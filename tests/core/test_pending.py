@@ -707,7 +707,7 @@ def test_many_cycles_do_not_leak():
     table = PendingTable()
     waiter = Waiter()
     before = refcount(waiter)
-    for round_ in range(50):
+    for _ in range(50):
         for i in range(100):
             table.add(i, waiter, float(i % 7))
         table.expire(3.0)

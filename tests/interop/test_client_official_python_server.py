@@ -17,10 +17,9 @@ import textwrap
 
 import pytest
 
-from recording_client import RecordingClient
-
 from mcpfast.client import connect
 from mcpfast.jsonrpc import JSONRPCError
+from recording_client import RecordingClient
 
 SERVER_SOURCE = textwrap.dedent('''
     import asyncio

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from recording_client import RecordingClient
-
 from mcpfast.client import connect
 from mcpfast.jsonrpc import InvalidParams, JSONRPCError
+from recording_client import RecordingClient
 
 SERVER_DIR = Path(__file__).resolve().parent / "ts_server"
 

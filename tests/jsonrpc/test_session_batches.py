@@ -5,8 +5,8 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from loop import settle
 
+from loop import settle
 from mcpfast.jsonrpc import Router, Session
 
 

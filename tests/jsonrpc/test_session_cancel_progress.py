@@ -3,9 +3,9 @@
 import asyncio
 
 import pytest
+
 from jsonrpc_frames import cancelled, frame, request
 from loop import settle, until
-
 from mcpfast.jsonrpc import ProgressClosed, Router, Session
 
 

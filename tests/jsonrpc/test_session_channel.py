@@ -5,7 +5,6 @@ import json
 
 from jsonrpc_frames import frame
 from loop import settle
-
 from mcpfast.jsonrpc import JSONRPCError, Router, Session
 
 
@@ -115,7 +114,8 @@ def test_request_made_by_a_handler_goes_out_on_its_channel(wire, make_channel):
         assert elicit["method"] == "elicitation/create"
         # The client answers on another POST: a response owes no reply.
         answer = make_channel()
-        assert session.feed(frame({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept"}}), answer) is False
+        reply = frame({"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept"}})
+        assert session.feed(reply, answer) is False
         await settle()
         assert answer.responses == []
 

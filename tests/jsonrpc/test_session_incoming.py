@@ -4,9 +4,9 @@ import asyncio
 import logging
 
 import pytest
+
 from jsonrpc_frames import notification, request
 from loop import until
-
 from mcpfast._core.codec import DecodeError
 from mcpfast._core.framing import LineFramer
 from mcpfast.jsonrpc import (
@@ -404,7 +404,7 @@ def test_async_handlers_complete_out_of_order(wire):
             session.feed(request(k, "wait", {"k": k}))
         for k in "cab":
             events[k].set()
-            await until(lambda: len(wire.frames) == "cab".index(k) + 1)
+            await until(lambda k=k: len(wire.frames) == "cab".index(k) + 1)
         assert wire.messages() == [result("c", "c"), result("a", "a"), result("b", "b")]
 
     asyncio.run(main())

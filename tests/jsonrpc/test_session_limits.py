@@ -4,9 +4,9 @@ FrameTooLarge with the id and kind the framer read (issue 11, defect 1)."""
 import asyncio
 
 import pytest
+
 from fake_runtime import FakeRuntime
 from jsonrpc_frames import cancelled, error_response, request, response
-
 from mcpfast._core.framing import FrameTooLarge, LineFramer
 from mcpfast.jsonrpc import (
     DEFAULT_MAX_IN_FLIGHT,

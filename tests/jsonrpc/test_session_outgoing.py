@@ -7,10 +7,10 @@ import math
 import random
 
 import pytest
+
 from fake_runtime import FakeRuntime
 from jsonrpc_frames import error_response, frame, response
 from loop import settle
-
 from mcpfast.jsonrpc import (
     ConnectionClosed,
     InvalidParams,

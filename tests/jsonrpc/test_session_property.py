@@ -6,11 +6,11 @@ Driven on a FakeRuntime: no event loop, no clock, every interleaving reproducibl
 
 import json
 
-from fake_runtime import FakeRuntime
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonrpc_frames import cancelled, notification, request
 
+from fake_runtime import FakeRuntime
+from jsonrpc_frames import cancelled, notification, request
 from mcpfast.jsonrpc import ConnectionClosed, JSONRPCError, Router, Session
 
 METHODS = ["sync", "async", "fail", "async_fail", "unknown", "init"]
@@ -262,7 +262,7 @@ def test_every_batch_gets_one_reply_holding_each_request_once(script, max_in_fli
             assert session.feed(body, channel) is True
             batches.append((op[1], channel, set(), []))
         elif kind == "cancel":
-            for elements, channel, cancelled_ids, _ in batches:
+            for _, channel, cancelled_ids, _ in batches:
                 if not channel.responses:
                     cancelled_ids.add(op[1])
             session.feed(cancelled(op[1]))

@@ -5,9 +5,9 @@ import asyncio
 import math
 
 import pytest
+
 from fake_runtime import FakeRuntime
 from jsonrpc_frames import cancelled, notification, request, response
-
 from mcpfast.jsonrpc import (
     AsyncioRuntime,
     Connection,

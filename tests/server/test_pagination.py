@@ -246,7 +246,9 @@ def test_every_item_exactly_once_in_order(items, page_size, keyed):
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(max_size=60) | st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", min_size=44, max_size=44))
+@given(st.text(max_size=60)
+       | st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+                 min_size=44, max_size=44))
 def test_arbitrary_cursors_raise_invalid_cursor_and_nothing_else(cursor):
     with pytest.raises(InvalidCursor):
         Paginator(3).page(list(range(10)), cursor)

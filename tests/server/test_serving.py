@@ -39,7 +39,8 @@ def test_echo_server_over_raw_stdio_pipes(mcp_schema):
         INITIALIZE,
         INITIALIZED,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "ünï\ncode"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"text": "ünï\ncode"}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "echo", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 5, "method": "ping"},
     ]

@@ -390,7 +390,8 @@ label_text = any_text.filter(lambda s: "." not in s)
 ROUND_TRIP_CASES = {
     "file:///{+path}": {"path": reserved_text},
     "users://{id}/profile": {"id": any_text},
-    "search://{q}{?limit,lang}": {"q": any_text, "limit": st.none() | st.text(max_size=5), "lang": st.none() | st.text(max_size=5)},
+    "search://{q}{?limit,lang}": {"q": any_text, "limit": st.none() | st.text(max_size=5),
+                                  "lang": st.none() | st.text(max_size=5)},
     "repo://{owner}/{name}/blob/{+path}": {"owner": any_text, "name": any_text, "path": reserved_text},
     "code://{+path}{?line}": {"path": reserved_text_before_query, "line": st.none() | any_text},
     "x://items{/ids*}": {"ids": st.lists(any_text, max_size=4)},

@@ -12,7 +12,6 @@ import socket
 import sys
 
 import pytest
-from transport_doubles import FakeTransport, Server, connected, wait_until
 
 from mcpfast.transports import (
     ConnectionIdle,
@@ -28,6 +27,7 @@ from mcpfast.transports import (
     stream,
 )
 from mcpfast.transports.stdio import _connect_fds
+from transport_doubles import FakeTransport, Server, connected, wait_until
 
 
 async def served_line(address, line=b'"ping"'):

@@ -12,18 +12,19 @@ import socket
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transport_doubles import connected, wait_until
 
 from mcpfast._core.framing import FrameTooLarge
 from mcpfast.transports import FrameProtocol, TransportClosed, stream
 from mcpfast.transports.stdio import _connect_fds
+from transport_doubles import connected, wait_until
 
 frame_bytes = st.binary(min_size=1, max_size=300).map(
     lambda b: b.replace(b"\n", b"n").replace(b"\r", b"r")
 ).filter(lambda b: b.strip(b" \t") != b"")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
     frames=st.lists(frame_bytes, max_size=25),
     cuts=st.lists(st.integers(min_value=0, max_value=8000), max_size=30),

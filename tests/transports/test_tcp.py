@@ -7,9 +7,9 @@ import random
 import socket
 
 import pytest
-from transport_doubles import Server
 
 from mcpfast.transports import TransportClosed, open_tcp, serve_tcp
+from transport_doubles import Server
 
 
 async def raw_client(address, chunks, *, expect_lines):
