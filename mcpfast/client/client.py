@@ -69,6 +69,8 @@ from mcpfast.client.versions import LATEST_VERSION, check_requested_version, che
 from mcpfast.jsonrpc.errors import ConnectionClosed
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.session import Session
+from mcpfast.protocol import methods
+from mcpfast.protocol.log_levels import LEVELS
 
 __all__ = ["CLIENT_NAME", "Client", "ClientConnection", "DEFAULT_INITIALIZE_TIMEOUT", "LOG_LEVELS"]
 
@@ -76,7 +78,7 @@ CLIENT_NAME = "mcpfast"
 #: Seconds ``initialize`` waits for the server's answer by default.
 DEFAULT_INITIALIZE_TIMEOUT = 60.0
 #: The MCP log levels, least severe first (logging/setLevel).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS = LEVELS
 
 _LOGGER = logging.getLogger("mcpfast.client")
 
@@ -256,8 +258,7 @@ class Client:
             logger=self._logger,
             request_timeout=self._default_timeout,
             max_pending=self._max_pending,
-            # The specification forbids cancelling initialize.
-            uncancellable={"initialize"},
+            uncancellable=methods.UNCANCELLABLE,
         )
         self._session = session
         self._request = session.request

@@ -17,6 +17,7 @@ import logging
 from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.router import Router
+from mcpfast.protocol import methods
 
 __all__ = [
     "LIST_CHANGED_METHODS",
@@ -26,13 +27,10 @@ __all__ = [
     "await_all",
 ]
 
-LOG_METHOD = "notifications/message"
-RESOURCE_UPDATED_METHOD = "notifications/resources/updated"
-LIST_CHANGED_METHODS = {
-    "notifications/tools/list_changed": "tools",
-    "notifications/resources/list_changed": "resources",
-    "notifications/prompts/list_changed": "prompts",
-}
+LOG_METHOD = methods.LOG_MESSAGE
+RESOURCE_UPDATED_METHOD = methods.RESOURCE_UPDATED
+# notification method -> the kind of list that changed
+LIST_CHANGED_METHODS = {method: kind for kind, method in methods.LIST_CHANGED.items()}
 
 _LOGGER = logging.getLogger("mcpfast.client")
 

@@ -12,12 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from mcpfast.client.errors import UnsupportedProtocolVersion
+from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "check_requested_version", "check_server_version"]
 
-# Newest first. 2026-07-28 has no initialize handshake at all; it is not spoken here.
-SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST_VERSION = SUPPORTED_VERSIONS[0]
 
 
 def check_requested_version(version: Any) -> str:

@@ -20,7 +20,7 @@ A Session is a :class:`~mcpfast.jsonrpc.contract.Connection` (the contract, with
 
 ``feed_error(exc, channel=None) -> True``
     For frames that never reached the decoder. A ``FrameTooLarge`` from the framer is
-    answered with MESSAGE_TOO_LARGE (-32012, the seed catalogue's code: the specification
+    answered with MESSAGE_TOO_LARGE (-32012, from erlmcp's error catalogue (the seed design): the specification
     defines none for this), message "Message too large", data ``{"limit": ..., "size":
     ...}``. When the framer could read the line's id and kind from its first bytes
     (``exc.request_id``, ``exc.kind``; absent on older framers):
@@ -61,7 +61,7 @@ Handlers are registered on a :class:`~mcpfast.jsonrpc.router.Router` and called 
   read, null otherwise. A request whose id is still in progress here gets -32600.
 * At most ``max_in_flight`` incoming requests run at once (async handlers still running;
   default DEFAULT_MAX_IN_FLIGHT = 10,000; None: no limit). A request arriving while that many run is answered at
-  once with RATE_LIMITED (-32010, the seed catalogue's "rate limit exceeded", severity
+  once with RATE_LIMITED (-32010, erlmcp's "rate limit exceeded" (the seed design's catalogue), severity
   "warning": the same request can succeed later), message "Too many requests in
   progress", data ``{"limit": max_in_flight}``, and its handler never runs. An error
   reply rather than pausing reads, because the session is sans-I/O (it cannot stop a

@@ -22,6 +22,7 @@ requests to the client, and the errors handlers may raise (:class:`ResourceNotFo
   schema.py, content.py, uri_template.py, pagination.py   building blocks
 """
 
+from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from mcpfast.server.client_requests import (
     ClientCapabilityError,
     ElicitationResult,
@@ -46,7 +47,6 @@ from mcpfast.server.schema import Field
 from mcpfast.server.server import Server
 from mcpfast.server.state import ProtocolState
 from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
-from mcpfast.server.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [
     "Annotations",

@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from mcpfast.jsonrpc.errors import InvalidParams
+from mcpfast.protocol.features import Features
 from mcpfast.server.pagination import InvalidCursor, Paginator
-from mcpfast.server.versions import Features
 
 __all__ = ["Catalog"]
 

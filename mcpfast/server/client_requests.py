@@ -20,9 +20,9 @@ import math
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
+from mcpfast.protocol.features import Features
 from mcpfast.server.content import ContentItem
 from mcpfast.server.schema import ArgumentError, function_schema
-from mcpfast.server.versions import Features
 
 __all__ = [
     "ClientCapabilityError",

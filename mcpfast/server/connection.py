@@ -12,7 +12,7 @@ only where the matching ``listChanged`` was advertised), and the resource subscr
 
 Lifecycle rule (the specification: before initialization completes the server answers
 only ping and initialize): until the client's ``notifications/initialized`` arrives, every
-other request is refused with NOT_INITIALIZED (-32005, the seed catalogue's code; the
+other request is refused with NOT_INITIALIZED (-32005, from the error catalogue of erlmcp, the seed design; the
 specification names no code for this) and the data ``{"method": ...}``. Once initialized
 the check is removed from the session altogether, so it costs nothing afterwards.
 """
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
 from mcpfast.jsonrpc.session import Session
+from mcpfast.protocol import methods
 from mcpfast.server.client_requests import Root, parse_roots, require_capability
 from mcpfast.server.context import Context
 from mcpfast.server.logs import level_index
@@ -35,13 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerConnection"]
 
-# Requests a client may send before notifications/initialized.
-_BEFORE_INITIALIZED = frozenset({"initialize", "ping"})
-LIST_CHANGED_METHODS = {
-    "tools": "notifications/tools/list_changed",
-    "resources": "notifications/resources/list_changed",
-    "prompts": "notifications/prompts/list_changed",
-}
 
 
 class ServerConnection:
@@ -73,8 +67,7 @@ class ServerConnection:
             loop=loop,
             logger=server.logger,
             request_timeout=server.request_timeout,
-            # The specification forbids cancelling initialize.
-            uncancellable={"initialize"},
+            uncancellable=methods.UNCANCELLABLE,
         )
         # The transport contract, bound straight to the session.
         self.feed = self.session.feed
@@ -96,7 +89,7 @@ class ServerConnection:
     # -- lifecycle ---------------------------------------------------------------------
 
     def _before_initialized(self, ctx: Context) -> None:
-        if ctx.request_id is None or ctx.method in _BEFORE_INITIALIZED:
+        if ctx.request_id is None or ctx.method in methods.BEFORE_INITIALIZED:
             return
         raise JSONRPCError(
             NOT_INITIALIZED,
@@ -127,7 +120,7 @@ class ServerConnection:
         params: dict[str, Any] = {"level": level, "data": data if type(data) is str else to_jsonable(data)}
         if logger is not None:
             params["logger"] = logger
-        return self.notify("notifications/message", params)
+        return self.notify(methods.LOG_MESSAGE, params)
 
     def send_list_changed(self, kind: str) -> bool:
         """notifications/<kind>/list_changed if this client was told listChanged for kind."""
@@ -136,13 +129,13 @@ class ServerConnection:
         advertised = self.capabilities.get(kind)
         if not isinstance(advertised, dict) or not advertised.get("listChanged"):
             return False
-        return self.notify(LIST_CHANGED_METHODS[kind])
+        return self.notify(methods.LIST_CHANGED[kind])
 
     def send_resource_updated(self, uri: str) -> bool:
         """notifications/resources/updated when this client subscribed to uri."""
         if uri not in self.subscriptions:
             return False
-        return self.notify("notifications/resources/updated", {"uri": uri})
+        return self.notify(methods.RESOURCE_UPDATED, {"uri": uri})
 
     async def request(self, method: str, params: Any = None, *,
                       timeout: Optional[float] = None) -> Any:

@@ -44,6 +44,8 @@ import uuid
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.context import RequestContext
+from mcpfast.protocol import methods
+from mcpfast.protocol.features import Features
 from mcpfast.server.client_requests import (
     ElicitationResult,
     Root,
@@ -59,7 +61,6 @@ from mcpfast.server.client_requests import (
 from mcpfast.server.logs import LEVELS, level_index
 from mcpfast.server.schema import to_jsonable
 from mcpfast.server.state import ProtocolState
-from mcpfast.server.versions import Features
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.session import ReplyChannel, Session
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Context", "Sent"]
 
-LOG_METHOD = "notifications/message"
+LOG_METHOD = methods.LOG_MESSAGE
 
 
 class Sent:

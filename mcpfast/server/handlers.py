@@ -7,7 +7,7 @@ session runs as a task. Each reads the negotiated protocol facts from ``ctx.stat
 
 Methods and their errors:
 
-- ``initialize``: version negotiation (:mod:`mcpfast.server.versions`), capabilities from
+- ``initialize``: version negotiation (:mod:`mcpfast.protocol.versions`), capabilities from
   what is registered, server info, instructions. A second initialize on the same
   connection: -32600. Params without a string protocolVersion: -32602.
 - ``notifications/initialized``: completes initialization.
@@ -34,10 +34,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError, MethodNotFound
+from mcpfast.protocol import methods
+from mcpfast.protocol.versions import negotiate_version
 from mcpfast.server.completion import parse_completion_request
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
-from mcpfast.server.versions import negotiate_version
 
 if TYPE_CHECKING:
     from mcpfast.server.context import Context
@@ -215,23 +216,23 @@ def install_handlers(server: Server) -> None:
             return _gather(awaitables)
         return None
 
-    router.add_request_handler("initialize", initialize)
-    router.add_notification_handler("notifications/initialized", initialized)
-    router.add_request_handler("ping", ping)
-    router.add_request_handler("logging/setLevel", set_level)
-    router.add_request_handler("tools/list", list_handler(tools, "tools/list"))
-    router.add_request_handler("tools/call", call_tool)
-    router.add_request_handler("resources/list", list_handler(resources, "resources/list"))
+    router.add_request_handler(methods.INITIALIZE, initialize)
+    router.add_notification_handler(methods.INITIALIZED, initialized)
+    router.add_request_handler(methods.PING, ping)
+    router.add_request_handler(methods.SET_LOG_LEVEL, set_level)
+    router.add_request_handler(methods.TOOLS_LIST, list_handler(tools, methods.TOOLS_LIST))
+    router.add_request_handler(methods.TOOLS_CALL, call_tool)
+    router.add_request_handler(methods.RESOURCES_LIST, list_handler(resources, methods.RESOURCES_LIST))
     router.add_request_handler(
-        "resources/templates/list", list_handler(templates, "resources/templates/list")
+        methods.RESOURCE_TEMPLATES_LIST, list_handler(templates, methods.RESOURCE_TEMPLATES_LIST)
     )
-    router.add_request_handler("resources/read", read_resource)
-    router.add_request_handler("resources/subscribe", subscribe)
-    router.add_request_handler("resources/unsubscribe", unsubscribe)
-    router.add_request_handler("prompts/list", list_handler(prompts, "prompts/list"))
-    router.add_request_handler("prompts/get", get_prompt)
-    router.add_request_handler("completion/complete", complete)
-    router.add_notification_handler("notifications/roots/list_changed", roots_changed)
+    router.add_request_handler(methods.RESOURCES_READ, read_resource)
+    router.add_request_handler(methods.RESOURCES_SUBSCRIBE, subscribe)
+    router.add_request_handler(methods.RESOURCES_UNSUBSCRIBE, unsubscribe)
+    router.add_request_handler(methods.PROMPTS_LIST, list_handler(prompts, methods.PROMPTS_LIST))
+    router.add_request_handler(methods.PROMPTS_GET, get_prompt)
+    router.add_request_handler(methods.COMPLETE, complete)
+    router.add_notification_handler(methods.ROOTS_LIST_CHANGED, roots_changed)
 
 
 async def _gather(awaitables: list[Any]) -> None:

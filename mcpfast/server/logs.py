@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
+
+from mcpfast.protocol.log_levels import LEVEL_INDEX, LEVELS, level_index
 
 if TYPE_CHECKING:
     from mcpfast.server.server import Server
@@ -33,28 +35,6 @@ __all__ = [
     "level_index",
     "mcp_level_for",
 ]
-
-LEVELS: tuple[str, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-LEVEL_INDEX: dict[str, int] = {name: index for index, name in enumerate(LEVELS)}
-
-
-def level_index(level: Any) -> int:
-    """The rank of an MCP level name (0 = debug ... 7 = emergency); ValueError otherwise."""
-    index = LEVEL_INDEX.get(level) if type(level) is str else None
-    if index is None:
-        raise ValueError(
-            f"invalid MCP log level {level!r}: expected one of {', '.join(LEVELS)}"
-        )
-    return index
 
 
 def mcp_level_for(python_level: int) -> str:

@@ -32,11 +32,11 @@ from typing import Any, Callable, Mapping, Optional
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
+from mcpfast.protocol.features import Features
 from mcpfast.server.content import ContentItem, downgrade_content, is_content_block
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
-from mcpfast.server.versions import Features
 
 __all__ = ["Message", "Prompt", "PromptArgument"]
 

@@ -31,12 +31,12 @@ from typing import Any, Callable, Mapping, Optional
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
+from mcpfast.protocol.features import Features
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
 from mcpfast.server.uri_template import UriTemplate
-from mcpfast.server.versions import Features
 
 __all__ = ["Resource", "ResourceNotFound", "ResourceTemplate"]
 

@@ -50,6 +50,7 @@ import types
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Router
+from mcpfast.protocol.features import Features
 from mcpfast.server.catalog import Catalog
 from mcpfast.server.completion import Completer
 from mcpfast.server.connection import ServerConnection
@@ -60,7 +61,6 @@ from mcpfast.server.prompts import Prompt
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
 from mcpfast.server.tools import Tool, check_icons
 from mcpfast.server.uri_template import UriTemplate, is_template
-from mcpfast.server.versions import Features
 
 __all__ = ["Server"]
 

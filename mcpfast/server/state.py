@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from mcpfast.protocol.features import Features, features_for
 from mcpfast.server.logs import LEVELS
-from mcpfast.server.versions import Features, features_for
 
 __all__ = ["ProtocolState"]
 

@@ -46,9 +46,9 @@ import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.router import is_async_handler
+from mcpfast.protocol.features import Features
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
-from mcpfast.server.versions import Features
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
 

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import pytest
 
-from mcpfast.server.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 

@@ -382,8 +382,8 @@ def test_url_elicitation(ready_client):
 
 
 def test_elicitation_schema_checks():
+    from mcpfast.protocol.features import features_for
     from mcpfast.server.client_requests import elicitation_params
-    from mcpfast.server.versions import features_for
 
     features = features_for("2025-11-25")
     with pytest.raises(ValueError):

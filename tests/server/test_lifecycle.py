@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, NOT_INITIALIZED
+from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from mcpfast.server import Server
-from mcpfast.server.versions import LATEST_VERSION, SUPPORTED_VERSIONS, negotiate_version
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 

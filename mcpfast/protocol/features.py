@@ -1,13 +1,7 @@
-"""MCP protocol versions the server speaks, negotiation, and what each version can carry.
+"""What each MCP protocol version can carry: `Features`, one immutable object per version.
 
-The server speaks the handshake versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25
-(newest preferred). Negotiation follows the specification: when the client's requested
-``protocolVersion`` is one of them the server answers with that same version, otherwise
-(as a normal result, not an error) with the newest it supports; a client that cannot use
-that version disconnects.
-
-`Features` answers "may this field / message exist on this connection?" once per version,
-so the per-request code tests a precomputed attribute instead of comparing version strings.
+`Features` answers "may this field / message exist under this version?" once per version,
+so per-request code tests a precomputed attribute instead of comparing version strings.
 Which fields each version has was read from the versions' schema.json files.
 """
 
@@ -15,18 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "FEATURES",
-    "LATEST_VERSION",
-    "SUPPORTED_VERSIONS",
-    "Features",
-    "features_for",
-    "negotiate_version",
-]
+from mcpfast.protocol.versions import SUPPORTED_VERSIONS
 
-# Newest first.
-SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST_VERSION = SUPPORTED_VERSIONS[0]
+__all__ = ["FEATURES", "Features", "features_for"]
 
 
 class Features:
@@ -106,11 +91,3 @@ FEATURES: dict[str, Features] = {version: Features(version) for version in SUPPO
 def features_for(version: str) -> Features:
     """The Features of a supported version (KeyError for others)."""
     return FEATURES[version]
-
-
-def negotiate_version(requested: Any) -> str:
-    """The version to answer an initialize with: the requested one when supported, else
-    the newest supported (the client decides whether it can use it)."""
-    if type(requested) is str and requested in FEATURES:
-        return requested
-    return LATEST_VERSION

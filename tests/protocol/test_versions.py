@@ -2,8 +2,8 @@
 
 import pytest
 
+from mcpfast.protocol import FEATURES, LATEST_VERSION, SUPPORTED_VERSIONS, Features, features_for
 from mcpfast.server import ProtocolState
-from mcpfast.server.versions import FEATURES, LATEST_VERSION, SUPPORTED_VERSIONS, Features, features_for
 
 
 def test_supported_versions_newest_first():

@@ -1,0 +1,33 @@
+"""Keys of ``params._meta`` and ``result._meta`` that MCP gives a meaning.
+
+``progressToken`` exists in every version. The ``io.modelcontextprotocol/`` keys belong to
+the stateless era (2026-07-28), where each request carries what a handshake used to
+negotiate.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "CLIENT_INFO",
+    "LOG_LEVEL",
+    "PROGRESS_TOKEN",
+    "PROTOCOL_VERSION",
+    "SERVER_INFO",
+    "SUBSCRIPTION_ID",
+]
+
+# Every version: the token a requester gives to receive notifications/progress.
+PROGRESS_TOKEN: Final = "progressToken"
+# 2026-07-28, on every request: the version and the client's capabilities (required) and
+# its Implementation info (optional), and the minimum log level it wants for this request.
+PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+# 2026-07-28, on results and notifications: the server's Implementation info, and the id
+# of the subscriptions/listen request a notification belongs to.
+SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
