@@ -156,7 +156,7 @@ from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
 from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime
 
 __all__ = ["CANCELLED_METHOD", "DEFAULT_MAX_IN_FLIGHT", "OutgoingRequest", "ReplyChannel",
-           "Session"]
+           "Session", "check_max_in_flight"]
 
 # Incoming requests allowed to run at once per session unless the caller says otherwise.
 # A transport feeds every frame of one read before any handler task gets to run, so a
@@ -167,6 +167,18 @@ __all__ = ["CANCELLED_METHOD", "DEFAULT_MAX_IN_FLIGHT", "OutgoingRequest", "Repl
 DEFAULT_MAX_IN_FLIGHT = 10_000
 
 _LOGGER = logging.getLogger("mcpfast.jsonrpc")
+
+
+def check_max_in_flight(max_in_flight: Optional[int]) -> Optional[int]:
+    """max_in_flight when valid (an int >= 1 or None); TypeError / ValueError otherwise."""
+    if max_in_flight is not None:
+        if type(max_in_flight) is not int:
+            raise TypeError(
+                f"max_in_flight must be an int or None, not {type(max_in_flight).__name__}"
+            )
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
+    return max_in_flight
 
 
 def _discard(awaitable: Any) -> None:
@@ -235,13 +247,7 @@ class Session:
             router = Router()
         elif not isinstance(router, Router):
             raise TypeError(f"router must be a Router, not {type(router).__name__}")
-        if max_in_flight is not None:
-            if type(max_in_flight) is not int:
-                raise TypeError(
-                    f"max_in_flight must be an int or None, not {type(max_in_flight).__name__}"
-                )
-            if max_in_flight < 1:
-                raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
+        check_max_in_flight(max_in_flight)
         if isinstance(uncancellable, str):
             raise TypeError("uncancellable must be a collection of method names, not a str")
         self._send = send

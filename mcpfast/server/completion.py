@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
+from mcpfast.server.invocation import invoke
 
 __all__ = [
     "MAX_VALUES",
@@ -42,7 +43,6 @@ __all__ = [
 
 MAX_VALUES = 100
 _LOGGER = logging.getLogger("mcpfast.server")
-_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,29 +211,14 @@ class Completer:
         """The CompleteResult, or a coroutine producing it."""
         args: tuple[Any, ...] = (ref, argument, context) if self.takes_context_arguments else (ref, argument)
         kwargs = {self.context_param: ctx} if self.context_param is not None else {}
-        if self.is_async:
-            return self._await_value(self.fn(*args, **kwargs))
-        try:
-            value = self.fn(*args, **kwargs)
-        except JSONRPCError:
-            raise
-        except Exception as exc:
-            raise _failure(exc) from exc
-        if type(value) not in _PLAIN_TYPES and inspect.isawaitable(value):
-            return self._await_value(value)
-        return _result(value)
-
-    async def _await_value(self, awaitable: Any) -> dict[str, Any]:
-        try:
-            value = await awaitable
-        except JSONRPCError:
-            raise
-        except Exception as exc:
-            raise _failure(exc) from exc
-        return _result(value)
+        return invoke(self.fn, args, kwargs, self.is_async, ctx, _result, _fail)
 
 
-def _result(value: Any) -> dict[str, Any]:
+def _fail(exc: Exception, extra: Any = None) -> Any:
+    raise _failure(exc) from exc
+
+
+def _result(value: Any, extra: Any = None) -> dict[str, Any]:
     try:
         return completion_result(value)
     except (TypeError, ValueError) as exc:

@@ -9,12 +9,21 @@ the server.
 Per connection it keeps the :class:`ProtocolState` filled by the handshake, the
 capabilities the server advertised in its initialize result (list_changed notifications go
 only where the matching ``listChanged`` was advertised), and the resource subscriptions.
+It is a subscriber of the server's publisher: ``deliver(event)`` sends list changes,
+resource updates and log messages when this client wants them.
+
+Each request's Context gets its protocol state and back channel from the server's state
+sources (:mod:`mcpfast.server.state_source`), else from this connection's handshake. Before
+routing, every request and notification passes an ordered chain of checks
+(``add_check``): the initialization gate first, then the server's ``request_checks``. A
+check refuses a request by raising JSONRPCError.
 
 Lifecycle rule (the specification: before initialization completes the server answers
 only ping and initialize): until the client's ``notifications/initialized`` arrives, every
 other request is refused with NOT_INITIALIZED (-32005, from the error catalogue of erlmcp, the seed design; the
 specification names no code for this) and the data ``{"method": ...}``. Once initialized
-the check is removed from the session altogether, so it costs nothing afterwards.
+the gate leaves the chain (and with no other check, the session runs none at all). The gate
+applies only to requests whose state is the handshake's.
 """
 
 from __future__ import annotations
@@ -22,20 +31,25 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
+from mcpfast.server.back_channel import SESSION_BACK_CHANNEL
 from mcpfast.server.client_requests import Root, parse_roots, require_capability
 from mcpfast.server.context import Context
 from mcpfast.server.logs import level_index
+from mcpfast.server.publisher import Event, ListChanged, LogMessage, ResourceUpdated
 from mcpfast.server.schema import to_jsonable
 from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
     from mcpfast.server.server import Server
 
-__all__ = ["ServerConnection"]
+__all__ = ["Check", "ServerConnection"]
 
+# A per-request check: raises JSONRPCError to refuse the request.
+Check = Callable[[Context], None]
 
 
 class ServerConnection:
@@ -52,27 +66,48 @@ class ServerConnection:
         self.state = ProtocolState(server.default_log_level)
         self.capabilities: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
-        state = self.state
-        connection = self
-
-        def make_context(session: Session, request_id: Any, method: str, params: Any,
-                         channel: Any = None) -> Context:
-            return Context(session, request_id, method, params, channel, connection, state)
-
+        self._checks: list[Check] = [self._check_initialized, *server.request_checks]
         self.session = Session(
             send,
             router=server.router,
-            before_dispatch=self._before_initialized,
-            context_factory=make_context,
+            context_factory=self._context_factory(),
             loop=loop,
             logger=server.logger,
             request_timeout=server.request_timeout,
+            max_in_flight=server.max_in_flight,
             uncancellable=methods.UNCANCELLABLE,
         )
+        self._install_checks()
         # The transport contract, bound straight to the session.
         self.feed = self.session.feed
         self.feed_error = self.session.feed_error
         server._attach(self)
+
+    def _context_factory(self) -> Callable[..., Context]:
+        connection = self
+        state = self.state
+        back_channel = SESSION_BACK_CHANNEL
+        sources = tuple(self.server.state_sources)
+        if not sources:
+            # Every request uses the handshake state: no per-request choice to make.
+            def handshake_context(session: Session, request_id: Any, method: str, params: Any,
+                                  channel: Any = None) -> Context:
+                return Context(session, request_id, method, params, channel, connection, state,
+                               back_channel)
+
+            return handshake_context
+
+        def chosen_context(session: Session, request_id: Any, method: str, params: Any,
+                           channel: Any = None) -> Context:
+            for source in sources:
+                claimed = source.state_for(connection, method, params)
+                if claimed is not None:
+                    return Context(session, request_id, method, params, channel, connection,
+                                   claimed.state, claimed.back_channel)
+            return Context(session, request_id, method, params, channel, connection, state,
+                           back_channel)
+
+        return chosen_context
 
     def __repr__(self) -> str:
         return f"<ServerConnection {self.state!r} closed={self.closed}>"
@@ -86,10 +121,36 @@ class ServerConnection:
         self.server._detach(self)
         self.session.close(exc)
 
-    # -- lifecycle ---------------------------------------------------------------------
+    # -- per-request checks ------------------------------------------------------------
 
-    def _before_initialized(self, ctx: Context) -> None:
-        if ctx.request_id is None or ctx.method in methods.BEFORE_INITIALIZED:
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        """The checks every incoming request passes, in order."""
+        return tuple(self._checks)
+
+    def add_check(self, check: Check) -> None:
+        """Append a check to the chain (it runs after the ones already there)."""
+        if not callable(check):
+            raise TypeError(f"a check must be callable, not {type(check).__name__}")
+        self._checks.append(check)
+        self._install_checks()
+
+    def remove_check(self, check: Check) -> None:
+        """Take a check out of the chain (ValueError when it is not in it)."""
+        self._checks.remove(check)
+        self._install_checks()
+
+    def _install_checks(self) -> None:
+        self.session.before_dispatch = self._run_checks if self._checks else None
+
+    def _run_checks(self, ctx: RequestContext) -> None:
+        for check in self._checks:
+            check(ctx)  # type: ignore[arg-type]  # the session builds our Contexts
+
+    def _check_initialized(self, ctx: Context) -> None:
+        if ctx.request_id is None or ctx.state is not self.state:
+            return
+        if ctx.method in methods.BEFORE_INITIALIZED:
             return
         raise JSONRPCError(
             NOT_INITIALIZED,
@@ -99,9 +160,10 @@ class ServerConnection:
         )
 
     def mark_initialized(self) -> None:
-        """notifications/initialized arrived: lift the pre-initialization check."""
+        """notifications/initialized arrived: the initialization gate leaves the chain."""
         self.state.initialized = True
-        self.session.before_dispatch = None
+        if self._check_initialized in self._checks:
+            self.remove_check(self._check_initialized)
 
     # -- messages to the client --------------------------------------------------------
 
@@ -111,6 +173,16 @@ class ServerConnection:
             return False
         self.session.notify(method, params)
         return True
+
+    def deliver(self, event: Event) -> bool:
+        """A published event: sent when this client wants it (True when sent)."""
+        if isinstance(event, LogMessage):
+            return self.send_log(event.level, event.data, event.logger)
+        if isinstance(event, ListChanged):
+            return self.send_list_changed(event.kind)
+        if isinstance(event, ResourceUpdated):
+            return self.send_resource_updated(event.uri)
+        return False
 
     def send_log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
         """notifications/message when the handshake is done and the level passes the

@@ -28,7 +28,9 @@ What it offers:
   ``warning`` / ``error`` / ``critical`` / ``alert`` / ``emergency``;
 - progress: ``report_progress(progress, total=None, message=None)``;
 - requests to the client: ``await sample(...)``, ``await elicit(message, schema)``,
-  ``await elicit_url(...)``, ``await list_roots()``, ``await ping()``;
+  ``await elicit_url(...)``, ``await list_roots()``, ``await ping()``, all through
+  ``back_channel`` (:mod:`mcpfast.server.back_channel`): the connection's session, or,
+  where there is no way back to the client, one that fails at once naming the method;
 - ``await read_resource(uri)``: read one of this server's resources.
 
 Logging and progress are sent at once; they return an already-completed awaitable that is
@@ -46,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import Features
+from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel
 from mcpfast.server.client_requests import (
     ElicitationResult,
     Root,
@@ -99,7 +102,7 @@ NOT_SENT = Sent(False)
 class Context(RequestContext):
     """Context of one request or notification handled by the MCP server (module docstring)."""
 
-    __slots__ = ("connection", "state")
+    __slots__ = ("connection", "state", "back_channel")
 
     def __init__(
         self,
@@ -110,17 +113,22 @@ class Context(RequestContext):
         channel: Optional[ReplyChannel] = None,
         connection: Optional[ServerConnection] = None,
         state: Optional[ProtocolState] = None,
+        back_channel: BackChannel = SESSION_BACK_CHANNEL,
     ) -> None:
         RequestContext.__init__(self, session, request_id, method, params, channel)
         self.connection = connection
         self.state = state if state is not None else ProtocolState()
+        self.back_channel = back_channel
 
     # -- protocol facts ----------------------------------------------------------------
 
     @property
     def server(self) -> Server:
         """The Server handling the request."""
-        return self.connection.server  # type: ignore[union-attr]
+        connection = self.connection
+        if connection is None:
+            raise RuntimeError("this Context belongs to no server connection")
+        return connection.server
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -147,11 +155,15 @@ class Context(RequestContext):
         """The minimum MCP log level the client wants."""
         return LEVELS[self.state.log_level]
 
-    def _negotiated(self) -> ProtocolState:
+    def _negotiated(self) -> tuple[ProtocolState, Features]:
         state = self.state
-        if state.features is None:
+        features = state.features
+        if features is None:
             raise RuntimeError("the connection has not completed initialize yet")
-        return state
+        return state, features
+
+    async def _ask_client(self, method: str, params: Any, timeout: Optional[float]) -> Any:
+        return await self.back_channel.request(self, method, params, timeout=timeout)
 
     # -- logging -----------------------------------------------------------------------
 
@@ -236,17 +248,17 @@ class Context(RequestContext):
         Raises ClientCapabilityError when the client did not declare ``sampling`` (or
         ``sampling.tools`` when ``tools`` are given), JSONRPCError when the client refuses.
         """
-        state = self._negotiated()
-        require_capability(state.client_capabilities, state.features, "sampling")
+        state, features = self._negotiated()
+        require_capability(state.client_capabilities, features, "sampling")
         if tools is not None or tool_choice is not None:
-            require_capability(state.client_capabilities, state.features, "sampling.tools")
+            require_capability(state.client_capabilities, features, "sampling.tools")
         params = sampling_params(
-            state.features, messages, max_tokens=max_tokens, system_prompt=system_prompt,
+            features, messages, max_tokens=max_tokens, system_prompt=system_prompt,
             temperature=temperature, stop_sequences=stop_sequences,
             model_preferences=model_preferences, include_context=include_context,
             metadata=metadata, tools=tools, tool_choice=tool_choice,
         )
-        result = await self.request("sampling/createMessage", params, timeout=timeout)
+        result = await self._ask_client(methods.SAMPLING_CREATE_MESSAGE, params, timeout)
         return parse_sampling_result(result)
 
     async def elicit(self, message: str, schema: Any, *,
@@ -258,10 +270,10 @@ class Context(RequestContext):
         Raises ClientCapabilityError when the client did not declare ``elicitation`` or the
         negotiated version predates it.
         """
-        state = self._negotiated()
-        require_capability(state.client_capabilities, state.features, "elicitation")
-        params, convert = elicitation_params(state.features, message, schema)
-        result = await self.request("elicitation/create", params, timeout=timeout)
+        state, features = self._negotiated()
+        require_capability(state.client_capabilities, features, "elicitation")
+        params, convert = elicitation_params(features, message, schema)
+        result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout)
         return parse_elicitation_result(result, convert)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: Optional[str] = None, *,
@@ -270,22 +282,22 @@ class Context(RequestContext):
 
         Raises ClientCapabilityError unless the client declared ``elicitation.url``.
         """
-        state = self._negotiated()
-        require_capability(state.client_capabilities, state.features, "elicitation.url")
+        state, features = self._negotiated()
+        require_capability(state.client_capabilities, features, "elicitation.url")
         params = elicitation_url_params(message, url, elicitation_id or uuid.uuid4().hex)
-        result = await self.request("elicitation/create", params, timeout=timeout)
+        result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout)
         return parse_elicitation_result(result)
 
     async def list_roots(self, *, timeout: Optional[float] = None) -> list[Root]:
         """The client's roots (roots/list); ClientCapabilityError unless it declared ``roots``."""
-        state = self._negotiated()
-        require_capability(state.client_capabilities, state.features, "roots")
-        result = await self.request("roots/list", None, timeout=timeout)
+        state, features = self._negotiated()
+        require_capability(state.client_capabilities, features, "roots")
+        result = await self._ask_client(methods.ROOTS_LIST, None, timeout)
         return parse_roots(result)
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:
         """Ping the client; returns when it answered (RequestTimeout / JSONRPCError else)."""
-        await self.request("ping", None, timeout=timeout)
+        await self._ask_client(methods.PING, None, timeout)
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's resources: the ``contents`` a client would get."""

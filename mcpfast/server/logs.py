@@ -7,11 +7,20 @@ messages at that level or above. Until a client sets a level, the server's defau
 (``Server(log_level=...)``, "info" unless given) applies.
 
 `MCPLogHandler` (made by ``Server.logging_handler()``) is a ``logging.Handler`` that
-forwards Python log records to every initialized connection as notifications/message:
-``level`` from the record's level (DEBUG -> debug, INFO -> info, WARNING -> warning,
-ERROR -> error, CRITICAL -> critical; numbers in between round down), ``logger`` the
-record's logger name, ``data`` the formatted message. Records emitted from another thread
-are handed to the event loop the server runs on. A record logged while a record is being
+forwards Python log records to clients as notifications/message: ``level`` from the
+record's level (DEBUG -> debug, INFO -> info, WARNING -> warning, ERROR -> error,
+CRITICAL -> critical; numbers in between round down), ``logger`` the record's logger
+name, ``data`` the formatted message. Where a record goes:
+
+- logged while a tool, resource, prompt or completion runs for a request (see
+  :data:`mcpfast.server.invocation.current_context`): to that request's client only, as
+  ``ctx.log`` would -- another client must not learn about someone else's calls;
+- otherwise: broadcast to every initialized connection whose level lets it through.
+
+Tracebacks and stack traces (``exc_info``, ``stack_info``) are left out of ``data``, since
+they show file paths and code to the client, unless the handler was made with
+``include_tracebacks=True``. Records emitted from another thread are handed to the event
+loop the server runs on. A record logged while a record is being
 forwarded on the same thread (for example by the transport) is not forwarded again, so the
 bridge cannot loop.
 """
@@ -24,6 +33,7 @@ import threading
 from typing import TYPE_CHECKING, Optional
 
 from mcpfast.protocol.log_levels import LEVEL_INDEX, LEVELS, level_index
+from mcpfast.server.invocation import current_context
 
 if TYPE_CHECKING:
     from mcpfast.server.server import Server
@@ -53,23 +63,41 @@ def mcp_level_for(python_level: int) -> str:
 class MCPLogHandler(logging.Handler):
     """Forwards Python log records to a server's connected clients (module docstring)."""
 
-    def __init__(self, server: Server, level: int = logging.NOTSET) -> None:
+    def __init__(self, server: Server, level: int = logging.NOTSET, *,
+                 include_tracebacks: bool = False) -> None:
         super().__init__(level)
         self.server = server
+        self.include_tracebacks = bool(include_tracebacks)
         self._local = threading.local()
+
+    def _data(self, record: logging.LogRecord) -> str:
+        """The formatted record, without traceback or stack unless those are wanted."""
+        if self.include_tracebacks or (record.exc_info is None and record.stack_info is None):
+            return self.format(record)
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info = record.exc_text = record.stack_info = None
+        try:
+            return self.format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
 
     def emit(self, record: logging.LogRecord) -> None:
         if getattr(self._local, "busy", False):
             return
         self._local.busy = True
         try:
+            server = self.server
+            if not server.logging_enabled:
+                return
             level = mcp_level_for(record.levelno)
-            data = self.format(record)
-            loop = self.server.loop
+            data = self._data(record)
+            ctx = current_context.get()
+            send = server.broadcast_log if ctx is None else ctx.log
+            loop = server.loop
             if loop is not None and not loop.is_closed() and not _runs_on(loop):
-                loop.call_soon_threadsafe(self.server.broadcast_log, level, data, record.name)
+                loop.call_soon_threadsafe(send, level, data, record.name)
             else:
-                self.server.broadcast_log(level, data, record.name)
+                send(level, data, record.name)
         except Exception:
             self.handleError(record)
         finally:

@@ -26,7 +26,6 @@ Content is downgraded for older negotiated versions like tool content.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import logging
 from typing import Any, Callable, Mapping, Optional
 
@@ -34,6 +33,7 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import Features
 from mcpfast.server.content import ContentItem, downgrade_content, is_content_block
+from mcpfast.server.invocation import invoke
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
@@ -42,7 +42,6 @@ __all__ = ["Message", "Prompt", "PromptArgument"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 _ROLES = frozenset({"user", "assistant"})
-_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 
 def _block(content: Any) -> dict[str, Any]:
@@ -240,26 +239,8 @@ class Prompt:
         features = ctx.state.features
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        if self.is_async:
-            return self._await_value(self.fn(**kwargs), features)
-        try:
-            value = self.fn(**kwargs)
-        except JSONRPCError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc) from exc
-        if type(value) not in _PLAIN_TYPES and inspect.isawaitable(value):
-            return self._await_value(value, features)
-        return self._result(value, features)
-
-    async def _await_value(self, awaitable: Any, features: Features) -> dict[str, Any]:
-        try:
-            value = await awaitable
-        except JSONRPCError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc) from exc
-        return self._result(value, features)
+        return invoke(self.fn, (), kwargs, self.is_async, ctx, self._result, self._fail,
+                      features)
 
     def _result(self, value: Any, features: Features) -> dict[str, Any]:
         try:
@@ -270,6 +251,9 @@ class Prompt:
         if self.description:
             result["description"] = self.description
         return result
+
+    def _fail(self, exc: Exception, features: Any = None) -> Any:
+        raise self._failure(exc) from exc
 
     def _failure(self, exc: Exception) -> JSONRPCError:
         _LOGGER.error("prompt %r failed", self.name, exc_info=exc)

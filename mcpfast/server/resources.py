@@ -33,6 +33,7 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JSONRPCEr
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import Features
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
+from mcpfast.server.invocation import invoke
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
@@ -41,7 +42,6 @@ from mcpfast.server.uri_template import UriTemplate
 __all__ = ["Resource", "ResourceNotFound", "ResourceTemplate"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
-_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple, bytes})
 
 
 class ResourceNotFound(JSONRPCError):
@@ -133,29 +133,14 @@ class _Readable:
         features = ctx.state.features
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        if self.is_async:
-            return self._run_async(uri, kwargs, features)
-        try:
-            value = self.fn(**kwargs)
-        except JSONRPCError:
-            raise
-        except Exception as exc:
-            raise self._failure(uri, exc) from exc
-        if type(value) not in _PLAIN_TYPES and inspect.isawaitable(value):
-            return self._await_value(uri, value, features)
-        return self._result(uri, value, features)
+        return invoke(self.fn, (), kwargs, self.is_async, ctx, self._finish, self._fail,
+                      (uri, features))
 
-    async def _run_async(self, uri: str, kwargs: dict[str, Any], features: Features) -> dict[str, Any]:
-        return await self._await_value(uri, self.fn(**kwargs), features)
+    def _finish(self, value: Any, where: tuple[str, Features]) -> dict[str, Any]:
+        return self._result(where[0], value, where[1])
 
-    async def _await_value(self, uri: str, awaitable: Any, features: Features) -> dict[str, Any]:
-        try:
-            value = await awaitable
-        except JSONRPCError:
-            raise
-        except Exception as exc:
-            raise self._failure(uri, exc) from exc
-        return self._result(uri, value, features)
+    def _fail(self, exc: Exception, where: tuple[str, Features]) -> Any:
+        raise self._failure(where[0], exc) from exc
 
     def _result(self, uri: str, value: Any, features: Features) -> dict[str, Any]:
         try:

@@ -50,6 +50,7 @@ import types
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Router
+from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import Features
 from mcpfast.server.catalog import Catalog
 from mcpfast.server.completion import Completer
@@ -58,11 +59,17 @@ from mcpfast.server.context import Context
 from mcpfast.server.handlers import install_handlers
 from mcpfast.server.logs import MCPLogHandler, level_index
 from mcpfast.server.prompts import Prompt
+from mcpfast.server.publisher import ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.state_source import StateSource
 from mcpfast.server.tools import Tool, check_icons
 from mcpfast.server.uri_template import UriTemplate, is_template
 
-__all__ = ["Server"]
+__all__ = ["DEFAULT_CLIENT_REQUEST_TIMEOUT", "Server"]
+
+# Seconds a request to the client (sampling, elicitation, roots, ping) may wait for its
+# answer unless the server or the call says otherwise.
+DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
 
 # The constructor's ``logging`` flag shadows the module inside __init__.
 logging_module = logging
@@ -80,7 +87,16 @@ class Server:
     log_level: the MCP log level sent to clients that never call logging/setLevel.
     logging: advertise the logging capability and accept logging/setLevel.
     request_timeout: default timeout in seconds of requests to the client (sampling,
-    elicitation, roots, ping); None waits as long as the client needs.
+    elicitation, roots, ping): DEFAULT_CLIENT_REQUEST_TIMEOUT (300 s, long enough for a
+    person to answer an elicitation) unless given; None waits as long as the client needs.
+    max_in_flight: requests one connection may have running at once (DEFAULT_MAX_IN_FLIGHT;
+    None: no limit); beyond it a request is answered with RATE_LIMITED (-32010).
+    publisher: delivers list changes, resource updates and log broadcasts to the
+    connections (:mod:`mcpfast.server.publisher`; a LocalPublisher unless given).
+    state_sources: sources asked, in order, for a request's protocol state before the
+    connection's handshake state (:mod:`mcpfast.server.state_source`).
+    request_checks: checks every request passes after the initialization gate, in order
+    (``check(ctx)`` raises JSONRPCError to refuse the request).
     advertise: capabilities to declare even while nothing of the kind is registered
     ("tools", "resources", "prompts", "completions") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
@@ -101,9 +117,13 @@ class Server:
         page_size: Optional[int] = None,
         log_level: str = "info",
         logging: bool = True,
-        request_timeout: Optional[float] = None,
+        request_timeout: Optional[float] = DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        max_in_flight: Optional[int] = DEFAULT_MAX_IN_FLIGHT,
         advertise: Iterable[str] = (),
         logger: Optional[logging_module.Logger] = None,
+        publisher: Optional[Publisher] = None,
+        state_sources: Iterable[StateSource] = (),
+        request_checks: Iterable[Callable[[Context], None]] = (),
     ) -> None:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
@@ -133,6 +153,13 @@ class Server:
         self.logging_enabled = bool(logging)
         self.advertise = advertise
         self.request_timeout = request_timeout
+        self.max_in_flight = check_max_in_flight(max_in_flight)
+        self.publisher: Publisher = publisher if publisher is not None else LocalPublisher()
+        self.state_sources: tuple[StateSource, ...] = tuple(state_sources)
+        self.request_checks: tuple[Callable[[Context], None], ...] = tuple(request_checks)
+        for check in self.request_checks:
+            if not callable(check):
+                raise TypeError(f"a request check must be callable, not {type(check).__name__}")
         self.logger = logger if logger is not None else logging_module.getLogger("mcpfast.server")
         self.router = Router()
         self.tools_catalog: Catalog[Tool] = Catalog(
@@ -308,7 +335,7 @@ class Server:
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to the connections subscribed to ``uri``;
         returns how many were notified."""
-        return sum(1 for c in tuple(self._connections) if c.send_resource_updated(uri))
+        return self.publisher.publish(ResourceUpdated(uri))
 
     # -- prompts -----------------------------------------------------------------------
 
@@ -370,11 +397,14 @@ class Server:
 
     # -- logging -----------------------------------------------------------------------
 
-    def logging_handler(self, level: int = logging_module.NOTSET) -> MCPLogHandler:
-        """A logging.Handler forwarding Python log records to connected clients as
-        notifications/message (see :mod:`mcpfast.server.logs`). Attach it yourself:
+    def logging_handler(self, level: int = logging_module.NOTSET, *,
+                        include_tracebacks: bool = False) -> MCPLogHandler:
+        """A logging.Handler forwarding Python log records to clients as
+        notifications/message: a record about a request to that request's client, others
+        to every connection; tracebacks only with ``include_tracebacks=True`` (see
+        :mod:`mcpfast.server.logs`). Attach it yourself:
         ``logging.getLogger("myapp").addHandler(app.logging_handler())``."""
-        return MCPLogHandler(self, level)
+        return MCPLogHandler(self, level, include_tracebacks=include_tracebacks)
 
     def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int:
         """Send a log message to every connection whose level lets it through; returns how
@@ -382,7 +412,7 @@ class Server:
         if not self.logging_enabled:
             return 0
         level_index(level)
-        return sum(1 for c in tuple(self._connections) if c.send_log(level, data, logger))
+        return self.publisher.publish(LogMessage(level, data, logger))
 
     # -- protocol answers --------------------------------------------------------------
 
@@ -417,8 +447,7 @@ class Server:
         return info
 
     def _list_changed(self, kind: str) -> None:
-        for connection in tuple(self._connections):
-            connection.send_list_changed(kind)
+        self.publisher.publish(ListChanged(kind))
 
     # -- connections -------------------------------------------------------------------
 
@@ -441,9 +470,11 @@ class Server:
 
     def _attach(self, connection: ServerConnection) -> None:
         self._connections[connection] = None
+        self.publisher.attach(connection)
 
     def _detach(self, connection: ServerConnection) -> None:
         self._connections.pop(connection, None)
+        self.publisher.detach(connection)
 
     # -- running -----------------------------------------------------------------------
 

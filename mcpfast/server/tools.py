@@ -39,7 +39,6 @@ Tool names: the specification (2025-11-25) recommends 1-128 characters of
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import logging
 import re
@@ -48,13 +47,13 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import Features
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
+from mcpfast.server.invocation import invoke
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 
 def _compact(value: Any) -> str:
@@ -294,34 +293,17 @@ class Tool:
             return _invalid_arguments(self.name, exc)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        if self.is_async:
-            return self._call_async(kwargs, ctx.state.features)
-        try:
-            value = self.fn(**kwargs)
-        except Exception as exc:
-            return self._failed(exc)
+        # Every failure of a tool, JSON-RPC errors included, is a result with isError.
+        return invoke(self.fn, (), kwargs, self.is_async, ctx, self._finish, self._failed,
+                      ctx.state.features, ())
+
+    def _finish(self, value: Any, features: Features) -> dict[str, Any]:
         if type(value) is str and self._dumper is None:
             # The common case, kept short: one text block, nothing to downgrade.
             return {"content": [{"type": "text", "text": value}]}
-        if type(value) not in _PLAIN_TYPES and inspect.isawaitable(value):
-            return self._await_value(value, ctx.state.features)
-        return self.result(value, ctx.state.features)
-
-    async def _call_async(self, kwargs: dict[str, Any], features: Features) -> dict[str, Any]:
-        try:
-            value = await self.fn(**kwargs)
-        except Exception as exc:
-            return self._failed(exc)
         return self.result(value, features)
 
-    async def _await_value(self, awaitable: Any, features: Features) -> dict[str, Any]:
-        try:
-            value = await awaitable
-        except Exception as exc:
-            return self._failed(exc)
-        return self.result(value, features)
-
-    def _failed(self, exc: Exception) -> dict[str, Any]:
+    def _failed(self, exc: Exception, features: Any = None) -> dict[str, Any]:
         _LOGGER.debug("tool %r raised", self.name, exc_info=exc)
         return tool_error_result(exc)
 

@@ -1,0 +1,77 @@
+"""Calling the functions a server registers: one wrapper for tools, resources, prompts and
+completions.
+
+``invoke`` runs a user function that may be sync, async, or sync returning an awaitable,
+and turns its outcome into a protocol result through two callbacks of the caller:
+``finish(value, extra)`` for a returned value and ``fail(exc, extra)`` for an exception
+(which returns a result -- a tool answers failures with ``isError`` -- or raises the
+JSON-RPC error to answer with). Exceptions of the types in ``passthrough`` propagate
+untouched: a resource or prompt raising a JSONRPCError answers with exactly that error.
+The result is the protocol result, or a coroutine producing it that the session runs as
+a task.
+
+While the function runs, :data:`current_context` holds the request's Context, so that code
+deep inside it (a logging handler) can tell which request it works for. An async function
+runs in its own task, so the variable is set inside the task and never leaks to others.
+"""
+
+from __future__ import annotations
+
+import inspect
+from contextvars import ContextVar
+from typing import Any, Callable, Optional
+
+from mcpfast.jsonrpc.errors import JSONRPCError
+from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
+
+__all__ = ["PASS_JSONRPC_ERRORS", "current_context", "invoke"]
+
+# The Context of the request whose registered function is running (None outside one).
+current_context: ContextVar[Optional[Any]] = ContextVar("mcpfast_current_context", default=None)
+
+PASS_JSONRPC_ERRORS: tuple[type[BaseException], ...] = (JSONRPCError,)
+
+Finish = Callable[[Any, Any], Any]
+Fail = Callable[[Exception, Any], Any]
+
+
+def invoke(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    is_async: bool,
+    ctx: Any,
+    finish: Finish,
+    fail: Fail,
+    extra: Any = None,
+    passthrough: tuple[type[BaseException], ...] = PASS_JSONRPC_ERRORS,
+) -> Any:
+    """Run ``fn(*args, **kwargs)`` for the request ``ctx`` (module docstring)."""
+    if is_async:
+        return _finish_async(ctx, fn(*args, **kwargs), finish, fail, extra, passthrough)
+    token = current_context.set(ctx)
+    try:
+        value = fn(*args, **kwargs)
+    except passthrough:
+        raise
+    except Exception as exc:
+        return fail(exc, extra)
+    finally:
+        current_context.reset(token)
+    if type(value) not in PLAIN_RESULT_TYPES and inspect.isawaitable(value):
+        return _finish_async(ctx, value, finish, fail, extra, passthrough)
+    return finish(value, extra)
+
+
+async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, extra: Any,
+                        passthrough: tuple[type[BaseException], ...]) -> Any:
+    token = current_context.set(ctx)
+    try:
+        value = await awaitable
+    except passthrough:
+        raise
+    except Exception as exc:
+        return fail(exc, extra)
+    finally:
+        current_context.reset(token)
+    return finish(value, extra)
