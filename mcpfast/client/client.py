@@ -703,8 +703,11 @@ class Client:
         says that list changed; usable as a decorator."""
         if not callable(callback):
             raise TypeError(f"callback must be callable, not {type(callback).__name__}")
+        def for_kind(kind: str) -> Callable[[Any], Any]:
+            return lambda params: callback(kind)
+
         for method, kind in LIST_CHANGED_METHODS.items():
-            self._notifications.add(method, lambda params, kind=kind: callback(kind))
+            self._notifications.add(method, for_kind(kind))
         return callback
 
     def on_resource_updated(self, callback: Callable[[dict], Any]) -> Callable[[dict], Any]:

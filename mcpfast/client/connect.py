@@ -138,14 +138,14 @@ class Connector:
             raise RuntimeError("this connect() was already used; call connect() again")
         self._opened = True
         target, client = self.target, self._client
-        if target.kind == "stdio":
+        if target.kind == "stdio" and target.command is not None:
             from mcpfast.transports import open_stdio
 
             stream = await open_stdio(
                 target.command, list(target.args), client.bind,
                 max_frame_size=self._max_frame_size, **self._stdio,
             )
-        elif target.kind == "tcp":
+        elif target.kind == "tcp" and target.host is not None and target.port is not None:
             from mcpfast.transports import open_tcp
 
             stream = await open_tcp(

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
+from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL
@@ -61,7 +62,8 @@ class ServerConnection:
     """
 
     def __init__(self, server: Server, send: Callable[[bytes], None], *,
-                 loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+                 loop: Optional[asyncio.AbstractEventLoop] = None,
+                 runtime: Optional[Runtime] = None) -> None:
         self.server = server
         self.state = ProtocolState(server.default_log_level)
         self.capabilities: dict[str, Any] = {}
@@ -72,6 +74,7 @@ class ServerConnection:
             router=server.router,
             context_factory=self._context_factory(),
             loop=loop,
+            runtime=runtime,
             logger=server.logger,
             request_timeout=server.request_timeout,
             max_in_flight=server.max_in_flight,

@@ -35,12 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError, MethodNotFound
 from mcpfast.protocol import methods
+from mcpfast.protocol.features import features_for
 from mcpfast.protocol.versions import negotiate_version
 from mcpfast.server.completion import parse_completion_request
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
 
 if TYPE_CHECKING:
+    from mcpfast.server.connection import ServerConnection
     from mcpfast.server.context import Context
     from mcpfast.server.server import Server
 
@@ -62,6 +64,13 @@ def _required_str(params: dict[str, Any], key: str, method: str) -> str:
     if type(value) is not str:
         raise InvalidParams(f"{method}: params.{key} must be a string", {"param": key})
     return value
+
+
+def _connection(ctx: Context) -> ServerConnection:
+    connection = ctx.connection
+    if connection is None:
+        raise RuntimeError(f"{ctx.method} needs a server connection; this Context has none")
+    return connection
 
 
 def install_handlers(server: Server) -> None:
@@ -96,8 +105,8 @@ def install_handlers(server: Server) -> None:
             raise InvalidParams("initialize: params.clientInfo must be an object")
         version = negotiate_version(requested)
         state.negotiate(version, client_info, capabilities)
-        features = state.features
-        connection = ctx.connection
+        features = features_for(version)
+        connection = _connection(ctx)
         connection.session.allow_batches(features.batches)
         advertised = server.capabilities(features)
         connection.capabilities = advertised
@@ -114,7 +123,7 @@ def install_handlers(server: Server) -> None:
         if ctx.state.protocol_version is None:
             _LOGGER.debug("notifications/initialized before initialize; ignored")
             return
-        ctx.connection.mark_initialized()
+        _connection(ctx).mark_initialized()
 
     def ping(params: Any, ctx: Context) -> dict[str, Any]:
         return empty
@@ -164,12 +173,12 @@ def install_handlers(server: Server) -> None:
         uri = _required_str(_params_dict(params, "resources/subscribe"), "uri", "resources/subscribe")
         if not server.has_resource(uri):
             raise ResourceNotFound(uri)
-        ctx.connection.subscriptions.add(uri)
+        _connection(ctx).subscriptions.add(uri)
         return empty
 
     def unsubscribe(params: Any, ctx: Context) -> dict[str, Any]:
         uri = _required_str(_params_dict(params, "resources/unsubscribe"), "uri", "resources/unsubscribe")
-        ctx.connection.subscriptions.discard(uri)
+        _connection(ctx).subscriptions.discard(uri)
         return empty
 
     # -- prompts ---------------------------------------------------------------------

@@ -47,9 +47,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import types
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Coroutine, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Router
+from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import Features
 from mcpfast.server.catalog import Catalog
@@ -128,10 +129,10 @@ class Server:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
                 raise ValueError(f"the server {label} must be a non-empty str, got {value!r}")
-        for label, value in (("title", title), ("description", description),
-                             ("website_url", website_url), ("instructions", instructions)):
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"{label} must be a str, not {type(value).__name__}")
+        for label, text in (("title", title), ("description", description),
+                            ("website_url", website_url), ("instructions", instructions)):
+            if text is not None and not isinstance(text, str):
+                raise TypeError(f"{label} must be a str, not {type(text).__name__}")
         advertise = frozenset((advertise,) if isinstance(advertise, str) else advertise)
         unknown = advertise - _ADVERTISABLE
         if unknown:
@@ -452,8 +453,14 @@ class Server:
     # -- connections -------------------------------------------------------------------
 
     def connect(self, send: Callable[[bytes], None], *,
-                loop: Optional[asyncio.AbstractEventLoop] = None) -> ServerConnection:
-        """A new connection whose outgoing frames go to ``send`` (the connection factory)."""
+                loop: Optional[asyncio.AbstractEventLoop] = None,
+                runtime: Optional[Runtime] = None) -> ServerConnection:
+        """A new connection whose outgoing frames go to ``send`` (the connection factory).
+
+        ``runtime``: the futures, tasks and clock of its session (the running loop's
+        unless given; a test passes one with a fake clock)."""
+        if runtime is not None:
+            return ServerConnection(self, send, runtime=runtime)
         if loop is not None:
             self.loop = loop
         else:
@@ -489,7 +496,7 @@ class Server:
         run_main(runner())
 
     def _runner(self, transport: str, host: str, port: int,
-                options: dict[str, Any]) -> Callable[[], Awaitable[None]]:
+                options: dict[str, Any]) -> Callable[[], Coroutine[Any, Any, None]]:
         if not isinstance(transport, str):
             raise TypeError(f"transport must be a str, not {type(transport).__name__}")
         kind = transport.lower()

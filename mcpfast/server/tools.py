@@ -312,8 +312,10 @@ class Tool:
         try:
             if type(value) is ToolResult:
                 return self._explicit_result(value, features)
-            if self._dumper is not None and not _holds_content(value):
-                structured = serialize_output(self.signature, value)
+            # A tool with an output schema (a dumper) always has structured output.
+            structured = (serialize_output(self.signature, value)
+                          if self._dumper is not None and not _holds_content(value) else None)
+            if structured is not None:
                 shown = structured["result"] if self._wraps else structured
                 result: dict[str, Any] = {"content": [{"type": "text", "text": _compact(shown)}]}
                 if features.structured_output:

@@ -26,7 +26,8 @@ class FakeClient:
     """An MCP client speaking through a list (see the module docstring)."""
 
     def __init__(self, server: Any, mcp_schema: Any, version: str = LATEST_VERSION,
-                 capabilities: Optional[dict] = None, name: str = "fake-client") -> None:
+                 capabilities: Optional[dict] = None, name: str = "fake-client",
+                 runtime: Any = None) -> None:
         self.server = server
         self.mcp_schema = mcp_schema
         self.requested_version = version
@@ -36,7 +37,9 @@ class FakeClient:
         self.messages: list[Any] = []
         self.pending: dict[Any, str] = {}
         self._ids = itertools.count(1)
-        self.conn = server.connect(self._send)
+        # runtime: a FakeRuntime drives the session with a fake clock and no loop.
+        self.conn = (server.connect(self._send) if runtime is None
+                     else server.connect(self._send, runtime=runtime))
 
     # -- transport -----------------------------------------------------------------------
 

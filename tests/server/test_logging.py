@@ -189,3 +189,54 @@ def test_logging_handler_from_another_thread_goes_through_the_loop(ready_client,
         assert messages(client) == [("warning", "from a worker", "mcpfast.tests.bridge")]
 
     asyncio.run(main())
+
+
+def _failing_tool_server():
+    app = log_server()
+    tool_log = logging.getLogger("mcpfast.tests.bridge.tool")
+
+    @app.tool()
+    def explode(label: str) -> str:
+        try:
+            raise RuntimeError(f"boom in {label}")
+        except RuntimeError:
+            tool_log.exception("tool %s failed", label)
+        return "handled"
+
+    return app
+
+
+def test_records_about_a_request_go_to_its_client_only(ready_client, bridged_logger):
+    app = _failing_tool_server()
+    caller = ready_client(app)
+    bystander = ready_client(app)
+    for client in (caller, bystander):
+        client.result("logging/setLevel", {"level": "debug"})
+    bridged_logger(app)
+    assert caller.call_tool("explode", {"label": "mine"})["content"][0]["text"] == "handled"
+    assert messages(bystander) == []
+    [(level, data, logger)] = messages(caller)
+    assert (level, logger) == ("error", "mcpfast.tests.bridge.tool")
+    # No traceback, no file path on the wire.
+    assert data == "tool mine failed"
+    # Outside a request a record still reaches every connection.
+    logging.getLogger("mcpfast.tests.bridge").warning("to everyone")
+    assert messages(caller) == messages(bystander) == [
+        ("warning", "to everyone", "mcpfast.tests.bridge")]
+
+
+def test_tracebacks_are_sent_only_when_the_server_opts_in(ready_client):
+    app = _failing_tool_server()
+    client = ready_client(app)
+    client.result("logging/setLevel", {"level": "debug"})
+    logger = logging.getLogger("mcpfast.tests.bridge")
+    logger.setLevel(logging.DEBUG)
+    handler = app.logging_handler(include_tracebacks=True)
+    logger.addHandler(handler)
+    try:
+        client.call_tool("explode", {"label": "x"})
+    finally:
+        logger.removeHandler(handler)
+    [(_, data, _)] = messages(client)
+    assert data.startswith("tool x failed\nTraceback (most recent call last):")
+    assert "RuntimeError: boom in x" in data
