@@ -41,7 +41,7 @@ from mcpfast.server import (  # noqa: E402
     EmbeddedResource,
     Field,
     Image,
-    Message,
+    PromptMessage,
     ResourceLink,
     Server,
     ToolAnnotations,
@@ -421,15 +421,15 @@ def test_prompt_with_arguments(
 def test_prompt_with_embedded_resource(resourceUri: Annotated[str, "URI of the resource to embed"]) -> list:
     """A prompt embedding a resource."""
     return [
-        Message(EmbeddedResource(resourceUri, "Embedded resource content for testing.", "text/plain")),
-        Message("Please process the embedded resource above."),
+        PromptMessage(EmbeddedResource(resourceUri, "Embedded resource content for testing.", "text/plain")),
+        PromptMessage("Please process the embedded resource above."),
     ]
 
 
 @app.prompt()
 def test_prompt_with_image() -> list:
     """A prompt with an image."""
-    return [Message(Image(PNG, "image/png")), Message("Please analyze the image above.")]
+    return [PromptMessage(Image(PNG, "image/png")), PromptMessage("Please analyze the image above.")]
 
 
 # -- completion ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ need only one side (a client does not import the server's schema machinery).
 Server side: :class:`Server`, :class:`Context`, the content classes (:class:`Text`,
 :class:`Image`, :class:`Audio`, :class:`EmbeddedResource`, :class:`ResourceLink`,
 :class:`Annotations`), :class:`ToolAnnotations`, :class:`ToolResult`, :class:`Field`,
-:class:`Message` (prompts), the completion types and the errors handlers raise.
+:class:`PromptMessage` (prompts), the completion types and the errors handlers raise.
 Client side: :func:`connect`, :func:`connect_sync`, :class:`Client`, :class:`SyncClient`,
 :class:`Subscription` and the client errors. JSON-RPC errors shared by both:
 :class:`JSONRPCError`, :class:`RequestTimeout`, :class:`RequestCancelled`,
@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "mcpfast.server": (
         "Server", "Context", "Text", "Image", "Audio", "EmbeddedResource", "ResourceLink",
-        "Annotations", "ToolAnnotations", "ToolResult", "Field", "Message", "Completion",
+        "Annotations", "ToolAnnotations", "ToolResult", "Field", "PromptMessage", "Completion",
         "CompletionRef", "CompletionArgument", "SamplingResult", "ElicitationResult", "Root",
         "ResourceNotFound", "ClientCapabilityError",
     ),

@@ -1,6 +1,6 @@
 """Capabilities on both sides of the handshake.
 
-Server side (what the client may call): :class:`ServerFeatures` turns the ``capabilities``
+Server side (what the client may call): :class:`ServerCapabilities` turns the ``capabilities``
 of the InitializeResult into plain bool attributes, read once per call instead of looking
 into dicts. The rule for each request:
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Optional
 
-__all__ = ["METHOD_CAPABILITIES", "ServerFeatures", "client_capabilities"]
+__all__ = ["METHOD_CAPABILITIES", "ServerCapabilities", "client_capabilities"]
 
 # Request method -> the server capability it needs (dotted for a sub-capability).
 METHOD_CAPABILITIES: dict[str, str] = {
@@ -48,7 +48,7 @@ METHOD_CAPABILITIES: dict[str, str] = {
 _HANDLED = {"sampling": "sampling", "elicitation": "elicitation", "roots": "roots"}
 
 
-class ServerFeatures:
+class ServerCapabilities:
     """What the server advertised, as bools (see the module docstring).
 
     ``tools``, ``resources``, ``subscribe``, ``prompts``, ``completions``, ``logging``,
@@ -100,7 +100,7 @@ class ServerFeatures:
     def __repr__(self) -> str:
         names = [name for name in ("tools", "resources", "subscribe", "prompts",
                                    "completions", "logging") if getattr(self, name)]
-        return f"<ServerFeatures {' '.join(names) or 'none'}>"
+        return f"<ServerCapabilities {' '.join(names) or 'none'}>"
 
 
 def client_capabilities(

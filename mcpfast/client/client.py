@@ -47,7 +47,7 @@ from asyncio import CancelledError
 from typing import Any, Callable, Mapping, Optional
 
 from mcpfast._core.pending import DEFAULT_CAPACITY
-from mcpfast.client.capabilities import ServerFeatures, client_capabilities
+from mcpfast.client.capabilities import ServerCapabilities, client_capabilities
 from mcpfast.client.errors import (
     CapabilityError,
     ClientError,
@@ -226,7 +226,7 @@ class Client:
         self.server_info: dict = {}
         self.server_capabilities: dict = {}
         self.instructions: Optional[str] = None
-        self.features: Optional[ServerFeatures] = None
+        self.features: Optional[ServerCapabilities] = None
         # One bool per server capability, read by every request (False until initialized).
         self._tools = self._resources = self._subscribe = False
         self._prompts = self._completions = self._logging = False
@@ -354,7 +354,7 @@ class Client:
         instructions = result.get("instructions")
         if instructions is not None and type(instructions) is not str:
             raise InitializeError(f"instructions must be a string, got {instructions!r}")
-        features = ServerFeatures(capabilities, version, self._check_capabilities)
+        features = ServerCapabilities(capabilities, version, self._check_capabilities)
         # JSON-RPC batches exist only in 2025-03-26.
         session.allow_batches(version == "2025-03-26")
         session.notify("notifications/initialized")

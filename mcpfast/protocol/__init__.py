@@ -6,7 +6,7 @@ import it, and it imports nothing of mcpfast.
 """
 
 from mcpfast.protocol import error_codes, meta_keys, methods
-from mcpfast.protocol.features import FEATURES, Features, features_for
+from mcpfast.protocol.features import FEATURES, VersionFeatures, features_for
 from mcpfast.protocol.log_levels import LEVEL_INDEX, LEVELS, level_index
 from mcpfast.protocol.versions import (
     HANDSHAKE,
@@ -20,7 +20,7 @@ from mcpfast.protocol.versions import (
 
 __all__ = [
     "FEATURES",
-    "Features",
+    "VersionFeatures",
     "HANDSHAKE",
     "KNOWN_VERSIONS",
     "LATEST_VERSION",

@@ -1,6 +1,6 @@
-"""What each MCP protocol version can carry: `Features`, one immutable object per version.
+"""What each MCP protocol version can carry: `VersionFeatures`, one immutable object per version.
 
-`Features` answers "may this field / message exist under this version?" once per version,
+`VersionFeatures` answers "may this field / message exist under this version?" once per version,
 so per-request code tests a precomputed attribute instead of comparing version strings.
 Which fields each version has was read from the versions' schema.json files.
 """
@@ -11,10 +11,10 @@ from typing import Any
 
 from mcpfast.protocol.versions import SUPPORTED_VERSIONS
 
-__all__ = ["FEATURES", "Features", "features_for"]
+__all__ = ["FEATURES", "VersionFeatures", "features_for"]
 
 
-class Features:
+class VersionFeatures:
     """What one protocol version can carry (all plain bool attributes, fixed per version).
 
     version               the version string
@@ -78,16 +78,16 @@ class Features:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, "content_current"):
-            raise AttributeError("Features are immutable")
+            raise AttributeError("VersionFeatures are immutable")
         object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
-        return f"<Features {self.version}>"
+        return f"<VersionFeatures {self.version}>"
 
 
-FEATURES: dict[str, Features] = {version: Features(version) for version in SUPPORTED_VERSIONS}
+FEATURES: dict[str, VersionFeatures] = {version: VersionFeatures(version) for version in SUPPORTED_VERSIONS}
 
 
-def features_for(version: str) -> Features:
-    """The Features of a supported version (KeyError for others)."""
+def features_for(version: str) -> VersionFeatures:
+    """The VersionFeatures of a supported version (KeyError for others)."""
     return FEATURES[version]

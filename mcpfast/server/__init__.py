@@ -4,31 +4,30 @@ The public API: :class:`Server` (decorators ``tool``, ``resource``, ``prompt``,
 ``completion``; ``run``), :class:`Context` (what handlers receive), the content classes
 (:class:`Text`, :class:`Image`, :class:`Audio`, :class:`EmbeddedResource`,
 :class:`ResourceLink`, :class:`Annotations`), :class:`ToolAnnotations`,
-:class:`ToolResult`, :class:`Message` for prompts, the completion types, the results of
+:class:`ToolResult`, :class:`PromptMessage` for prompts, the completion types, the results of
 requests to the client, and the errors handlers may raise (:class:`ResourceNotFound`,
 :class:`ClientCapabilityError`). Module map:
 
   server.py          Server: registration API, capabilities, connections, run()
-  connection.py      ServerConnection: one client (state, subscriptions, lifecycle gate)
+  connection.py      ServerConnection: one client (state, subscriptions, check chain)
   handlers.py        the MCP methods (initialize, tools/call, resources/read, ...)
   context.py         Context: per-request view (logging, progress, sampling, ...)
   state.py           ProtocolState: negotiated version, client capabilities, log level
-  versions.py        supported versions, negotiation, per-version Features
+  state_source.py    where a request's ProtocolState and back channel come from
+  back_channel.py    how a request reaches the client (the session, or none)
+  publisher.py       fan-out of list changes, resource updates and log broadcasts
+  invocation.py      one wrapper calling tools, resources, prompts and completions
   tools.py / resources.py / prompts.py / completion.py   the registered things
   catalog.py         cached, paginated list results
-  client_requests.py sampling / elicitation / roots params and results
-  logs.py            MCP log levels and the logging.Handler bridge
+  requests_to_client.py  sampling / elicitation / roots params and results
+  logs.py            the logging.Handler bridge to MCP log messages
   string_args.py     string arguments (template variables, prompt args) -> typed values
-  schema.py, content.py, uri_template.py, pagination.py   building blocks
+  schema/, content.py, uri_template.py, pagination.py   building blocks
+
+Versions, per-version VersionFeatures, method names and log levels: :mod:`mcpfast.protocol`.
 """
 
 from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
-from mcpfast.server.client_requests import (
-    ClientCapabilityError,
-    ElicitationResult,
-    Root,
-    SamplingResult,
-)
 from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.content import (
@@ -41,7 +40,13 @@ from mcpfast.server.content import (
 )
 from mcpfast.server.context import Context
 from mcpfast.server.logs import LEVELS, MCPLogHandler
-from mcpfast.server.prompts import Message, Prompt, PromptArgument
+from mcpfast.server.prompts import Prompt, PromptArgument, PromptMessage
+from mcpfast.server.requests_to_client import (
+    ClientCapabilityError,
+    ElicitationResult,
+    Root,
+    SamplingResult,
+)
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
 from mcpfast.server.schema import Field
 from mcpfast.server.server import Server
@@ -63,7 +68,7 @@ __all__ = [
     "LATEST_VERSION",
     "LEVELS",
     "MCPLogHandler",
-    "Message",
+    "PromptMessage",
     "Prompt",
     "PromptArgument",
     "ProtocolState",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from mcpfast.jsonrpc.errors import InvalidParams
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.pagination import InvalidCursor, Paginator
 
 __all__ = ["Catalog"]
@@ -93,7 +93,7 @@ class Catalog(Generic[T]):
         if self.on_change is not None:
             self.on_change()
 
-    def definitions(self, features: Features) -> list[dict[str, Any]]:
+    def definitions(self, features: VersionFeatures) -> list[dict[str, Any]]:
         """Every item's wire definition for one version (cached; do not modify)."""
         found = self._definitions.get(features.version)
         if found is None:
@@ -101,7 +101,7 @@ class Catalog(Generic[T]):
             self._definitions[features.version] = found
         return found
 
-    def list_result(self, features: Features, cursor: Any = None) -> dict[str, Any]:
+    def list_result(self, features: VersionFeatures, cursor: Any = None) -> dict[str, Any]:
         """The result of the list method (module docstring); InvalidParams for bad cursors."""
         paginator = self._paginator
         if paginator is None:

@@ -37,10 +37,10 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL
-from mcpfast.server.client_requests import Root, parse_roots, require_capability
 from mcpfast.server.context import Context
 from mcpfast.server.logs import level_index
 from mcpfast.server.publisher import Event, ListChanged, LogMessage, ResourceUpdated
+from mcpfast.server.requests_to_client import Root, parse_roots, require_capability
 from mcpfast.server.schema import to_jsonable
 from mcpfast.server.state import ProtocolState
 

@@ -47,9 +47,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel
-from mcpfast.server.client_requests import (
+from mcpfast.server.logs import LEVELS, level_index
+from mcpfast.server.requests_to_client import (
     ElicitationResult,
     Root,
     SamplingResult,
@@ -61,7 +62,6 @@ from mcpfast.server.client_requests import (
     require_capability,
     sampling_params,
 )
-from mcpfast.server.logs import LEVELS, level_index
 from mcpfast.server.schema import to_jsonable
 from mcpfast.server.state import ProtocolState
 
@@ -136,7 +136,7 @@ class Context(RequestContext):
         return self.state.protocol_version
 
     @property
-    def features(self) -> Optional[Features]:
+    def features(self) -> Optional[VersionFeatures]:
         """What the negotiated version can carry (None before initialize)."""
         return self.state.features
 
@@ -155,7 +155,7 @@ class Context(RequestContext):
         """The minimum MCP log level the client wants."""
         return LEVELS[self.state.log_level]
 
-    def _negotiated(self) -> tuple[ProtocolState, Features]:
+    def _negotiated(self) -> tuple[ProtocolState, VersionFeatures]:
         state = self.state
         features = state.features
         if features is None:

@@ -14,7 +14,7 @@ message naming the prompt (a JSONRPCError raised by it passes unchanged).
 What the function returns becomes the result's ``messages``:
 
 - a ``str`` -> one user message with that text;
-- a :class:`Message` (``Message("text", role="assistant")``, content may be a str, a
+- a :class:`PromptMessage` (``PromptMessage("text", role="assistant")``, content may be a str, a
   content object such as Image, or a content block dict);
 - a content object or block -> one user message with it;
 - a ``{"role", "content"}`` dict -> that message (a str content becomes a text block);
@@ -31,14 +31,14 @@ from typing import Any, Callable, Mapping, Optional
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, is_content_block
 from mcpfast.server.invocation import invoke
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
 
-__all__ = ["Message", "Prompt", "PromptArgument"]
+__all__ = ["PromptMessage", "Prompt", "PromptArgument"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 _ROLES = frozenset({"user", "assistant"})
@@ -58,7 +58,7 @@ def _block(content: Any) -> dict[str, Any]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Message:
+class PromptMessage:
     """One prompt message: ``content`` (str, content object or block dict) and ``role``
     ("user" or "assistant"). Also accepted as a sampling message by ``ctx.sample``."""
 
@@ -76,7 +76,7 @@ class Message:
 
 
 def _message(item: Any) -> dict[str, Any]:
-    if isinstance(item, Message):
+    if isinstance(item, PromptMessage):
         return item.to_message()
     if isinstance(item, dict) and "role" in item and "content" in item and "type" not in item:
         role = item["role"]
@@ -86,7 +86,7 @@ def _message(item: Any) -> dict[str, Any]:
     return {"role": "user", "content": _block(item)}
 
 
-def to_messages(value: Any, features: Features) -> list[dict[str, Any]]:
+def to_messages(value: Any, features: VersionFeatures) -> list[dict[str, Any]]:
     """The PromptMessage list for what a prompt function returned (module docstring)."""
     items = value if isinstance(value, (list, tuple)) else [value]
     messages = [_message(item) for item in items]
@@ -105,7 +105,7 @@ class PromptArgument:
     required: bool = False
     title: Optional[str] = None
 
-    def to_dict(self, features: Features) -> dict[str, Any]:
+    def to_dict(self, features: VersionFeatures) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
         if self.title is not None and features.titles:
             out["title"] = self.title
@@ -183,7 +183,7 @@ class Prompt:
     def __repr__(self) -> str:
         return f"<Prompt {self.name!r}>"
 
-    def definition(self, features: Features) -> dict[str, Any]:
+    def definition(self, features: VersionFeatures) -> dict[str, Any]:
         """The Prompt object for prompts/list in one protocol version (cached)."""
         found = self._definitions.get(features.version)
         if found is not None:
@@ -242,7 +242,7 @@ class Prompt:
         return invoke(self.fn, (), kwargs, self.is_async, ctx, self._result, self._fail,
                       features)
 
-    def _result(self, value: Any, features: Features) -> dict[str, Any]:
+    def _result(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         try:
             messages = to_messages(value, features)
         except (TypeError, ValueError) as exc:

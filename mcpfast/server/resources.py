@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
 from mcpfast.server.invocation import invoke
 from mcpfast.server.schema import ArgumentError, function_schema
@@ -62,7 +62,7 @@ def _is_contents(value: Any) -> bool:
     )
 
 
-def to_contents(uri: str, value: Any, mime_type: Optional[str], features: Features) -> list[dict[str, Any]]:
+def to_contents(uri: str, value: Any, mime_type: Optional[str], features: VersionFeatures) -> list[dict[str, Any]]:
     """The ``contents`` list for what a resource function returned (module docstring)."""
     if _is_contents(value):
         contents = [value]
@@ -109,7 +109,7 @@ class _Readable:
         self.context_param: Optional[str] = None
         self._definitions: dict[str, dict[str, Any]] = {}
 
-    def _common_definition(self, out: dict[str, Any], features: Features) -> dict[str, Any]:
+    def _common_definition(self, out: dict[str, Any], features: VersionFeatures) -> dict[str, Any]:
         if self.title is not None and features.titles:
             out["title"] = self.title
         if self.description is not None:
@@ -136,13 +136,13 @@ class _Readable:
         return invoke(self.fn, (), kwargs, self.is_async, ctx, self._finish, self._fail,
                       (uri, features))
 
-    def _finish(self, value: Any, where: tuple[str, Features]) -> dict[str, Any]:
+    def _finish(self, value: Any, where: tuple[str, VersionFeatures]) -> dict[str, Any]:
         return self._result(where[0], value, where[1])
 
-    def _fail(self, exc: Exception, where: tuple[str, Features]) -> Any:
+    def _fail(self, exc: Exception, where: tuple[str, VersionFeatures]) -> Any:
         raise self._failure(where[0], exc) from exc
 
-    def _result(self, uri: str, value: Any, features: Features) -> dict[str, Any]:
+    def _result(self, uri: str, value: Any, features: VersionFeatures) -> dict[str, Any]:
         try:
             return {"contents": to_contents(uri, value, self.mime_type, features)}
         except (TypeError, ValueError) as exc:
@@ -206,7 +206,7 @@ class Resource(_Readable):
     def __repr__(self) -> str:
         return f"<Resource {self.uri!r}>"
 
-    def definition(self, features: Features) -> dict[str, Any]:
+    def definition(self, features: VersionFeatures) -> dict[str, Any]:
         """The Resource object for resources/list in one protocol version (cached)."""
         found = self._definitions.get(features.version)
         if found is None:
@@ -286,7 +286,7 @@ class ResourceTemplate(_Readable):
     def uri_template(self) -> str:
         return self.template.template
 
-    def definition(self, features: Features) -> dict[str, Any]:
+    def definition(self, features: VersionFeatures) -> dict[str, Any]:
         """The ResourceTemplate object for resources/templates/list (cached)."""
         found = self._definitions.get(features.version)
         if found is None:

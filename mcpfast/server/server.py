@@ -52,7 +52,7 @@ from typing import Any, Callable, Coroutine, Iterable, Mapping, Optional
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.catalog import Catalog
 from mcpfast.server.completion import Completer
 from mcpfast.server.connection import ServerConnection
@@ -417,7 +417,7 @@ class Server:
 
     # -- protocol answers --------------------------------------------------------------
 
-    def capabilities(self, features: Features) -> dict[str, Any]:
+    def capabilities(self, features: VersionFeatures) -> dict[str, Any]:
         """The ServerCapabilities for a connection that negotiated ``features``."""
         advertise = self.advertise
         caps: dict[str, Any] = {}
@@ -433,7 +433,7 @@ class Server:
             caps["tools"] = {"listChanged": True}
         return caps
 
-    def server_info(self, features: Features) -> dict[str, Any]:
+    def server_info(self, features: VersionFeatures) -> dict[str, Any]:
         """The serverInfo Implementation for a version."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None and features.titles:

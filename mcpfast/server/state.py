@@ -1,7 +1,7 @@
 """ProtocolState: what the server knows about its client when it handles a request.
 
 Every request's :class:`~mcpfast.server.context.Context` reads the protocol version, the
-version's `Features`, the client's info and capabilities and the log level from a
+version's `VersionFeatures`, the client's info and capabilities and the log level from a
 ProtocolState. Where that state comes from depends on the protocol era:
 
 - handshake versions (2024-11-05 .. 2025-11-25): ``initialize`` fills one ProtocolState
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from mcpfast.protocol.features import Features, features_for
+from mcpfast.protocol.features import VersionFeatures, features_for
 from mcpfast.server.logs import LEVELS
 
 __all__ = ["ProtocolState"]
@@ -28,7 +28,7 @@ class ProtocolState:
     """Negotiated protocol facts (see the module docstring).
 
     protocol_version     the negotiated version; None before initialize
-    features             that version's Features; None before initialize
+    features             that version's VersionFeatures; None before initialize
     client_info          the client's Implementation dict (name, version, ...); {} before
     client_capabilities  the client's ClientCapabilities dict; {} before initialize
     log_level            minimum MCP log level rank to send (0 = debug ... 7 = emergency)
@@ -46,7 +46,7 @@ class ProtocolState:
 
     def __init__(self, log_level: int = 1) -> None:
         self.protocol_version: Optional[str] = None
-        self.features: Optional[Features] = None
+        self.features: Optional[VersionFeatures] = None
         self.client_info: dict[str, Any] = _EMPTY
         self.client_capabilities: dict[str, Any] = _EMPTY
         self.log_level = log_level

@@ -45,7 +45,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.router import is_async_handler
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
 from mcpfast.server.invocation import invoke
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
@@ -256,7 +256,7 @@ class Tool:
 
     # -- definition --------------------------------------------------------------------
 
-    def definition(self, features: Features) -> dict[str, Any]:
+    def definition(self, features: VersionFeatures) -> dict[str, Any]:
         """The Tool object for tools/list in one protocol version (cached)."""
         found = self._definitions.get(features.version)
         if found is not None:
@@ -297,7 +297,7 @@ class Tool:
         return invoke(self.fn, (), kwargs, self.is_async, ctx, self._finish, self._failed,
                       ctx.state.features, ())
 
-    def _finish(self, value: Any, features: Features) -> dict[str, Any]:
+    def _finish(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         if type(value) is str and self._dumper is None:
             # The common case, kept short: one text block, nothing to downgrade.
             return {"content": [{"type": "text", "text": value}]}
@@ -307,7 +307,7 @@ class Tool:
         _LOGGER.debug("tool %r raised", self.name, exc_info=exc)
         return tool_error_result(exc)
 
-    def result(self, value: Any, features: Features) -> dict[str, Any]:
+    def result(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         """The CallToolResult for a return value in one protocol version."""
         try:
             if type(value) is ToolResult:
@@ -329,7 +329,7 @@ class Tool:
             content = downgrade_content(content, features.version)
         return {"content": content}
 
-    def _explicit_result(self, value: ToolResult, features: Features) -> dict[str, Any]:
+    def _explicit_result(self, value: ToolResult, features: VersionFeatures) -> dict[str, Any]:
         content = value.content
         if isinstance(content, list) and all(isinstance(b, dict) and "type" in b for b in content):
             blocks = content

@@ -3,7 +3,7 @@
 import pytest
 
 from mcpfast.client import CapabilityError, Client
-from mcpfast.client.capabilities import METHOD_CAPABILITIES, ServerFeatures, client_capabilities
+from mcpfast.client.capabilities import METHOD_CAPABILITIES, ServerCapabilities, client_capabilities
 from mcpfast.jsonrpc import ConnectionClosed
 
 # (capability, method, call) for every request that needs a capability.
@@ -101,7 +101,7 @@ def test_after_the_connection_closes_requests_raise_connection_closed(fake, arun
 
 
 def test_server_features_flags():
-    features = ServerFeatures({
+    features = ServerCapabilities({
         "tools": {"listChanged": True}, "resources": {"subscribe": True}, "prompts": {},
         "logging": {},
     }, "2025-11-25")
@@ -111,9 +111,9 @@ def test_server_features_flags():
     assert features.allows("resources.subscribe") and not features.allows("completions")
     assert "tools" in repr(features)
     # A capability that is not an object is not advertised.
-    odd = ServerFeatures({"tools": True, "resources": {"subscribe": "yes"}}, "2025-11-25")
+    odd = ServerCapabilities({"tools": True, "resources": {"subscribe": "yes"}}, "2025-11-25")
     assert not odd.tools and odd.resources and not odd.subscribe
-    assert repr(ServerFeatures({}, "2025-06-18")) == "<ServerFeatures none>"
+    assert repr(ServerCapabilities({}, "2025-06-18")) == "<ServerCapabilities none>"
 
 
 def test_client_advertises_only_what_it_has_handlers_for():

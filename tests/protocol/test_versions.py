@@ -1,8 +1,8 @@
-"""Protocol versions: the supported set, per-version Features, ProtocolState."""
+"""Protocol versions: the supported set, per-version VersionFeatures, ProtocolState."""
 
 import pytest
 
-from mcpfast.protocol import FEATURES, LATEST_VERSION, SUPPORTED_VERSIONS, Features, features_for
+from mcpfast.protocol import FEATURES, LATEST_VERSION, SUPPORTED_VERSIONS, VersionFeatures, features_for
 from mcpfast.server import ProtocolState
 
 
@@ -39,10 +39,10 @@ def test_features_are_immutable_and_only_for_supported_versions():
     with pytest.raises(AttributeError):
         features.audio = False
     with pytest.raises(ValueError):
-        Features("2026-07-28")
+        VersionFeatures("2026-07-28")
     with pytest.raises(KeyError):
         features_for("2026-07-28")
-    assert repr(features) == "<Features 2025-06-18>"
+    assert repr(features) == "<VersionFeatures 2025-06-18>"
 
 
 def test_protocol_state():

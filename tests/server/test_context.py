@@ -8,7 +8,7 @@ import enum
 import pytest
 
 from mcpfast.jsonrpc.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
-from mcpfast.server import ClientCapabilityError, Context, Message, Root, Server
+from mcpfast.server import ClientCapabilityError, Context, PromptMessage, Root, Server
 from mcpfast.server.context import NOT_SENT, SENT
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -135,7 +135,7 @@ def sampling_server():
     @app.tool()
     async def ask(question: str, ctx: Context) -> str:
         answer = await ctx.sample(
-            [Message("You are terse.", role="assistant"), question],
+            [PromptMessage("You are terse.", role="assistant"), question],
             max_tokens=50, system_prompt="Be brief", temperature=0.2, stop_sequences=["\n"],
             model_preferences="claude", include_context="none", metadata={"trace": "t1"},
         )
@@ -383,7 +383,7 @@ def test_url_elicitation(ready_client):
 
 def test_elicitation_schema_checks():
     from mcpfast.protocol.features import features_for
-    from mcpfast.server.client_requests import elicitation_params
+    from mcpfast.server.requests_to_client import elicitation_params
 
     features = features_for("2025-11-25")
     with pytest.raises(ValueError):

@@ -6,7 +6,7 @@ from typing import Annotated
 import pytest
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams
-from mcpfast.server import Audio, Context, EmbeddedResource, Image, Message, Server
+from mcpfast.server import Audio, Context, EmbeddedResource, Image, PromptMessage, Server
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -29,8 +29,8 @@ def prompt_server():
     @app.prompt()
     def conversation(topic: str) -> list:
         return [
-            Message(f"Tell me about {topic}"),
-            Message("Sure, what do you want to know?", role="assistant"),
+            PromptMessage(f"Tell me about {topic}"),
+            PromptMessage("Sure, what do you want to know?", role="assistant"),
             {"role": "user", "content": "Everything"},
             {"role": "assistant", "content": {"type": "text", "text": "OK"}},
             Image(PNG, "image/png"),
@@ -39,17 +39,17 @@ def prompt_server():
 
     @app.prompt()
     def media() -> list:
-        return [Message(Audio(WAV, "audio/wav")),
-                Message(EmbeddedResource("mem://doc", "the doc", "text/plain"))]
+        return [PromptMessage(Audio(WAV, "audio/wav")),
+                PromptMessage(EmbeddedResource("mem://doc", "the doc", "text/plain"))]
 
     @app.prompt()
     def repeat(word: str, times: int = 2) -> str:
         return " ".join([word] * times)
 
     @app.prompt()
-    async def later(name: str, ctx: Context) -> Message:
+    async def later(name: str, ctx: Context) -> PromptMessage:
         await asyncio.sleep(0)
-        return Message(f"hello {name} from {ctx.protocol_version}")
+        return PromptMessage(f"hello {name} from {ctx.protocol_version}")
 
     @app.prompt()
     def broken() -> str:
@@ -156,10 +156,10 @@ def test_async_prompt_with_context(ready_client):
 
 def test_message_checks_its_parts():
     with pytest.raises(ValueError):
-        Message("hi", role="system")
+        PromptMessage("hi", role="system")
     with pytest.raises(TypeError):
-        Message(42)
-    assert Message("hi").to_message() == {"role": "user", "content": {"type": "text", "text": "hi"}}
+        PromptMessage(42)
+    assert PromptMessage("hi").to_message() == {"role": "user", "content": {"type": "text", "text": "hi"}}
 
 
 def test_prompt_registration_and_removal(ready_client):

@@ -20,7 +20,7 @@ import math
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
-from mcpfast.protocol.features import Features
+from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem
 from mcpfast.server.schema import ArgumentError, function_schema
 
@@ -59,7 +59,7 @@ class ClientCapabilityError(JSONRPCError):
 
 
 def require_capability(
-    capabilities: Mapping[str, Any], features: Features, capability: str
+    capabilities: Mapping[str, Any], features: VersionFeatures, capability: str
 ) -> None:
     """Raise ClientCapabilityError unless the client can serve ``capability``."""
     if capability in ("elicitation", "elicitation.url") and not features.elicitation:
@@ -97,7 +97,7 @@ def require_capability(
 # -- sampling --------------------------------------------------------------------------
 
 
-def _sampling_content(value: Any, features: Features) -> Any:
+def _sampling_content(value: Any, features: VersionFeatures) -> Any:
     if isinstance(value, str):
         return {"type": "text", "text": value}
     if isinstance(value, ContentItem):
@@ -117,7 +117,7 @@ def _sampling_content(value: Any, features: Features) -> Any:
     raise TypeError(f"cannot use a {type(value).__name__} as sampling message content")
 
 
-def _sampling_message(item: Any, features: Features) -> dict[str, Any]:
+def _sampling_message(item: Any, features: VersionFeatures) -> dict[str, Any]:
     if isinstance(item, dict) and "role" in item:
         role = item["role"]
         if role not in _ROLES:
@@ -143,7 +143,7 @@ def _model_preferences(value: Any) -> dict[str, Any]:
 
 
 def sampling_params(
-    features: Features,
+    features: VersionFeatures,
     messages: Any,
     *,
     max_tokens: int,
@@ -159,7 +159,7 @@ def sampling_params(
     """The params of sampling/createMessage.
 
     ``messages``: a str (one user message), or a list of str / content objects or blocks
-    (user messages) / ``{"role", "content"}`` dicts / prompt Message objects.
+    (user messages) / ``{"role", "content"}`` dicts / PromptMessage objects.
     """
     if isinstance(messages, (str, dict, ContentItem)) or hasattr(messages, "to_message"):
         messages = [messages]
@@ -240,7 +240,7 @@ def parse_sampling_result(result: Any) -> SamplingResult:
 # -- elicitation -----------------------------------------------------------------------
 
 
-def _flat_schema(schema: dict[str, Any], features: Features) -> dict[str, Any]:
+def _flat_schema(schema: dict[str, Any], features: VersionFeatures) -> dict[str, Any]:
     """Check that a requested schema is the flat object MCP allows; return its wire form.
 
     Before 2025-11-25 the primitive schemas had no ``default`` (except booleans) and no
@@ -283,7 +283,7 @@ def _flat_schema(schema: dict[str, Any], features: Features) -> dict[str, Any]:
 
 
 def elicitation_params(
-    features: Features, message: str, schema: Any
+    features: VersionFeatures, message: str, schema: Any
 ) -> tuple[dict[str, Any], Optional[Callable[[dict[str, Any]], Any]]]:
     """(params of a form-mode elicitation/create, converter of the accepted content).
 
