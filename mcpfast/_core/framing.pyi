@@ -29,11 +29,17 @@ class FrameTooLarge(ValueError):
 
     limit: int
     """The max_frame_size in force."""
+    kind: str | None
+    """"request" or "response" when the line's first bytes tell, else None."""
+    request_id: str | int | None
+    """The message's id when the line's first bytes hold it, else None."""
+    prefix: bytes
+    """The line's first bytes (up to 1 KiB) the id was looked for in."""
     size: int
     """Bytes of the line read when it was reported, not counting its line ending (the
     line's full length when its newline had been read by then); always > limit."""
 
-    def __init__(self, limit: int, size: int) -> None: ...
+    def __init__(self, limit: int, size: int, prefix: bytes = b"") -> None: ...
 
 @final
 class FrameBuffer:

@@ -16,11 +16,13 @@ from cpython.buffer cimport (
     PyObject_CheckBuffer,
     PyObject_GetBuffer,
 )
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_RawCalloc, PyMem_RawFree, PyMem_RawRealloc
 from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_FromObject, PyMemoryView_GET_BUFFER
 from libc.stdint cimport uintptr_t
 from libc.string cimport memchr, memcpy, memmove, memset
+
+from mcpfast._core.envelope_prefix import read_prefix
 
 
 cdef extern from "Python.h":
@@ -35,11 +37,18 @@ cdef enum:
     # An idle buffer above this size that is 4x larger than needed is shrunk, so one huge
     # frame does not pin its memory for the life of the connection.
     SHRINK_ABOVE = 1024 * 1024
+    # Leading bytes of an oversize line kept to read its id from (the error path only).
+    LINE_PREFIX = 1024
 
 # Largest max_frame_size accepted: keeps every capacity computation far from overflow.
 MAX_FRAME_SIZE_LIMIT = PY_SSIZE_T_MAX // 4
 
 cdef char *BYTE_FORMAT = "B"
+
+
+cdef inline bytes line_prefix(const char *start, Py_ssize_t size):
+    # The first bytes of an oversize line, for FrameTooLarge to find its id in.
+    return PyBytes_FromStringAndSize(start, size if size < LINE_PREFIX else LINE_PREFIX)
 
 
 class FrameTooLarge(ValueError):
@@ -52,18 +61,23 @@ class FrameTooLarge(ValueError):
         limit: the max_frame_size in force.
         size: bytes of the line the framer had read when it reported it, not counting its
             line ending; the line's full length when its newline had been read by then.
+        kind: "request" or "response" when the line's first bytes tell (see
+            mcpfast._core.envelope_prefix), else None.
+        request_id: the message's id when its first bytes hold it, else None.
     """
 
-    def __init__(self, limit, size):
+    def __init__(self, limit, size, prefix=b""):
         self.limit = limit
         self.size = size
+        self.prefix = bytes(prefix)
+        self.kind, self.request_id = read_prefix(self.prefix) if prefix else (None, None)
         super().__init__(
             f"frame larger than max_frame_size={limit} bytes ({size} bytes read); "
             f"dropped up to the next newline"
         )
 
     def __reduce__(self):
-        return (type(self), (self.limit, self.size))
+        return (type(self), (self.limit, self.size, self.prefix))
 
 
 cdef inline object narrowed_view(object base, char *start, Py_ssize_t size):
@@ -374,7 +388,7 @@ cdef class LineFramer:
             # State first: an exception below loses one frame, never the stream's framing.
             self._start = cursor - data
             if end - start > limit:
-                out.append(FrameTooLarge(limit, end - start))
+                out.append(FrameTooLarge(limit, end - start, line_prefix(data + start, end - start)))
             elif not is_blank(data + start, end - start):
                 if whole is None:
                     whole = buf.whole()
@@ -386,5 +400,5 @@ cdef class LineFramer:
         if partial > limit and (partial > limit + 1 or data[self._end - 1] != c'\r'):
             self._end = start
             self._discarding = True
-            out.append(FrameTooLarge(limit, partial))
+            out.append(FrameTooLarge(limit, partial, line_prefix(data + start, partial)))
         return 0

@@ -308,6 +308,13 @@ class Client:
         self._prompts = self._completions = self._logging = False
         self._closed_event.set()
 
+    def own_stream(self, stream: Any) -> None:
+        """Take ownership of the transport stream this client was bound to: ``aclose()``
+        closes it (``connect()`` calls this; a caller wiring a transport itself may too)."""
+        if self._stream is not None and self._stream is not stream:
+            raise RuntimeError("this Client already owns a transport stream")
+        self._stream = stream
+
     async def aclose(self) -> None:
         """Close the connection (and stop the server process of a stdio connection)."""
         stream = self._stream

@@ -153,7 +153,7 @@ class Connector:
             )
         else:
             raise TransportUnavailable(target.kind, target.url or "")
-        client._stream = stream
+        client.own_stream(stream)
         try:
             await client.initialize(timeout=self._initialize_timeout)
         except BaseException:

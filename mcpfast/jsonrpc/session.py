@@ -37,6 +37,12 @@ A Session is a :class:`~mcpfast.jsonrpc.contract.Connection` (the contract, with
     A ``DecodeError`` is answered with its own code, message and id; a ``JSONRPCError``
     with its code, message and data and id null. The session goes on afterwards.
 
+Frames the decoder refuses although they are valid JSON (an integer beyond 64 bits, a
+lone surrogate escape, a number out of the double range; see refused_frames.py) are read
+again for their envelope: a request is answered INVALID_PARAMS (-32602) with its id and
+data ``{"method", "reason"}``; a response fails our waiting request at once with a
+PARSE_ERROR JSONRPCError saying why; a notification is dropped (logged at debug).
+
 ``close(exc=None)``
     Fails every outgoing request still waiting with ConnectionClosed (``__cause__`` =
     ``exc``), cancels the tasks of incoming requests (no replies are sent; channels get
@@ -136,8 +142,10 @@ from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.contract import Frame, ReplyChannel, Send
 from mcpfast.jsonrpc.errors import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     MESSAGE_TOO_LARGE,
+    PARSE_ERROR,
     RATE_LIMITED,
     ConnectionClosed,
     JSONRPCError,
@@ -152,6 +160,7 @@ from mcpfast.jsonrpc.outgoing import (
     check_timeout,
 )
 from mcpfast.jsonrpc.progress import PROGRESS_METHOD, is_progress_token, request_id_in
+from mcpfast.jsonrpc.refused_frames import read_envelope
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
 from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime
 
@@ -350,8 +359,7 @@ class Session:
         try:
             msg: Any = decode(frame)
         except DecodeError as exc:
-            self._deliver_reply(channel, encode_error(exc.id, exc.code, exc.message))
-            return True
+            return self._refused(frame, exc, channel)
         cls = type(msg)
         if cls is Request:
             self._on_request(msg, channel, None)
@@ -387,6 +395,38 @@ class Session:
             )
         self._deliver_reply(channel, frame)
         return True
+
+    def _refused(self, frame: Frame, exc: DecodeError, channel: Optional[ReplyChannel]) -> bool:
+        """Answer a frame the decoder refused (module docstring); True when a reply went."""
+        envelope = read_envelope(frame) if exc.id is None and exc.code == PARSE_ERROR else None
+        if envelope is None:
+            self._deliver_reply(channel, encode_error(exc.id, exc.code, exc.message))
+            return True
+        # Valid JSON holding a value mcpfast cannot represent: say which, to its owner.
+        reason = exc.message.removeprefix("Parse error: ")
+        if envelope.kind == "request":
+            self._deliver_reply(channel, encode_error(
+                envelope.id, INVALID_PARAMS,
+                f"Invalid params: {envelope.method!r} holds a value that cannot be "
+                f"decoded: {reason}",
+                {"method": envelope.method, "reason": reason},
+            ))
+            return True
+        if envelope.kind == "notification":
+            self._logger.debug("notification %r dropped: %s", envelope.method, reason)
+            return False
+
+        def undecodable(out: OutgoingRequest) -> JSONRPCError:
+            return JSONRPCError(
+                PARSE_ERROR,
+                f"The response to {out.method!r} (id {out.id!r}) holds a value that cannot "
+                f"be decoded: {reason}",
+                {"reason": reason},
+            )
+
+        if not self._outgoing.fail(envelope.id, undecodable):
+            self._logger.debug("undecodable response for unknown id %r dropped", envelope.id)
+        return False
 
     def _frame_too_large(self, exc: FrameTooLarge) -> bytes:
         """The reply to an oversize line; fails our waiting request when it was its

@@ -760,3 +760,21 @@ def test_property_large_chunks_with_held_frames(frames, chunk_size):
     stream = b"\n".join(frames) + b"\n"
     chunks = [stream[i : i + chunk_size] for i in range(0, len(stream), chunk_size)]
     assert run(chunks) == expected(stream)
+
+
+def test_oversize_lines_carry_the_id_and_kind_from_their_first_bytes():
+    framer = LineFramer(100)
+    out = framer.feed(
+        b'{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"x":"' + b"a" * 500 + b'"}}\n'
+        + b'{"jsonrpc":"2.0","id":"r1","result":{"big":"' + b"b" * 300 + b'"}}\n'
+        + b'{"params":[' + b"1," * 200 + b'1],"id":5}\n'
+        + b'{"id":7}\n'
+    )
+    assert [(e.kind, e.request_id) for e in out[:3]] == [("request", 42), ("response", "r1"),
+                                                         (None, None)]
+    assert bytes(out[3]) == b'{"id":7}'
+    # Reported mid-line (no newline yet): the prefix read so far is used.
+    [partial] = framer.feed(b'{"id":8,"method":"m","params":"' + b"c" * 200)
+    assert (partial.kind, partial.request_id) == ("request", 8)
+    copy = pickle.loads(pickle.dumps(partial))
+    assert (copy.kind, copy.request_id, copy.limit, copy.size) == ("request", 8, 100, partial.size)
