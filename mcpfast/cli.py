@@ -266,17 +266,70 @@ def _run(args: argparse.Namespace) -> int:
     if args.host is not None:
         options["host"] = args.host
     if args.port is not None:
+        if not 0 <= args.port <= 65535:
+            _error(f"--port must be in 0..65535, got {args.port}")
+            return EXIT_USAGE
         options["port"] = args.port
     if args.transport == "stdio" and options:
         _error("--host and --port apply to network transports, not to stdio")
         return EXIT_USAGE
     try:
         options.update(stream_limit_options(args))
+        options.update(http_options(args))
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
-    server.run(args.transport, **options)
+    if args.transport != "stdio":
+        where = f"{options.get('host', '127.0.0.1')}:{options.get('port', 8000)}"
+        if args.transport == "http":
+            where = f"http://{where}{options.get('path', '/mcp')}"
+        print(f"mcpfast: serving {server.name!r} over {args.transport} on {where}",
+              file=sys.stderr, flush=True)
+    try:
+        server.run(args.transport, **options)
+    except OSError as exc:
+        _error(f"cannot serve on {options.get('host', '127.0.0.1')}:{options.get('port', 8000)}: "
+               f"{exc.strerror or exc}")
+        return EXIT_ERROR
     return EXIT_OK
+
+
+# -- run: Streamable HTTP options ------------------------------------------------------------
+
+
+def add_http_flags(run: argparse.ArgumentParser) -> None:
+    """The ``mcpfast run`` flags of the Streamable HTTP transport."""
+    group = run.add_argument_group("Streamable HTTP (--transport http)")
+    group.add_argument("--path", default=None, help="the MCP endpoint's path (default /mcp)")
+    group.add_argument("--stateless", action="store_true", default=None,
+                       help="no sessions: every POST stands alone (any load balancer)")
+    group.add_argument("--json-response", action="store_true", default=None,
+                       help="answer every request with application/json, never SSE")
+    group.add_argument("--allow-host", action="append", default=None, metavar="HOST[:PORT|:*]",
+                       help="Host header accepted besides the loopback names (repeatable; "
+                            "DNS-rebinding protection is on for loopback binds)")
+    group.add_argument("--allow-origin", action="append", default=None, metavar="URL",
+                       help="Origin header accepted (repeatable), e.g. https://app.example")
+    group.add_argument("--max-body-size", type=int, default=None, metavar="BYTES",
+                       help="largest POST body; larger ones get 413 (default 4 MiB)")
+
+
+def http_options(args: argparse.Namespace) -> dict:
+    """The serve_http keywords the HTTP flags given on the command line ask for."""
+    given = {
+        "path": args.path, "stateless": args.stateless, "json_response": args.json_response,
+        "allowed_hosts": args.allow_host, "allowed_origins": args.allow_origin,
+        "max_body_size": args.max_body_size,
+    }
+    options = {key: value for key, value in given.items() if value is not None}
+    if options and args.transport != "http":
+        flag = "--" + next(iter(options)).replace("_", "-")
+        raise UsageError(f"{flag} applies to the http transport")
+    if options.get("max_body_size", 1) <= 0:
+        raise UsageError(f"--max-body-size must be positive, got {options['max_body_size']}")
+    if "path" in options and not options["path"].startswith("/"):
+        raise UsageError(f"--path must start with '/', got {options['path']!r}")
+    return options
 
 
 # -- run: stdio/TCP limits (README, "Limits") ------------------------------------------------
@@ -359,6 +412,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default=None)
     run.add_argument("--port", type=int, default=None)
     add_stream_limit_flags(run)
+    add_http_flags(run)
     return parser
 
 

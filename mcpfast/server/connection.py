@@ -36,7 +36,8 @@ from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
-from mcpfast.server.back_channel import SESSION_BACK_CHANNEL
+from mcpfast.protocol.features import features_for
+from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
 from mcpfast.server.logs import level_index
 from mcpfast.server.publisher import Event, ListChanged, LogMessage, ResourceUpdated
@@ -63,12 +64,24 @@ class ServerConnection:
 
     def __init__(self, server: Server, send: Callable[[bytes], None], *,
                  loop: Optional[asyncio.AbstractEventLoop] = None,
-                 runtime: Optional[Runtime] = None) -> None:
+                 runtime: Optional[Runtime] = None,
+                 preset_version: Optional[str] = None) -> None:
         self.server = server
         self.state = ProtocolState(server.default_log_level)
         self.capabilities: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
+        self._back_channel: BackChannel = SESSION_BACK_CHANNEL
+        if preset_version is not None:
+            # Stateless HTTP: no handshake on this connection; the request's version
+            # header stands for it, and nothing can be asked of the client.
+            features = features_for(preset_version)
+            self.state.negotiate(preset_version, {}, {})
+            self.state.initialized = True
+            self.capabilities = server.capabilities(features)
+            self._checks.remove(self._check_initialized)
+            self._back_channel = NoBackChannel(
+                "a stateless HTTP request has no channel back to the client")
         self.session = Session(
             send,
             router=server.router,
@@ -80,6 +93,8 @@ class ServerConnection:
             max_in_flight=server.max_in_flight,
             uncancellable=methods.UNCANCELLABLE,
         )
+        if preset_version is not None:
+            self.session.allow_batches(features_for(preset_version).batches)
         self._install_checks()
         # The transport contract, bound straight to the session.
         self.feed = self.session.feed
@@ -89,7 +104,7 @@ class ServerConnection:
     def _context_factory(self) -> Callable[..., Context]:
         connection = self
         state = self.state
-        back_channel = SESSION_BACK_CHANNEL
+        back_channel = self._back_channel
         sources = tuple(self.server.state_sources)
         if not sources:
             # Every request uses the handshake state: no per-request choice to make.

@@ -53,6 +53,7 @@ from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import VersionFeatures
+from mcpfast.protocol.versions import SUPPORTED_VERSIONS
 from mcpfast.server.catalog import Catalog
 from mcpfast.server.completion import Completer
 from mcpfast.server.connection import ServerConnection
@@ -76,7 +77,8 @@ DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
 logging_module = logging
 
 _ADVERTISABLE = frozenset({"tools", "resources", "prompts", "completions"})
-_UNAVAILABLE_TRANSPORTS = ("http", "streamable-http", "streamable_http", "sse", "websocket", "ws")
+_HTTP_TRANSPORTS = ("http", "streamable-http", "streamable_http")
+_UNAVAILABLE_TRANSPORTS = ("sse", "websocket", "ws")
 
 
 class Server:
@@ -470,6 +472,19 @@ class Server:
                 pass
         return ServerConnection(self, send, loop=loop)
 
+    def connect_stateless(self, send: Callable[[bytes], None],
+                          protocol_version: str) -> ServerConnection:
+        """A connection already initialized for ``protocol_version``, for one stateless
+        HTTP request: no handshake, empty client capabilities, no requests to the client
+        (they fail at once). ValueError for a version not spoken here."""
+        if protocol_version not in SUPPORTED_VERSIONS:
+            raise ValueError(f"unsupported MCP protocol version {protocol_version!r}")
+        try:
+            self.loop = asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        return ServerConnection(self, send, preset_version=protocol_version)
+
     @property
     def connection_factory(self) -> Callable[[Callable[[bytes], None]], ServerConnection]:
         """``factory(send) -> connection`` for the transports."""
@@ -504,9 +519,11 @@ class Server:
             return lambda: self.serve_stdio(**options)
         if kind == "tcp":
             return lambda: self.serve_tcp(host, port, **options)
+        if kind in _HTTP_TRANSPORTS:
+            return lambda: self.serve_http(host, port, **options)
         if kind in _UNAVAILABLE_TRANSPORTS:
             raise ValueError(f"the {transport} transport is not available yet")
-        raise ValueError(f"unknown transport {transport!r}: expected 'stdio' or 'tcp'")
+        raise ValueError(f"unknown transport {transport!r}: expected 'stdio', 'tcp' or 'http'")
 
     async def serve_stdio(self, **options: Any) -> None:
         """Serve one client on this process's stdin/stdout until EOF."""
@@ -522,4 +539,49 @@ class Server:
 
         self.loop = asyncio.get_running_loop()
         await serve_tcp(self.connect, host, port, ready=ready, **options)
+
+    def http_endpoint(self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
+                      allowed_origins: Iterable[str] = (),
+                      dns_rebinding_protection: Optional[bool] = None,
+                      **options: Any) -> Any:
+        """The Streamable HTTP endpoint of this server
+        (:class:`~mcpfast.transports.http.StreamableHTTPEndpoint`; ``options`` are its
+        keywords: path, json_response, stateless, max_body_size, max_sessions,
+        session_idle_timeout, event_store, keepalive_interval, retry_ms).
+
+        Host/Origin checks: on for a loopback ``host`` (loopback names allowed, plus
+        ``allowed_hosts`` / ``allowed_origins``), else only when allow-lists are given;
+        ``dns_rebinding_protection`` forces them on (with exactly the lists) or off."""
+        from mcpfast.transports.http import HostPolicy, StreamableHTTPEndpoint
+
+        if dns_rebinding_protection is None:
+            policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts,
+                                         extra_origins=allowed_origins)
+        else:
+            policy = HostPolicy(allowed_hosts, allowed_origins, enabled=dns_rebinding_protection)
+        return StreamableHTTPEndpoint(self.connect, stateless_factory=self.connect_stateless,
+                                      host_policy=policy, **options)
+
+    def asgi_app(self, **options: Any) -> Any:
+        """An ASGI application serving this server's Streamable HTTP endpoint (mount it in
+        Starlette or FastAPI, or run it under uvicorn or granian). ``options``: as for
+        :meth:`http_endpoint`; ``host`` there is the name clients use (loopback unless
+        given, which turns the Host/Origin checks on)."""
+        from mcpfast.transports.http import ASGIApp
+
+        return ASGIApp(self.http_endpoint(**options))
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
+                         ready: Optional[Callable[[str, int], None]] = None,
+                         keepalive_timeout: Optional[float] = None, **options: Any) -> None:
+        """Serve Streamable HTTP on host:port (endpoint ``/mcp`` unless ``path=``) until
+        cancelled; ``options`` as for :meth:`http_endpoint`."""
+        from mcpfast.transports.http import serve_http
+
+        self.loop = asyncio.get_running_loop()
+        endpoint = self.http_endpoint(host=host, **options)
+        if keepalive_timeout is None:
+            await serve_http(endpoint, host, port, ready=ready)
+        else:
+            await serve_http(endpoint, host, port, ready=ready, keepalive_timeout=keepalive_timeout)
 

@@ -9,6 +9,8 @@ and client's connections.
 * stdio: :func:`serve_stdio` (this process's stdin/stdout), :func:`open_stdio` (spawn a
   server process).
 * TCP, newline framed: :func:`serve_tcp`, :func:`open_tcp`.
+* Streamable HTTP (server side): :func:`serve_http` and the ASGI app, in
+  :mod:`mcpfast.transports.http`.
 * Limits (connections, idle timeout, buffered bytes; README "Limits"): the keywords of
   serve_tcp / serve_stdio, and the exceptions a conn or a sender sees when one is hit:
   :class:`WriteBufferFull`, :class:`ConnectionIdle`, :class:`InputBudgetExceeded`.
@@ -34,6 +36,7 @@ from mcpfast.transports.stream import (
     TransportClosed,
     WriteBufferFull,
 )
+from mcpfast.transports.http import serve_http
 from mcpfast.transports.tcp import open_tcp, serve_tcp
 
 __all__ = [
@@ -54,6 +57,7 @@ __all__ = [
     "open_stdio",
     "open_tcp",
     "run",
+    "serve_http",
     "serve_stdio",
     "serve_tcp",
     "uvloop_available",

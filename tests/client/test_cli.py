@@ -250,7 +250,7 @@ def test_run_serves_tcp(server_file):
         process.stderr.close()
 
 
-@pytest.mark.parametrize("transport", ["http", "sse", "websocket"])
+@pytest.mark.parametrize("transport", ["sse", "websocket"])
 def test_run_with_an_unavailable_transport_exits_2(server_file, transport):
     done = _mcpfast("run", str(server_file), "--transport", transport)
     assert done.returncode == 2

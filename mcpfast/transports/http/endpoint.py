@@ -1,0 +1,453 @@
+"""The Streamable HTTP endpoint of an MCP server (2025-03-26 .. 2025-11-25).
+
+One URL (default ``/mcp``) takes three methods:
+
+- POST, one JSON-RPC message (or, for 2025-03-26, a batch): notifications and responses
+  only -> 202 with no body; requests -> their response as ``application/json``, or an SSE
+  stream carrying the messages related to the request and then its response (see
+  :class:`~mcpfast.transports.http.session.PostReply` for which).
+- GET: the session's stream of server messages (SSE); a second one while it is open ->
+  409; with ``Last-Event-ID`` (when the server keeps an event store), the events the
+  client missed on that stream, then the stream itself when it is still live.
+- DELETE: ends the session -> 200.
+Anything else -> 405 with ``Allow``.
+
+Sessions: an ``initialize`` POST without ``Mcp-Session-Id`` gets a new session, whose id
+(128 random bits, hex) comes back in the ``Mcp-Session-Id`` header of a successful
+answer. Every other request must carry it: missing -> 400, unknown or ended -> 404. Idle
+sessions end after ``session_idle_timeout``; beyond ``max_sessions`` a new initialize
+gets 503. ``stateless=True``: no session ids at all; every POST gets a connection of its
+own, built already initialized for the version in its ``MCP-Protocol-Version`` header,
+with no way back to the client (no sampling or elicitation); GET and DELETE -> 405.
+
+Checked before anything else, in this order: the path (404), Host and Origin (421 / 403,
+see :mod:`~mcpfast.transports.http.security`), the method (405). Then, for POST:
+``Content-Type`` must be ``application/json`` (415); ``Accept`` must allow
+``application/json`` and ``text/event-stream``, or just JSON in JSON-response mode (406);
+the body at most ``max_body_size`` bytes (413); a body that is not JSON-RPC -> 400 with the
+JSON-RPC error (-32700 / -32600). ``MCP-Protocol-Version`` other than a version spoken
+here -> 400; absent -> 2025-03-26, as the specification says.
+
+Cancellation: a client that goes away before its answer cancels the request, unless the
+session keeps an event store (then the client may resume the stream and the request runs
+on; it is cancelled with ``notifications/cancelled`` as the specification asks).
+
+``handle(request)`` returns the :class:`HTTPResponse` at once when it is already known
+(every error, 202, and requests answered while they were fed: sync tools), else an
+awaitable of it, so that servers need no task for the common case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from time import monotonic
+from typing import Any, Awaitable, Callable, Optional, Union
+
+from mcpfast._core.decode import DecodeError, decode
+from mcpfast._core.encode import encode_notification
+from mcpfast._core.messages import Request, Response
+from mcpfast.jsonrpc.contract import Connection
+from mcpfast.jsonrpc.errors import INVALID_REQUEST
+from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
+from mcpfast.protocol import methods
+from mcpfast.protocol.versions import SUPPORTED_VERSIONS
+from mcpfast.transports.http import headers as h
+from mcpfast.transports.http.event_store import EventStore
+from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.security import HostPolicy
+from mcpfast.transports.http.session import HTTPSession, PostReply, request_ids
+from mcpfast.transports.http.sse import message_event
+from mcpfast.transports.http.sse_stream import SSEStream
+
+__all__ = [
+    "DEFAULT_KEEPALIVE_INTERVAL",
+    "DEFAULT_MAX_BODY_SIZE",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "StreamableHTTPEndpoint",
+]
+
+_LOGGER = logging.getLogger("mcpfast.transports.http")
+
+DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024
+DEFAULT_MAX_SESSIONS = 10_000
+DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
+DEFAULT_KEEPALIVE_INTERVAL = 15.0
+# The version a request without MCP-Protocol-Version is taken to speak (the specification).
+ASSUMED_VERSION = "2025-03-26"
+
+Factory = Callable[[Callable[[bytes], None]], Connection]
+StatelessFactory = Callable[[Callable[[bytes], None], str], Connection]
+Outcome = Union[HTTPResponse, Awaitable[HTTPResponse]]
+
+_JSON_HEADERS = [("content-type", h.JSON)]
+_SSE_HEADERS = [("content-type", h.EVENT_STREAM), ("cache-control", "no-cache, no-transform"),
+                (h.X_ACCEL_BUFFERING, "no")]
+
+
+def _error(status: int, message: str, code: int = INVALID_REQUEST,
+           extra: Optional[list[tuple[str, str]]] = None) -> HTTPResponse:
+    headers = list(_JSON_HEADERS)
+    if extra:
+        headers.extend(extra)
+    return HTTPResponse(status, headers, json_error_body(code, message))
+
+
+def _accepts(accept: str, media_type: str) -> bool:
+    """Whether an Accept header allows media_type (wildcards included; q=0 refuses)."""
+    major = media_type.split("/")[0] + "/*"
+    for part in accept.split(","):
+        item, _, parameters = part.strip().partition(";")
+        item = item.strip().lower()
+        if item in (media_type, major, "*/*"):
+            q = parameters.replace(" ", "").lower()
+            if "q=0" in q and not any(c in q.split("q=0", 1)[1][:4] for c in "123456789"):
+                continue
+            return True
+    return False
+
+
+class StreamableHTTPEndpoint:
+    """The MCP endpoint (module docstring). ``factory(send)`` makes a server connection;
+    ``stateless_factory(send, protocol_version)`` an initialized one (stateless mode)."""
+
+    def __init__(
+        self,
+        factory: Factory,
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        stateless: bool = False,
+        stateless_factory: Optional[StatelessFactory] = None,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: Optional[float] = DEFAULT_SESSION_IDLE_TIMEOUT,
+        host_policy: Optional[HostPolicy] = None,
+        event_store: Optional[EventStore] = None,
+        keepalive_interval: float = DEFAULT_KEEPALIVE_INTERVAL,
+        retry_ms: Optional[int] = None,
+    ) -> None:
+        if not callable(factory):
+            raise TypeError("factory must be a connection factory: factory(send) -> connection")
+        if stateless and stateless_factory is None:
+            raise TypeError("stateless mode needs stateless_factory(send, protocol_version)")
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ValueError(f"path must start with '/', got {path!r}")
+        for name, value in (("max_body_size", max_body_size), ("max_sessions", max_sessions)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if session_idle_timeout is not None and not session_idle_timeout > 0:
+            raise ValueError(f"session_idle_timeout must be > 0 or None, got {session_idle_timeout!r}")
+        if not keepalive_interval > 0:
+            raise ValueError(f"keepalive_interval must be > 0, got {keepalive_interval!r}")
+        self.factory = factory
+        self.stateless_factory = stateless_factory
+        self.path = path
+        self.json_response = bool(json_response)
+        self.stateless = bool(stateless)
+        self.max_body_size = max_body_size
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
+        self.host_policy = host_policy if host_policy is not None else HostPolicy(enabled=False)
+        self.event_store = event_store
+        self.keepalive_interval = keepalive_interval
+        self.retry_ms = retry_ms
+        self.sessions: dict[str, HTTPSession] = {}
+        self._reaper: Optional[asyncio.TimerHandle] = None
+        self._closed = False
+
+    # -- entry point -------------------------------------------------------------------
+
+    def handle(self, request: HTTPRequest) -> Outcome:
+        """The response to one request, or an awaitable of it (module docstring)."""
+        if request.path != self.path:
+            return _error(404, f"Not Found: the MCP endpoint is {self.path}")
+        headers = request.headers
+        refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
+        if refused is not None:
+            return _error(refused[0], refused[1])
+        method = request.method
+        if method == "POST":
+            return self._post(request)
+        if method == "GET":
+            return self._get(request)
+        if method == "DELETE":
+            return self._delete(request)
+        return self._not_allowed(method)
+
+    def _not_allowed(self, method: str) -> HTTPResponse:
+        allow = "POST" if self.stateless else "GET, POST, DELETE"
+        return _error(405, f"Method Not Allowed: {method} (allowed: {allow})",
+                      extra=[(h.ALLOW, allow)])
+
+    # -- POST --------------------------------------------------------------------------
+
+    def _post(self, request: HTTPRequest) -> Outcome:
+        headers = request.headers
+        content_type = headers.get(h.CONTENT_TYPE, "")
+        if content_type.split(";")[0].strip().lower() != h.JSON:
+            return _error(415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
+                               f"got {content_type or 'none'!r}")
+        accept = headers.get(h.ACCEPT, "")
+        sse_ok = _accepts(accept, h.EVENT_STREAM)
+        if not _accepts(accept, h.JSON) or not (sse_ok or self.json_response):
+            wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
+            return _error(406, f"Not Acceptable: Accept must allow {wanted}, got {accept!r}")
+        body = request.body
+        if len(body) > self.max_body_size:
+            return _error(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
+                               f"is {self.max_body_size}")
+        version = headers.get(h.MCP_PROTOCOL_VERSION)
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            return _error(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                               f"(supported: {', '.join(SUPPORTED_VERSIONS)})")
+        try:
+            message: Any = decode(body)
+        except DecodeError as exc:
+            return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
+        if isinstance(message, list) and not message:
+            return _error(400, "Invalid Request: an empty batch")
+        initialize = type(message) is Request and message.method == methods.INITIALIZE
+        json_only = self.json_response or not sse_ok
+        if self.stateless:
+            return self._post_stateless(body, message, initialize, version, json_only)
+        session_id = headers.get(h.MCP_SESSION_ID)
+        if session_id is None:
+            if not initialize:
+                return _error(400, "Bad Request: Mcp-Session-Id header is required "
+                                   "(send initialize first to get one)")
+            return self._post_initialize(body, message, json_only)
+        session = self.sessions.get(session_id)
+        if session is None:
+            return _error(404, "Not Found: unknown or ended session", extra=None)
+        session.touch()
+        return self._feed(session, session.connection, body, message, json_only, None)
+
+    def _post_initialize(self, body: bytes, message: Any, json_only: bool) -> Outcome:
+        if len(self.sessions) >= self.max_sessions:
+            return _error(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
+                               f"try again later", extra=[("retry-after", "5")])
+        session = HTTPSession(secrets.token_hex(16), self.factory, self.event_store,
+                              self.keepalive_interval, self.retry_ms)
+        requested = message.params.get("protocolVersion") if type(message.params) is dict else None
+        session.prime = type(requested) is str and requested >= "2025-11-25"
+
+        def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
+            if frame is not None and type(decode(frame)) is Response:
+                self.sessions[session.id] = session
+                self._schedule_reaper()
+                response.headers.append((h.MCP_SESSION_ID, session.id))
+            else:
+                session.close()
+            return response
+
+        return self._feed(session, session.connection, body, message, json_only, admit)
+
+    def _post_stateless(self, body: bytes, message: Any, initialize: bool,
+                        version: Optional[str], json_only: bool) -> Outcome:
+        # A connection per POST, closed once its answer is out.
+        def drop(frame: bytes) -> None:
+            _LOGGER.debug("stateless POST: a server message outside the request was dropped")
+
+        if initialize:
+            connection = self.factory(drop)
+        else:
+            assert self.stateless_factory is not None
+            connection = self.stateless_factory(drop, version or ASSUMED_VERSION)
+
+        def finished(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
+            return response
+
+        return self._feed(None, connection, body, message, json_only, finished,
+                          close_after=connection)
+
+    def _feed(self, session: Optional[HTTPSession], connection: Connection, body: bytes,
+              message: Any, json_only: bool,
+              admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
+              close_after: Optional[Connection] = None) -> Outcome:
+        side = session.send_unrelated if session is not None else _drop_side
+        new_stream = session.new_stream if session is not None else _lone_stream(self)
+        reply = PostReply(json_only, side, new_stream)
+        try:
+            owes = connection.feed(body, reply)
+        except Exception:
+            if close_after is not None:
+                close_after.close()
+            raise
+        if not owes:
+            if close_after is not None:
+                close_after.close()
+            return HTTPResponse(202)
+        if reply.outcome is not None:
+            return self._answer(session, connection, reply, message, admit, close_after)
+        return self._await_answer(session, connection, reply, message, admit, close_after)
+
+    async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,
+                            reply: PostReply, message: Any, admit: Any,
+                            close_after: Optional[Connection]) -> HTTPResponse:
+        try:
+            await reply.wait(self.keepalive_interval)
+        except asyncio.CancelledError:
+            # The client went away before any answer.
+            self._cancel(connection, message, "the HTTP client disconnected")
+            if close_after is not None:
+                close_after.close()
+            raise
+        return self._answer(session, connection, reply, message, admit, close_after)
+
+    def _answer(self, session: Optional[HTTPSession], connection: Connection, reply: PostReply,
+                message: Any, admit: Any, close_after: Optional[Connection]) -> HTTPResponse:
+        kind, frame = reply.outcome  # type: ignore[misc]
+        if kind == "json":
+            if close_after is not None:
+                close_after.close()
+            if frame is None:
+                # Cancelled or the session closed: nothing left to answer with.
+                response = HTTPResponse(204)
+            else:
+                response = HTTPResponse(200, list(_JSON_HEADERS), frame)
+            return admit(response, frame) if admit is not None else response
+        stream = reply.stream
+        assert stream is not None
+        store = self.event_store
+
+        def closed(disconnected: bool) -> None:
+            if disconnected and not stream.finished:
+                if store is None or close_after is not None:
+                    self._cancel(connection, message, "the HTTP client disconnected")
+                    stream.finish()
+                else:
+                    stream.detach()  # the client may resume it with Last-Event-ID
+                    return
+            if session is not None:
+                session.stream_done(stream)
+            if close_after is not None:
+                close_after.close()
+
+        response = HTTPResponse(200, list(_SSE_HEADERS), stream=stream.events(), on_close=closed)
+        return admit(response, None) if admit is not None else response
+
+    def _cancel(self, connection: Connection, message: Any, reason: str) -> None:
+        for request_id in request_ids(message):
+            try:
+                connection.feed(encode_notification(CANCELLED_METHOD,
+                                                    {"requestId": request_id, "reason": reason}))
+            except Exception:  # the connection is closed already
+                return
+
+    # -- GET ---------------------------------------------------------------------------
+
+    def _session_for(self, request: HTTPRequest) -> Union[HTTPSession, HTTPResponse]:
+        if self.stateless:
+            return self._not_allowed(request.method)
+        session_id = request.headers.get(h.MCP_SESSION_ID)
+        if session_id is None:
+            return _error(400, "Bad Request: Mcp-Session-Id header is required")
+        session = self.sessions.get(session_id)
+        if session is None:
+            return _error(404, "Not Found: unknown or ended session")
+        session.touch()
+        return session
+
+    def _get(self, request: HTTPRequest) -> HTTPResponse:
+        if self.stateless:
+            return self._not_allowed("GET")
+        if not _accepts(request.headers.get(h.ACCEPT, ""), h.EVENT_STREAM):
+            return _error(406, f"Not Acceptable: a GET stream needs Accept: {h.EVENT_STREAM}")
+        found = self._session_for(request)
+        if isinstance(found, HTTPResponse):
+            return found
+        session = found
+        last_event_id = request.headers.get(h.LAST_EVENT_ID)
+        replay: tuple[bytes, ...] = ()
+        stream: Optional[SSEStream] = None
+        if last_event_id is not None and self.event_store is not None:
+            found_events = self.event_store.replay_after(last_event_id)
+            # Only this session's streams: an id from another session replays nothing.
+            if found_events is not None and found_events[0].startswith(session.id + "."):
+                stream_id, events = found_events
+                replay = tuple(message_event(frame, event_id) for event_id, frame in events)
+                stream = session.streams.get(stream_id)
+                if stream is not None and (stream.finished or stream.attached):
+                    stream = None
+        if stream is None and not replay:
+            stream = session.open_get_stream()
+            if stream.attached:
+                return _error(409, "Conflict: this session already has an open GET stream")
+        if stream is None:
+            # Replay of a finished stream: the missed events, then the end.
+            return HTTPResponse(200, list(_SSE_HEADERS), stream=_chunks(replay))
+        stream.attach()
+        live = stream
+
+        def closed(disconnected: bool) -> None:
+            live.detach()
+            if live.finished:
+                session.stream_done(live)
+
+        return HTTPResponse(200, list(_SSE_HEADERS), stream=live.events(replay), on_close=closed)
+
+    # -- DELETE ------------------------------------------------------------------------
+
+    def _delete(self, request: HTTPRequest) -> HTTPResponse:
+        found = self._session_for(request)
+        if isinstance(found, HTTPResponse):
+            return found
+        self.sessions.pop(found.id, None)
+        found.close()
+        return HTTPResponse(200)
+
+    # -- session lifetime --------------------------------------------------------------
+
+    def _schedule_reaper(self) -> None:
+        timeout = self.session_idle_timeout
+        if timeout is None or self._reaper is not None or self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        self._reaper = loop.call_later(min(timeout, 60.0), self._reap)
+
+    def _reap(self) -> None:
+        self._reaper = None
+        timeout = self.session_idle_timeout
+        if timeout is None:
+            return
+        now = monotonic()
+        for session in [s for s in self.sessions.values()
+                        if now - s.last_active > timeout and (s.get_stream is None or not s.get_stream.attached)]:
+            _LOGGER.debug("session %s ended after %.0f s idle", session.id, timeout)
+            self.sessions.pop(session.id, None)
+            session.close()
+        if self.sessions:
+            self._schedule_reaper()
+
+    def close(self) -> None:
+        """End every session (the server is shutting down). Idempotent."""
+        self._closed = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        for session in sessions:
+            session.close()
+
+    def __repr__(self) -> str:
+        mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
+        return f"<StreamableHTTPEndpoint {self.path} {mode}>"
+
+
+def _drop_side(frame: bytes) -> None:
+    _LOGGER.debug("stateless POST: a message related to the request could not be sent")
+
+
+def _lone_stream(endpoint: StreamableHTTPEndpoint) -> Callable[[], SSEStream]:
+    def make() -> SSEStream:
+        return SSEStream("stateless", None, endpoint.keepalive_interval)
+    return make
+
+
+async def _chunks(chunks: tuple[bytes, ...]) -> Any:
+    for chunk in chunks:
+        yield chunk

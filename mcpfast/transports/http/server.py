@@ -1,0 +1,324 @@
+"""mcpfast's own HTTP/1.1 server for the Streamable HTTP endpoint: asyncio (uvloop) + httptools.
+
+One :class:`HTTPServerProtocol` per TCP connection parses requests with httptools (the
+llhttp parser of Node.js), hands each to the endpoint and writes its answer. Requests on
+one connection are answered in order (HTTP/1.1); pipelined ones wait their turn, with
+reading paused meanwhile. An answer the endpoint has at once (a sync tool, every error)
+is written without creating a task. Streams (SSE) go out with chunked transfer encoding,
+waiting for the socket to drain when the client reads slowly; a client that disconnects
+ends its response (and, through the endpoint, cancels its request).
+
+Limits: the body is refused with 413 as soon as Content-Length (or the bytes read) pass the
+endpoint's ``max_body_size``; request heads over 64 KiB and malformed requests get 400 and
+the connection is closed; an idle keep-alive connection is closed after
+``keepalive_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from http import HTTPStatus
+from typing import Any, Callable, Optional
+
+import httptools
+
+from mcpfast.transports.http.endpoint import StreamableHTTPEndpoint
+from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+
+__all__ = ["HTTPServerProtocol", "serve_http"]
+
+_LOGGER = logging.getLogger("mcpfast.transports.http")
+
+MAX_HEAD_SIZE = 64 * 1024
+DEFAULT_KEEPALIVE_TIMEOUT = 75.0
+_STATUS_LINES = {
+    status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
+    for status in HTTPStatus
+}
+
+
+def _head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
+          length: Optional[int]) -> bytes:
+    parts = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} Status\r\n".encode("latin-1")]
+    for name, value in headers:
+        parts.append(f"{name}: {value}\r\n".encode("latin-1"))
+    if length is None:
+        parts.append(b"transfer-encoding: chunked\r\n")
+    else:
+        parts.append(b"content-length: %d\r\n" % length)
+    if not keep_alive:
+        parts.append(b"connection: close\r\n")
+    parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+class HTTPServerProtocol(asyncio.Protocol):
+    """One HTTP/1.1 connection to the endpoint (module docstring)."""
+
+    def __init__(self, endpoint: StreamableHTTPEndpoint, keepalive_timeout: float,
+                 connections: set[HTTPServerProtocol]) -> None:
+        self.endpoint = endpoint
+        self.keepalive_timeout = keepalive_timeout
+        self.connections = connections
+        self.loop = asyncio.get_running_loop()
+        self.transport: Optional[asyncio.Transport] = None
+        self.parser = httptools.HttpRequestParser(self)
+        self._url = b""
+        self._headers: dict[str, str] = {}
+        self._body: list[bytes] = []
+        self._body_size = 0
+        self._head_size = 0
+        self._too_large = False
+        self._queue: list[tuple[HTTPRequest, bool, bool]] = []
+        self._busy = False
+        self._task: Optional[asyncio.Task[None]] = None
+        self._response: Optional[HTTPResponse] = None
+        self._closed = False
+        self._writable: Optional[asyncio.Future[None]] = None
+        self._idle: Optional[asyncio.TimerHandle] = None
+        self._stopping = False
+
+    # -- asyncio.Protocol --------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.connections.add(self)
+        self._arm_idle()
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        self._closed = True
+        self.connections.discard(self)
+        if self._idle is not None:
+            self._idle.cancel()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        response, self._response = self._response, None
+        if response is not None:
+            response.close(disconnected=True)
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    def pause_writing(self) -> None:
+        if self._writable is None or self._writable.done():
+            self._writable = self.loop.create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(400, "Bad Request: protocol upgrades are not served here")
+        except httptools.HttpParserError as exc:
+            self._fail(400, f"Bad Request: malformed HTTP ({exc})")
+
+    # -- httptools callbacks -----------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._url = b""
+        self._headers = {}
+        self._body = []
+        self._body_size = 0
+        self._head_size = 0
+        self._too_large = False
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+        self._head_size += len(url)
+        if self._head_size > MAX_HEAD_SIZE:
+            raise httptools.HttpParserError("request head too large")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._head_size += len(name) + len(value)
+        if self._head_size > MAX_HEAD_SIZE:
+            raise httptools.HttpParserError("request head too large")
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        previous = self._headers.get(key)
+        self._headers[key] = text if previous is None else f"{previous}, {text}"
+
+    def on_headers_complete(self) -> None:
+        length = self._headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.endpoint.max_body_size:
+            self._too_large = True
+
+    def on_body(self, body: bytes) -> None:
+        if self._too_large:
+            return
+        self._body_size += len(body)
+        if self._body_size > self.endpoint.max_body_size:
+            self._too_large = True
+            self._body = []
+            return
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        url = httptools.parse_url(self._url)
+        path = url.path.decode("latin-1")
+        query = url.query.decode("latin-1") if url.query else ""
+        method = self.parser.get_method().decode("latin-1")
+        keep_alive = self.parser.should_keep_alive()
+        body = b"".join(self._body) if len(self._body) != 1 else self._body[0]
+        request = HTTPRequest(method, path, self._headers, body, query)
+        self._queue.append((request, keep_alive, self._too_large))
+        if self._busy:
+            # Pipelined: answered after the one in progress; read no further meanwhile.
+            if self.transport is not None:
+                self.transport.pause_reading()
+            return
+        self._next()
+
+    # -- answering ---------------------------------------------------------------------
+
+    def _next(self) -> None:
+        if self._stopping:
+            if self.transport is not None:
+                self.transport.close()
+            return
+        while self._queue and not self._closed:
+            request, keep_alive, too_large = self._queue.pop(0)
+            if too_large:
+                limit = self.endpoint.max_body_size
+                self._write_whole(HTTPResponse(413, [("content-type", "application/json")],
+                                               json_error_body(-32600, f"Payload Too Large: the "
+                                                               f"body is over {limit} bytes")), False)
+                return
+            try:
+                outcome = self.endpoint.handle(request)
+            except Exception:
+                _LOGGER.exception("the MCP endpoint failed on %s %s", request.method, request.path)
+                self._write_whole(HTTPResponse(500, [("content-type", "application/json")],
+                                               json_error_body(-32603, "Internal error")), False)
+                return
+            if isinstance(outcome, HTTPResponse) and outcome.stream is None:
+                self._write_whole(outcome, keep_alive)
+                if not keep_alive:
+                    return
+                continue
+            self._busy = True
+            self._task = self.loop.create_task(self._answer(outcome, keep_alive))
+            return
+        if not self._closed and self.transport is not None:
+            self.transport.resume_reading()
+            self._arm_idle()
+
+    async def _answer(self, outcome: Any, keep_alive: bool) -> None:
+        try:
+            response = outcome if isinstance(outcome, HTTPResponse) else await outcome
+        except asyncio.CancelledError:
+            return
+        except Exception:
+            _LOGGER.exception("the MCP endpoint failed")
+            response = HTTPResponse(500, [("content-type", "application/json")],
+                                    json_error_body(-32603, "Internal error"))
+        if self._closed:
+            response.close(disconnected=True)
+            return
+        if response.stream is None:
+            self._write_whole(response, keep_alive)
+        else:
+            await self._write_stream(response, keep_alive)
+        self._busy = False
+        self._task = None
+        if keep_alive and not self._closed:
+            self._next()
+
+    def _write_whole(self, response: HTTPResponse, keep_alive: bool) -> None:
+        transport = self.transport
+        if transport is None or self._closed:
+            response.close(disconnected=True)
+            return
+        body = response.body
+        transport.write(_head(response.status, response.headers, keep_alive, len(body)) + body)
+        response.close()
+        if not keep_alive:
+            transport.close()
+
+    async def _write_stream(self, response: HTTPResponse, keep_alive: bool) -> None:
+        transport = self.transport
+        assert transport is not None and response.stream is not None
+        self._response = response
+        transport.write(_head(response.status, response.headers, keep_alive, None))
+        stream = response.stream
+        try:
+            async for chunk in stream:
+                if self._closed:
+                    return
+                transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                writable = self._writable
+                if writable is not None and not writable.done():
+                    await writable
+            if not self._closed:
+                transport.write(b"0\r\n\r\n")
+                self._response = None
+                response.close()
+                if not keep_alive:
+                    transport.close()
+        except asyncio.CancelledError:
+            pass
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+
+    def _fail(self, status: int, message: str) -> None:
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        body = json_error_body(-32600, message)
+        transport.write(_head(status, [("content-type", "application/json")], False, len(body)) + body)
+        transport.close()
+        self._closed = True
+
+    def _arm_idle(self) -> None:
+        if self.keepalive_timeout and not self._closed:
+            if self._idle is not None:
+                self._idle.cancel()
+            self._idle = self.loop.call_later(self.keepalive_timeout, self._close_idle)
+
+    def _close_idle(self) -> None:
+        self._idle = None
+        if not self._busy and self.transport is not None:
+            self.transport.close()
+
+    def shutdown(self) -> None:
+        """Stop taking requests: close now when idle, after the current answer otherwise."""
+        self._stopping = True
+        self._queue.clear()
+        if not self._busy and self.transport is not None:
+            self.transport.close()
+
+
+async def serve_http(
+    endpoint: StreamableHTTPEndpoint,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    ready: Optional[Callable[[str, int], None]] = None,
+    keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
+    backlog: int = 1024,
+) -> None:
+    """Serve the endpoint on host:port until cancelled; ``ready(host, port)`` once
+    listening (port 0 picks a free one). On cancellation, connections are closed once their
+    current answer is written, and every session ends."""
+    loop = asyncio.get_running_loop()
+    connections: set[HTTPServerProtocol] = set()
+    server = await loop.create_server(
+        lambda: HTTPServerProtocol(endpoint, keepalive_timeout, connections),
+        host, port, backlog=backlog,
+    )
+    try:
+        bound = server.sockets[0].getsockname()
+        if ready is not None:
+            ready(bound[0], bound[1])
+        await asyncio.Future()
+    finally:
+        server.close()
+        for connection in list(connections):
+            connection.shutdown()
+        endpoint.close()
+        await server.wait_closed()

@@ -1,0 +1,183 @@
+"""A Streamable HTTP session and the reply channel of one POST.
+
+:class:`HTTPSession`: one MCP connection reached through HTTP requests that carry its
+``Mcp-Session-Id``. Messages the server sends outside any request (list changes, log
+broadcasts, its own requests) go to the session's GET stream; where the client opened
+none they are dropped (the specification lets a server send them only on that stream).
+
+:class:`PostReply`: the reply channel of one POST holding requests. The first thing the
+server does decides the HTTP answer: a response before any other message is sent as one
+``application/json`` body (the common case, and the cheapest); a message related to the
+request first (a progress notification, a request to the client) turns the answer into an
+SSE stream carrying those messages and then the response. With ``json_only`` (the
+server's JSON-response mode, or a client that does not accept SSE) related messages go to
+the GET stream instead and the answer is always JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from time import monotonic
+from typing import Any, Callable, Optional
+
+from mcpfast.jsonrpc.contract import Connection
+from mcpfast.transports.http.event_store import EventStore
+from mcpfast.transports.http.sse_stream import SSEStream
+
+__all__ = ["HTTPSession", "PostReply"]
+
+_LOGGER = logging.getLogger("mcpfast.transports.http")
+
+
+class HTTPSession:
+    """One MCP connection behind a session id (module docstring)."""
+
+    __slots__ = ("id", "connection", "get_stream", "streams", "last_active", "closed",
+                 "store", "keepalive", "retry_ms", "prime", "_stream_ids")
+
+    def __init__(self, session_id: str, factory: Callable[[Callable[[bytes], None]], Connection],
+                 store: Optional[EventStore], keepalive: float, retry_ms: Optional[int]) -> None:
+        self.id = session_id
+        self.store = store
+        self.keepalive = keepalive
+        self.retry_ms = retry_ms
+        # Priming events once the client speaks 2025-11-25 (set by the endpoint).
+        self.prime = False
+        self.get_stream: Optional[SSEStream] = None
+        # Live streams by id, for clients resuming with Last-Event-ID.
+        self.streams: dict[str, SSEStream] = {}
+        self.last_active = monotonic()
+        self.closed = False
+        self._stream_ids = itertools.count(1)
+        self.connection = factory(self.send_unrelated)
+
+    def send_unrelated(self, frame: bytes) -> None:
+        """A message outside any request: to the GET stream when there is one."""
+        stream = self.get_stream
+        if stream is not None:
+            stream.push(frame)
+        else:
+            _LOGGER.debug("session %s: no GET stream open; a server message was dropped", self.id)
+
+    def new_stream(self) -> SSEStream:
+        """A fresh stream for one POST's reply."""
+        stream = SSEStream(f"{self.id}.{next(self._stream_ids)}", self.store, self.keepalive,
+                           self.retry_ms, self.prime)
+        if self.store is not None:
+            self.streams[stream.stream_id] = stream
+        return stream
+
+    def open_get_stream(self) -> SSEStream:
+        """The session's GET stream, created on first use."""
+        stream = self.get_stream
+        if stream is None:
+            stream = self.get_stream = SSEStream(f"{self.id}.get", self.store, self.keepalive,
+                                                 self.retry_ms, self.prime)
+            self.streams[stream.stream_id] = stream
+        return stream
+
+    def stream_done(self, stream: SSEStream) -> None:
+        if stream is not self.get_stream:
+            self.streams.pop(stream.stream_id, None)
+
+    def touch(self) -> None:
+        self.last_active = monotonic()
+
+    def close(self) -> None:
+        """End the session: its connection, its streams, its stored events. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self.connection.close()
+        for stream in list(self.streams.values()):
+            stream.finish()
+            if self.store is not None:
+                self.store.forget(stream.stream_id)
+        self.streams.clear()
+        if self.get_stream is not None:
+            self.get_stream.finish()
+
+    def __repr__(self) -> str:
+        return f"<HTTPSession {self.id[:8]}... streams={len(self.streams)} closed={self.closed}>"
+
+
+class PostReply:
+    """The reply channel of one POST (module docstring)."""
+
+    __slots__ = ("json_only", "outcome", "stream", "_side", "_new_stream", "_waiter")
+
+    def __init__(self, json_only: bool, side: Callable[[bytes], None],
+                 new_stream: Callable[[], SSEStream]) -> None:
+        self.json_only = json_only
+        # None while undecided, then ("json", frame or None) or ("sse", None).
+        self.outcome: Optional[tuple[str, Optional[bytes]]] = None
+        self.stream: Optional[SSEStream] = None
+        self._side = side
+        self._new_stream = new_stream
+        self._waiter: Optional[asyncio.Future[None]] = None
+
+    # -- ReplyChannel ------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        if self.json_only:
+            self._side(frame)
+            return
+        stream = self.stream
+        if stream is None:
+            stream = self.to_stream()
+        stream.push(frame)
+
+    def respond(self, frame: Optional[bytes]) -> None:
+        stream = self.stream
+        if stream is None:
+            self._decide(("json", frame))
+            return
+        if frame is not None:
+            stream.push(frame)
+        stream.finish()
+
+    # -- for the endpoint --------------------------------------------------------------
+
+    def to_stream(self) -> SSEStream:
+        """Answer with an SSE stream from now on (first related message, or a long wait)."""
+        stream = self.stream = self._new_stream()
+        stream.attach()
+        self._decide(("sse", None))
+        return stream
+
+    def _decide(self, outcome: tuple[str, Optional[bytes]]) -> None:
+        if self.outcome is None:
+            self.outcome = outcome
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+    async def wait(self, timeout: Optional[float]) -> None:
+        """Until the outcome is known; after ``timeout`` seconds the answer becomes a
+        stream (so that keep-alive comments can flow) unless it must be JSON."""
+        if self.outcome is not None:
+            return
+        self._waiter = waiter = asyncio.get_running_loop().create_future()
+        try:
+            if timeout is None or self.json_only:
+                await waiter
+                return
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), timeout)
+            except asyncio.TimeoutError:
+                if self.outcome is None:
+                    self.to_stream()
+        finally:
+            self._waiter = None
+
+    def __repr__(self) -> str:
+        return f"<PostReply {self.outcome[0] if self.outcome else 'waiting'}>"
+
+
+def request_ids(message: Any) -> list[Any]:
+    """The ids of the requests in a decoded message or batch (for cancellation)."""
+    items = message if isinstance(message, list) else [message]
+    return [item.id for item in items if getattr(item, "method", None) is not None
+            and getattr(item, "id", None) is not None]

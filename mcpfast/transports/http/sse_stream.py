@@ -1,0 +1,97 @@
+"""One SSE stream of a Streamable HTTP session: the events of a POST's reply or of the
+session's GET stream, queued for the HTTP response that writes them.
+
+A stream outlives the HTTP response writing it when the session is resumable (it has an
+event store): every event is stored first, and a client that lost the response reconnects
+with ``Last-Event-ID``; a new response then replays what it missed and takes the stream
+over (:meth:`attach`). While no response is attached, events are only stored. Without a
+store there is nothing to resume: events that find no response are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import AsyncIterator, Optional
+
+from mcpfast.transports.http.event_store import EventStore
+from mcpfast.transports.http.sse import comment, message_event, priming_event
+
+__all__ = ["SSEStream"]
+
+
+class SSEStream:
+    """Events of one stream (module docstring). ``push`` and ``finish`` never block."""
+
+    __slots__ = ("stream_id", "store", "keepalive", "retry_ms", "prime", "finished",
+                 "attached", "_queue", "_waiter")
+
+    def __init__(self, stream_id: str, store: Optional[EventStore], keepalive: float,
+                 retry_ms: Optional[int] = None, prime: bool = False) -> None:
+        self.stream_id = stream_id
+        self.store = store
+        self.keepalive = keepalive
+        self.retry_ms = retry_ms
+        self.prime = prime and store is not None
+        self.finished = False
+        self.attached = False
+        self._queue: deque[bytes] = deque()
+        self._waiter: Optional[asyncio.Future[None]] = None
+
+    def push(self, frame: bytes) -> None:
+        """Send one JSON-RPC message on the stream."""
+        if self.finished:
+            return
+        event_id = self.store.store(self.stream_id, frame) if self.store is not None else None
+        if self.attached:
+            self._queue.append(message_event(frame, event_id))
+            self._wake()
+
+    def finish(self) -> None:
+        """No more events: the attached response ends after the queued ones."""
+        self.finished = True
+        self._wake()
+
+    def attach(self) -> None:
+        """A response starts writing this stream (ValueError when one already does)."""
+        if self.attached:
+            raise ValueError(f"stream {self.stream_id} already has a response")
+        self.attached = True
+
+    def detach(self) -> None:
+        """The writing response went away; later events are only stored."""
+        self.attached = False
+        self._queue.clear()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def events(self, replay: tuple[bytes, ...] = ()) -> AsyncIterator[bytes]:
+        """The chunks an attached response writes: a priming event (resumable streams of
+        2025-11-25), ``replay``, then live events until :meth:`finish`; a keep-alive
+        comment whenever ``keepalive`` seconds pass without one."""
+        if self.prime and self.store is not None:
+            yield priming_event(self.store.store(self.stream_id, None), self.retry_ms)
+        for chunk in replay:
+            yield chunk
+        queue = self._queue
+        loop = asyncio.get_running_loop()
+        while self.attached:
+            if queue:
+                # Everything queued in one write.
+                chunk = b"".join(queue)
+                queue.clear()
+                yield chunk
+                continue
+            if self.finished:
+                return
+            self._waiter = waiter = loop.create_future()
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), self.keepalive)
+            except asyncio.TimeoutError:
+                yield comment("keep-alive")
+            finally:
+                self._waiter = None
