@@ -1,7 +1,9 @@
 """The official MCP Python SDK's client (mcp 2.3.0) against mcpfast's everything server.
 
-Each test starts ``examples/everything_server.py`` over stdio with ``mcp.client.stdio``
-and drives it through ``mcp.ClientSession`` -- which validates every result against the
+Each test runs once per transport: ``examples/everything_server.py`` over stdio with
+``mcp.client.stdio``, and over Streamable HTTP (mcpfast's own HTTP server, sessions and
+SSE answers) with ``mcp.client.streamable_http``, and drives it through
+``mcp.ClientSession`` -- which validates every result against the
 negotiated version's types -- covering initialize, tools (list, call, structured output,
 errors, content types), resources (list, templates, read, subscribe + updated), prompts,
 completion, logging, progress, cancellation, ping both ways, and the client's sampling,
@@ -15,12 +17,15 @@ import os
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 import anyio
 import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from everything_http import http_server
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
@@ -34,9 +39,27 @@ def server_parameters() -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=[str(SERVER)], env=env, cwd=str(ROOT))
 
 
+TRANSPORT = "stdio"
+
+
+@pytest.fixture(autouse=True, params=["stdio", "http"])
+def transport(request: Any) -> Iterator[str]:
+    """Every test of this module runs over stdio and over Streamable HTTP."""
+    global TRANSPORT
+    TRANSPORT = request.param
+    yield request.param
+    TRANSPORT = "stdio"
+
+
 @asynccontextmanager
 async def connected(**callbacks: Any) -> AsyncIterator[ClientSession]:
     """An initialized ClientSession to a fresh everything server."""
+    if TRANSPORT == "http":
+        async with http_server() as url, streamable_http_client(url) as (read, write):
+            async with ClientSession(read, write, **callbacks) as session:
+                await session.initialize()
+                yield session
+        return
     with open(os.devnull, "w") as devnull:
         async with stdio_client(server_parameters(), errlog=devnull) as (read, write):
             async with ClientSession(read, write, **callbacks) as session:

@@ -387,7 +387,9 @@ class StreamableHTTPEndpoint:
             if live.finished:
                 session.stream_done(live)
 
-        return HTTPResponse(200, list(_SSE_HEADERS), stream=live.events(replay), on_close=closed)
+        return HTTPResponse(200, list(_SSE_HEADERS),
+                            stream=live.events(replay, resumed=last_event_id is not None),
+                            on_close=closed)
 
     # -- DELETE ------------------------------------------------------------------------
 

@@ -69,11 +69,12 @@ class SSEStream:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def events(self, replay: tuple[bytes, ...] = ()) -> AsyncIterator[bytes]:
-        """The chunks an attached response writes: a priming event (resumable streams of
-        2025-11-25), ``replay``, then live events until :meth:`finish`; a keep-alive
+    async def events(self, replay: tuple[bytes, ...] = (),
+                     resumed: bool = False) -> AsyncIterator[bytes]:
+        """The chunks an attached response writes: a priming event (a new resumable stream
+        of 2025-11-25), ``replay``, then live events until :meth:`finish`; a keep-alive
         comment whenever ``keepalive`` seconds pass without one."""
-        if self.prime and self.store is not None:
+        if self.prime and self.store is not None and not resumed:
             yield priming_event(self.store.store(self.stream_id, None), self.retry_ms)
         for chunk in replay:
             yield chunk
