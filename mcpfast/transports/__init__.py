@@ -18,6 +18,7 @@ and client's connections.
 """
 
 from mcpfast.transports.budget import InputBudget
+from mcpfast.transports.http import serve_http
 from mcpfast.transports.loop import loop_factory, new_event_loop, run, uvloop_available
 from mcpfast.transports.stdio import (
     INHERITED_ENV_VARS,
@@ -36,7 +37,6 @@ from mcpfast.transports.stream import (
     TransportClosed,
     WriteBufferFull,
 )
-from mcpfast.transports.http import serve_http
 from mcpfast.transports.tcp import open_tcp, serve_tcp
 
 __all__ = [

@@ -93,7 +93,8 @@ def test_initialize_mints_a_random_session_and_requests_need_it():
         endpoint = make_server().http_endpoint()
         first, second = await initialize(endpoint), await initialize(endpoint)
         assert first != second and len(first) == 32 and all(c in "0123456789abcdef" for c in first)
-        ok = await answer(endpoint.handle(post(request(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}), first)))
+        echo = {"name": "echo", "arguments": {"text": "hi"}}
+        ok = await answer(endpoint.handle(post(request(1, "tools/call", echo), first)))
         assert ok.status == 200 and ok.header("content-type") == "application/json"
         assert json.loads(ok.body)["result"]["content"][0]["text"] == "hi"
         missing = await answer(endpoint.handle(post(request(2, "tools/list"))))
@@ -154,7 +155,8 @@ def test_bad_requests_get_their_status(change, status):
 def test_body_over_the_limit_is_413():
     async def main():
         endpoint = make_server().http_endpoint(max_body_size=100)
-        response = await answer(endpoint.handle(post(request(0, "initialize", {**INIT, "pad": "x" * 200}), version=None)))
+        padded = {**INIT, "pad": "x" * 200}
+        response = await answer(endpoint.handle(post(request(0, "initialize", padded), version=None)))
         assert response.status == 413 and b"limit is 100" in response.body
 
     run(main())
@@ -201,7 +203,8 @@ def test_json_response_mode_answers_json_and_sends_related_messages_to_the_get_s
         get = await answer(endpoint.handle(HTTPRequest(
             "GET", "/mcp", {"host": "localhost", "accept": "text/event-stream", "mcp-session-id": session})))
         params = {"name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}
-        response = await answer(endpoint.handle(post(request(8, "tools/call", params), session, accept="application/json")))
+        response = await answer(endpoint.handle(
+            post(request(8, "tools/call", params), session, accept="application/json")))
         assert response.status == 200 and json.loads(response.body)["id"] == 8
         first = await get.stream.__anext__()
         assert b"notifications/progress" in first
@@ -271,7 +274,8 @@ def test_stateless_mode_needs_no_session_and_has_no_back_channel():
         endpoint = make_server().http_endpoint(stateless=True)
         init = await answer(endpoint.handle(post(request(0, "initialize", INIT), version=None)))
         assert init.status == 200 and init.header("mcp-session-id") is None
-        call = await answer(endpoint.handle(post(request(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}}))))
+        echo = {"name": "echo", "arguments": {"text": "x"}}
+        call = await answer(endpoint.handle(post(request(1, "tools/call", echo))))
         assert json.loads(call.body)["result"]["content"][0]["text"] == "x"
         asked = await answer(endpoint.handle(post(request(2, "tools/call", {"name": "ask", "arguments": {}}))))
         result = json.loads(asked.body)["result"]
@@ -336,7 +340,8 @@ def test_a_dropped_stream_is_resumed_with_last_event_id():
         resumed.close(disconnected=True)
         # Another session's event id replays nothing of it.
         other = await initialize(endpoint)
-        foreign = await answer(endpoint.handle(HTTPRequest("GET", "/mcp", {**headers, "mcp-session-id": other, "last-event-id": event_id})))
+        foreign_headers = {**headers, "mcp-session-id": other, "last-event-id": event_id}
+        foreign = await answer(endpoint.handle(HTTPRequest("GET", "/mcp", foreign_headers)))
         # Nothing replayed: the first chunk is the idle stream's keep-alive comment.
         assert await foreign.stream.__anext__() == b": keep-alive\n\n"
         foreign.close(disconnected=True)

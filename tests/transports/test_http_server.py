@@ -1,0 +1,182 @@
+"""mcpfast's HTTP/1.1 server and the ASGI app (under uvicorn) over real loopback sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpfast import Server
+
+INIT = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+
+
+def make_app(started: Any = None, cancelled: Any = None) -> Server:
+    app = Server("sockets")
+
+    @app.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @app.tool()
+    async def hang() -> str:
+        if started is not None:
+            started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            if cancelled is not None:
+                cancelled.append(True)
+            raise
+        return "never"
+
+    return app
+
+
+def raw_post(body: str, session: str = "", extra: str = "", keep_alive: bool = True) -> bytes:
+    data = body.encode()
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(data)}\r\n")
+    if session:
+        head += f"Mcp-Session-Id: {session}\r\n"
+    if not keep_alive:
+        head += "Connection: close\r\n"
+    return (head + extra + "\r\n").encode() + data
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    status_line = await reader.readline()
+    status = int(status_line.split()[1])
+    headers: dict[str, str] = {}
+    while True:
+        line = (await reader.readline()).decode().strip()
+        if not line:
+            break
+        name, _, value = line.partition(":")
+        headers[name.lower()] = value.strip()
+    if "content-length" in headers:
+        body = await reader.readexactly(int(headers["content-length"]))
+    else:
+        body = b""
+        while True:
+            size = int((await reader.readline()).strip(), 16)
+            chunk = await reader.readexactly(size + 2)
+            if size == 0:
+                break
+            body += chunk[:-2]
+    return status, headers, body
+
+
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+async def handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str:
+    """initialize + notifications/initialized on one connection; returns the session id."""
+    writer.write(raw_post(INIT))
+    status, headers, _ = await read_response(reader)
+    assert status == 200
+    session = headers["mcp-session-id"]
+    writer.write(raw_post(INITIALIZED, session))
+    status, _, body = await read_response(reader)
+    assert (status, body) == (202, b"")
+    return session
+
+
+async def start(app: Server, **options: Any) -> tuple[asyncio.Task, int]:
+    bound = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(app.serve_http("127.0.0.1", 0, ready=lambda h, p: bound.set_result(p),
+                                                **options))
+    return task, await bound
+
+
+async def stop(task: asyncio.Task) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def test_keep_alive_and_pipelined_requests_are_answered_in_order():
+    async def main():
+        server, port = await start(make_app())
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        session = await handshake(reader, writer)
+        calls = [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                             "params": {"name": "echo", "arguments": {"text": f"n{n}"}}}) for n in range(1, 6)]
+        # Five requests in one write: pipelined on one connection.
+        writer.write(b"".join(raw_post(call, session) for call in calls))
+        answers = [await read_response(reader) for _ in calls]
+        assert [json.loads(body)["result"]["content"][0]["text"] for _, _, body in answers] == [
+            f"n{n}" for n in range(1, 6)]
+        writer.close()
+        await stop(server)
+
+    asyncio.run(main())
+
+
+def test_oversize_body_is_413_from_content_length_and_malformed_http_is_400():
+    async def main():
+        server, port = await start(make_app(), max_body_size=1000)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(raw_post(json.dumps({"pad": "x" * 5000})))
+        status, _, body = await read_response(reader)
+        assert status == 413 and b"over 1000 bytes" in body
+        writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+        status, headers, body = await read_response(reader)
+        assert status == 400 and headers.get("connection") == "close"
+        assert await reader.read() == b""  # and the connection is closed
+        writer.close()
+        await stop(server)
+
+    asyncio.run(main())
+
+
+def test_a_client_that_disconnects_cancels_its_request():
+    async def main():
+        started, cancelled = asyncio.Event(), []
+        server, port = await start(make_app(started, cancelled))
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        session = await handshake(reader, writer)
+        writer.write(raw_post(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                          "params": {"name": "hang", "arguments": {}}}), session))
+        await started.wait()
+        writer.close()
+        for _ in range(100):
+            if cancelled:
+                break
+            await asyncio.sleep(0.01)
+        assert cancelled == [True]
+        await stop(server)
+
+    asyncio.run(main())
+
+
+def test_asgi_app_under_uvicorn():
+    uvicorn = pytest.importorskip("uvicorn")
+
+    async def main():
+        app = make_app()
+        config = uvicorn.Config(app.asgi_app(), host="127.0.0.1", port=0, log_level="error",
+                                lifespan="on")
+        server = uvicorn.Server(config)
+        task = asyncio.ensure_future(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        session = await handshake(reader, writer)
+        writer.write(raw_post(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                          "params": {"name": "echo", "arguments": {"text": "asgi"}}}), session))
+        status, _, body = await read_response(reader)
+        assert json.loads(body)["result"]["content"][0]["text"] == "asgi"
+        writer.write(raw_post("{broken", session))
+        status, _, body = await read_response(reader)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32700
+        writer.close()
+        server.should_exit = True
+        await task
+
+    asyncio.run(main())
