@@ -8,7 +8,7 @@ PARSE_ERROR: int
 INVALID_REQUEST: int
 MAX_DEPTH: int
 
-AnyMessage = Union[Request, Notification, Response, ErrorResponse]
+_AnyMessage = Union[Request, Notification, Response, ErrorResponse]
 
 class DecodeError(ValueError):
     """A frame that is not valid JSON-RPC 2.0.
@@ -22,5 +22,5 @@ class DecodeError(ValueError):
     id: int | str | None
     def __init__(self, code: int, message: str, id: int | str | None = None) -> None: ...
 
-def decode(frame: bytes | bytearray | memoryview | str) -> AnyMessage | list[AnyMessage | DecodeError]:
+def decode(frame: bytes | bytearray | memoryview | str, /) -> _AnyMessage | list[_AnyMessage | DecodeError]:
     """Decode one frame into typed messages; a JSON array gives a list (bad elements in place)."""

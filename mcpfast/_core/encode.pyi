@@ -20,11 +20,11 @@ from mcpfast._core.messages import ErrorResponse, Message, Notification, Request
 #: The deepest nesting of containers written (1024, as the decoder accepts), envelope included.
 MAX_DEPTH: Final[int]
 
-JSONValue = Union[
-    None, bool, int, float, str, list["JSONValue"], tuple["JSONValue", ...],
-    dict[str, "JSONValue"], Message,
+_JSONValue = Union[
+    None, bool, int, float, str, list["_JSONValue"], tuple["_JSONValue", ...],
+    dict[str, "_JSONValue"], Message,
 ]
-RequestId = Union[int, str]
+_RequestId = Union[int, str]
 
 class EncodeError(ValueError):
     """A value that cannot be encoded as JSON.
@@ -38,23 +38,23 @@ class EncodeError(ValueError):
 
     def __init__(self, message: str, path: str = "$") -> None: ...
 
-def dumps(value: JSONValue) -> bytes:
+def dumps(value: _JSONValue) -> bytes:
     """Compact JSON of value; raises EncodeError for a value with no JSON form here."""
 
-def encode_request(id: RequestId, method: str, params: JSONValue = None) -> bytes:
+def encode_request(id: _RequestId, method: str, params: _JSONValue = None) -> bytes:
     """``{"jsonrpc":"2.0","id":id,"method":method,"params":params}``; params left out when None.
 
     TypeError when id is not an int or str (bool included) or method is not a str.
     """
 
-def encode_notification(method: str, params: JSONValue = None) -> bytes:
+def encode_notification(method: str, params: _JSONValue = None) -> bytes:
     """``{"jsonrpc":"2.0","method":method,"params":params}``; params left out when None."""
 
-def encode_response(id: RequestId, result: JSONValue) -> bytes:
+def encode_response(id: _RequestId, result: _JSONValue) -> bytes:
     """``{"jsonrpc":"2.0","id":id,"result":result}``."""
 
 def encode_error(
-    id: RequestId | None, code: int, message: str, data: JSONValue = ...
+    id: _RequestId | None, code: int, message: str, data: _JSONValue = ...
 ) -> bytes:
     """``{"jsonrpc":"2.0","id":id,"error":{"code":code,"message":message,"data":data}}``.
 

@@ -6,6 +6,7 @@ Incoming bytes are copied exactly once, into that buffer; every frame is followe
 FRAME_PADDING readable bytes, so the decoder parses it in place with no further copy.
 """
 
+import sys
 from typing import Final, final
 
 from typing_extensions import Buffer
@@ -67,8 +68,11 @@ class FrameBuffer:
 
         Raises ValueError when they do not lie inside this FrameBuffer's allocation.
         """
-    def __buffer__(self, flags: int, /) -> memoryview: ...
-    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    def __init__(self, *args: object) -> None:
+        """Raises TypeError: FrameBuffers are made by LineFramer only."""
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 
 @final
 class LineFramer:
@@ -84,7 +88,7 @@ class LineFramer:
     further bytes are skipped without being stored.
     """
 
-    def __init__(self, max_frame_size: int = 16777216) -> None:
+    def __new__(cls, max_frame_size: int = 16777216) -> LineFramer:
         """max_frame_size: the most bytes a frame may have, line ending not counted.
 
         Raises TypeError when it is not an int (bool included), ValueError when it is not

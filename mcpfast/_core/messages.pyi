@@ -2,8 +2,8 @@
 
 from typing import Any, Union
 
-JSONValue = Any
-RequestId = Union[int, str]
+_JSONValue = Any
+_RequestId = Union[int, str]
 
 class Message:
     """Base of the four JSON-RPC message kinds; holds the lazy payload."""
@@ -15,9 +15,9 @@ class Message:
 class Request(Message):
     """A JSON-RPC request: ``id`` (int or str), ``method``, ``params`` (dict, list or None)."""
 
-    id: RequestId
+    id: _RequestId
     method: str
-    def __init__(self, id: RequestId, method: str, params: dict[str, Any] | list[Any] | None = None) -> None: ...
+    def __init__(self, id: _RequestId, method: str, params: dict[str, Any] | list[Any] | None = None) -> None: ...
     @property
     def params(self) -> dict[str, Any] | list[Any] | None:
         """The params as Python objects (built on first access), or None when absent."""
@@ -34,21 +34,21 @@ class Notification(Message):
 class Response(Message):
     """A successful JSON-RPC response: ``id`` and ``result`` (any JSON value)."""
 
-    id: RequestId
-    def __init__(self, id: RequestId, result: JSONValue) -> None: ...
+    id: _RequestId
+    def __init__(self, id: _RequestId, result: _JSONValue) -> None: ...
     @property
-    def result(self) -> JSONValue:
+    def result(self) -> _JSONValue:
         """The result as Python objects (built on first access)."""
 
 class ErrorResponse(Message):
     """A JSON-RPC error response: ``id`` (None when null), ``code``, ``message``, ``data``."""
 
-    id: RequestId | None
+    id: _RequestId | None
     code: int
     message: str
-    def __init__(self, id: RequestId | None, code: int, message: str, data: JSONValue = ...) -> None: ...
+    def __init__(self, id: _RequestId | None, code: int, message: str, data: _JSONValue = ...) -> None: ...
     @property
-    def data(self) -> JSONValue:
+    def data(self) -> _JSONValue:
         """error.data as Python objects (built on first access), or None when absent."""
     @property
     def has_data(self) -> bool:

@@ -6,6 +6,7 @@ cancellation arrives (a Future, a callback) -- and an optional deadline in monot
 seconds.  No asyncio here: the table only stores and hands back waiters.
 """
 
+from types import GenericAlias
 from typing import Final, Generic, TypeVar, final
 
 _W = TypeVar("_W")
@@ -47,7 +48,7 @@ class PendingTable(Generic[_W]):
     until the entry is popped, cancelled, expired or cleared.  Not picklable.
     """
 
-    def __init__(self, capacity: int = 65536, first_id: int = 1) -> None:
+    def __new__(cls, capacity: int = 65536, first_id: int = 1) -> PendingTable[_W]:
         """capacity: 1..MAX_CAPACITY; first_id: 0..MAX_REQUEST_ID (ValueError otherwise)."""
     @property
     def capacity(self) -> int:
@@ -86,5 +87,7 @@ class PendingTable(Generic[_W]):
         """Remove every pending request; return their waiters in ascending id order."""
     def __len__(self) -> int:
         """Number of pending requests."""
-    def __contains__(self, id: object) -> bool:
+    def __class_getitem__(cls, item: object, /) -> GenericAlias:
+        """``PendingTable[Future]`` in annotations."""
+    def __contains__(self, id: object, /) -> bool:
         """Whether id is pending (False for anything that is not an int id)."""
