@@ -26,8 +26,7 @@ from mcpfast._core.messages cimport (
 )
 
 
-cdef extern from "Python.h":
-    const char *PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t *size) except NULL
+from mcpfast._core.cpython cimport PyUnicode_AsUTF8AndSize
 
 
 cdef extern from "mcpfast/dom_parse.h" nogil:

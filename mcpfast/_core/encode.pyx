@@ -34,10 +34,57 @@ gateway relies on.  The bytes are the same as after building the payload.
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.object cimport PyObject, PyTypeObject
+from libc.math cimport isfinite
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+from mcpfast._core.cpython cimport (
+    MF_UNICODE_READY,
+    PyBytes_AS_STRING,
+    PyBytes_GET_SIZE,
+    PyDict_GET_SIZE,
+    PyDict_Next,
+    PyDict_Type,
+    PyFloat_AS_DOUBLE,
+    PyFloat_Type,
+    PyList_GET_ITEM,
+    PyList_GET_SIZE,
+    PyList_Type,
+    PyLong_AsLongLongAndOverflow,
+    PyLong_AsUnsignedLongLong,
+    PyLong_Type,
+    PyMem_Free,
+    PyOS_double_to_string,
+    PyTuple_GET_ITEM,
+    PyTuple_GET_SIZE,
+    PyTuple_Type,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_IS_COMPACT_ASCII,
+    PyUnicode_KIND,
+    PyUnicode_READ,
+    PyUnicode_Type,
+    Py_DTSF_ADD_DOT_0,
+    Py_DecRef,
+    Py_IncRef,
+    Py_LE,
+    is_dict,
+    is_float,
+    is_int,
+    is_list,
+    is_str,
+    is_tuple,
+    mf_dict_direct_check,
+    mf_dict_direct_enable,
+    mf_dict_entries,
+    mf_dict_entries_of,
+    mf_small_int,
+    py_false,
+    py_none,
+    py_true,
+    type_of,
+)
 from mcpfast._core.messages cimport (
     ErrorResponse, MF_TAPE_NEXT, MF_TAPE_TYPE, Message, Notification, Request, Response,
     mf_tape, mf_tape_string,
@@ -67,176 +114,7 @@ cdef extern from "mcpfast/json_writer.h" nogil:
     size_t mf_format_double(char *out, double v)
 
 
-cdef extern from "Python.h":
-    # Declared over PyObject* so that walking borrowed references costs no refcounting.
-    PyTypeObject PyUnicode_Type
-    PyTypeObject PyLong_Type
-    PyTypeObject PyFloat_Type
-    PyTypeObject PyDict_Type
-    PyTypeObject PyList_Type
-    PyTypeObject PyTuple_Type
-    PyTypeObject *type_of "Py_TYPE"(PyObject *o)
-    PyObject *py_true "Py_True"
-    PyObject *py_false "Py_False"
-    PyObject *py_none "Py_None"
-    bint is_str "PyUnicode_Check"(PyObject *o)
-    bint is_int "PyLong_Check"(PyObject *o)
-    bint is_float "PyFloat_Check"(PyObject *o)
-    bint is_dict "PyDict_Check"(PyObject *o)
-    bint is_list "PyList_Check"(PyObject *o)
-    bint is_tuple "PyTuple_Check"(PyObject *o)
-    bint PyUnicode_IS_COMPACT_ASCII(PyObject *o)
-    Py_ssize_t PyUnicode_GET_LENGTH(PyObject *o)
-    int PyUnicode_KIND(PyObject *o)
-    void *PyUnicode_DATA(PyObject *o)
-    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
-    int PyDict_Next(PyObject *d, Py_ssize_t *pos, PyObject **key, PyObject **value)
-    Py_ssize_t PyDict_GET_SIZE(PyObject *d)
-    Py_ssize_t PyList_GET_SIZE(PyObject *o)
-    PyObject *PyList_GET_ITEM(PyObject *o, Py_ssize_t i)
-    Py_ssize_t PyTuple_GET_SIZE(PyObject *o)
-    PyObject *PyTuple_GET_ITEM(PyObject *o, Py_ssize_t i)
-    char *PyBytes_AS_STRING(PyObject *o)
-    Py_ssize_t PyBytes_GET_SIZE(PyObject *o)
-    long long PyLong_AsLongLongAndOverflow(PyObject *o, int *overflow)
-    unsigned long long PyLong_AsUnsignedLongLong(PyObject *o)
-    double PyFloat_AS_DOUBLE(PyObject *o)
-    int Py_LE
-    void Py_IncRef(PyObject *o)
-    void Py_DecRef(PyObject *o)
-    char *PyOS_double_to_string(double value, char format_code, int precision, int flags,
-                                int *ptype) except NULL
-    int Py_DTSF_ADD_DOT_0
-    void PyMem_Free(void *p)
-
-
-cdef extern from *:
-    """
-    #include <math.h>
-
-    /* The fixed parts of the JSON-RPC envelope, in the member order mcpfast always uses. */
-    static const char mf_env_id[] = "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":";
-    static const char mf_env_method_first[] = "{\\"jsonrpc\\":\\"2.0\\",\\"method\\":";
-    static const char mf_env_method[] = ",\\"method\\":";
-    static const char mf_env_params[] = ",\\"params\\":";
-    static const char mf_env_result[] = ",\\"result\\":";
-    static const char mf_env_error_code[] = ",\\"error\\":{\\"code\\":";
-    static const char mf_env_message[] = ",\\"message\\":";
-    static const char mf_env_data[] = ",\\"data\\":";
-    #define MF_ENV_ID_LEN (sizeof(mf_env_id) - 1)
-    #define MF_ENV_METHOD_FIRST_LEN (sizeof(mf_env_method_first) - 1)
-    #define MF_ENV_METHOD_LEN (sizeof(mf_env_method) - 1)
-    #define MF_ENV_PARAMS_LEN (sizeof(mf_env_params) - 1)
-    #define MF_ENV_RESULT_LEN (sizeof(mf_env_result) - 1)
-    #define MF_ENV_ERROR_CODE_LEN (sizeof(mf_env_error_code) - 1)
-    #define MF_ENV_MESSAGE_LEN (sizeof(mf_env_message) - 1)
-    #define MF_ENV_DATA_LEN (sizeof(mf_env_data) - 1)
-
-    /* PEP 393 strings made by the pre-3.12 legacy API may need to be made ready first. */
-    #if PY_VERSION_HEX < 0x030C0000
-    #define MF_UNICODE_READY(o) PyUnicode_READY(o)
-    #else
-    #define MF_UNICODE_READY(o) 0
-    #endif
-
-    /*
-     * Walking a dict's entries in place, without a PyDict_Next call per member.  CPython
-     * 3.11 and later (default builds) keep a combined dict's entries in one array after
-     * its hash index, {key, value} pairs when all keys are str, {hash, key, value} triples
-     * otherwise (Include/internal/pycore_dict.h; the dict object itself is public).
-     * Anything else -- older versions, free-threaded builds, split dicts -- uses
-     * PyDict_Next, and so does everything unless the self-check at import found the
-     * expected layout (mf_dict_direct_ok).
-     */
-    #if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_GIL_DISABLED) && !defined(PYPY_VERSION)
-    #define MF_DICT_DIRECT 1
-    typedef struct {
-        Py_ssize_t dk_refcnt;
-        uint8_t dk_log2_size;
-        uint8_t dk_log2_index_bytes;
-        uint8_t dk_kind;
-        uint32_t dk_version;
-        Py_ssize_t dk_usable;
-        Py_ssize_t dk_nentries;
-        char dk_indices[1];
-    } mf_dict_keys;
-    #else
-    #define MF_DICT_DIRECT 0
-    #endif
-
-    static int mf_dict_direct_ok = 0;
-
-    /* Where a dict's entry array starts and how it is laid out. */
-    typedef struct {
-        PyObject **slot;      /* key of the first entry; the value follows it */
-        Py_ssize_t stride;    /* pointers from one entry to the next */
-        Py_ssize_t count;     /* entries, including deleted ones (value NULL) */
-    } mf_dict_entries;
-
-    /* 0 when d must be walked with PyDict_Next instead. */
-    static inline int mf_dict_entries_of(PyObject *d, mf_dict_entries *e) {
-    #if MF_DICT_DIRECT
-        PyDictObject *mp = (PyDictObject *)d;
-        if (!mf_dict_direct_ok || mp->ma_values != NULL) return 0;
-        mf_dict_keys *keys = (mf_dict_keys *)mp->ma_keys;
-        PyObject **entries =
-            (PyObject **)(keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
-        if (keys->dk_kind == 0) {  /* general keys: {hash, key, value} */
-            e->slot = entries + 1;
-            e->stride = 3;
-        } else {                   /* str keys: {key, value} */
-            e->slot = entries;
-            e->stride = 2;
-        }
-        e->count = keys->dk_nentries;
-        return 1;
-    #else
-        (void)d;
-        (void)e;
-        return 0;
-    #endif
-    }
-
-    /* Whether the in-place walk of d sees exactly what PyDict_Next sees. */
-    static int mf_dict_direct_check(PyObject *d) {
-        mf_dict_entries e;
-        Py_ssize_t pos = 0, i;
-        PyObject *key, *value;
-        int saved = mf_dict_direct_ok, same = 1;
-        mf_dict_direct_ok = 1;
-        if (!mf_dict_entries_of(d, &e)) {
-            same = 0;
-        } else {
-            for (i = 0; i < e.count && same; i++, e.slot += e.stride) {
-                if (e.slot[1] == NULL) continue;
-                same = PyDict_Next(d, &pos, &key, &value) && key == e.slot[0] &&
-                       value == e.slot[1];
-            }
-            same = same && !PyDict_Next(d, &pos, &key, &value);
-        }
-        mf_dict_direct_ok = saved;
-        return same;
-    }
-
-    static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
-
-    /* The value of an int that fits in one internal digit, read without a call. */
-    static inline int mf_small_int(PyObject *o, long long *value) {
-    #if PY_VERSION_HEX >= 0x030C0000
-        if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
-            *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
-            return 1;
-        }
-        return 0;
-    #else
-        Py_ssize_t size = Py_SIZE(o);
-        if (size == 0) { *value = 0; return 1; }
-        if (size == 1) { *value = (long long)((PyLongObject *)o)->ob_digit[0]; return 1; }
-        if (size == -1) { *value = -(long long)((PyLongObject *)o)->ob_digit[0]; return 1; }
-        return 0;
-    #endif
-    }
-    """
+cdef extern from "mcpfast/envelope_text.h":
     const char mf_env_id[]
     const char mf_env_method_first[]
     const char mf_env_method[]
@@ -253,16 +131,6 @@ cdef extern from *:
     size_t MF_ENV_ERROR_CODE_LEN
     size_t MF_ENV_MESSAGE_LEN
     size_t MF_ENV_DATA_LEN
-    int MF_UNICODE_READY(PyObject *o) except -1
-    bint mf_small_int(PyObject *o, long long *value)
-    ctypedef struct mf_dict_entries:
-        PyObject **slot
-        Py_ssize_t stride
-        Py_ssize_t count
-    bint mf_dict_entries_of(PyObject *d, mf_dict_entries *e)
-    bint mf_dict_direct_check(PyObject *d)
-    void mf_dict_direct_enable(bint on)
-    bint isfinite(double x)
 
 
 mf_double_init()
@@ -280,6 +148,12 @@ cdef bint _dict_walk_matches() except -1:
 
 _DICT_WALK_IN_PLACE = _dict_walk_matches()  # True where dicts are walked without PyDict_Next
 mf_dict_direct_enable(_DICT_WALK_IN_PLACE)
+
+
+def _walk_dicts_in_place(bint in_place):
+    """For tests: walk dicts in place (only where the layout check passed) or, with False,
+    through the public PyDict_Next fallback that other Python versions use."""
+    mf_dict_direct_enable(in_place and _DICT_WALK_IN_PLACE)
 
 DEF _MAX_DEPTH = 1024
 MAX_DEPTH = _MAX_DEPTH

@@ -15,10 +15,7 @@ cpdef enum:
     DEFAULT_MAX_FRAME_SIZE = 16777216
 
 
-cdef extern from "Python.h":
-    # Cython's cpython.memoryview declares this macro with the wrong return type.
-    PyObject *memoryview_base "PyMemoryView_GET_BASE"(object view)
-    PyTypeObject *type_of "Py_TYPE"(PyObject *o)
+from mcpfast._core.cpython cimport memoryview_base, type_of
 
 
 @cython.final

@@ -25,8 +25,7 @@ from libc.string cimport memchr, memcpy, memmove, memset
 from mcpfast._core.envelope_prefix import read_prefix
 
 
-cdef extern from "Python.h":
-    const Py_ssize_t PY_SSIZE_T_MAX
+from mcpfast._core.cpython cimport PY_SSIZE_T_MAX
 
 
 cdef enum:

@@ -22,11 +22,7 @@ from libc.string cimport memcmp, memcpy
 from sys import intern
 
 
-cdef extern from "Python.h":
-    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
-    void *PyUnicode_DATA(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
-    object _PyDict_NewPresized(Py_ssize_t minused)
+from mcpfast._core.cpython cimport PyUnicode_New, mf_dict_new_presized, unicode_data_of
 
 
 cdef object _ABSENT = object()
@@ -56,7 +52,7 @@ cdef str make_str(const char *data, Py_ssize_t size):
     cdef object s
     if _is_ascii(data, size):
         s = PyUnicode_New(size, 127)
-        memcpy(PyUnicode_DATA(s), data, size)
+        memcpy(unicode_data_of(s), data, size)
         return <str>s
     return PyUnicode_DecodeUTF8(data, size, NULL)
 
@@ -119,12 +115,12 @@ cdef inline str _cached(_CacheSlot *cache, const char *data, Py_ssize_t size, bi
     slot = &cache[(h >> 40) & (CACHE_SLOTS - 1)]
     if slot.value is not NULL and slot.size == size and slot.head0 == head0 \
             and slot.head1 == head1 and (size <= 16 or memcmp(
-                <const char *>PyUnicode_DATA(<object>slot.value) + 16, data + 16, size - 16) == 0):
+                <const char *>unicode_data_of(<object>slot.value) + 16, data + 16, size - 16) == 0):
         return <str>slot.value
     if not _is_ascii(data, size):
         return make_str(data, size)
     s = PyUnicode_New(size, 127)
-    memcpy(PyUnicode_DATA(s), data, size)
+    memcpy(unicode_data_of(s), data, size)
     if interned:
         s = intern(s)  # only on a cache miss
     Py_INCREF(s)
@@ -190,7 +186,7 @@ cdef object tape_value(const mf_tape *t, size_t *i):
     cdef object container, key, value
     if kind == b'{':
         end = mf_tape_container_next(t, w) - 1
-        container = _PyDict_NewPresized(MF_TAPE_COUNT(w))
+        container = mf_dict_new_presized(MF_TAPE_COUNT(w))
         i[0] += 1
         while i[0] < end:
             s = mf_tape_string(t, t.words[i[0]], &n)

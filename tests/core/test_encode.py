@@ -848,3 +848,33 @@ def test_batch_item_errors():
     with pytest.raises(TypeError):
         encode_batch(b"[]")
     assert dumps([1]) == b"[1]"
+
+
+@pytest.fixture(params=["in place", "PyDict_Next"])
+def dict_walk(request):
+    """Both dict walks: the in-place fast path and the public-API fallback."""
+    encode_module._walk_dicts_in_place(request.param == "in place")
+    yield request.param
+    encode_module._walk_dicts_in_place(True)
+
+
+def test_both_dict_walks_write_the_same_json(dict_walk):
+    class Point:
+        def __init__(self, x, y):
+            self.x = x
+            self.y = y
+
+    shapes = [
+        {},
+        {"a": 1, "b": [1, 2], "c": {"d": None}},
+        {f"k{i}": i for i in range(1000)},
+        [vars(Point(i, -i)) for i in range(5)],  # split tables
+    ]
+    deleted = {f"k{i}": i for i in range(50)}
+    for i in range(0, 50, 3):
+        del deleted[f"k{i}"]
+    general = {1: "x", "a": [1], "b": 2}
+    del general[1]
+    shapes += [deleted, general]
+    for value in shapes:
+        assert dumps(value) == reference(value)

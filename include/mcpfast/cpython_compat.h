@@ -1,0 +1,134 @@
+/*
+ * Fast paths into CPython internals, each behind a version guard with a public-API
+ * fallback:
+ *
+ * - MF_UNICODE_READY: PyUnicode_READY before 3.12 (legacy strings), nothing after.
+ * - the in-place dict walk (mf_dict_entries_of): the entry array of combined dicts on
+ *   3.11+ default builds, enabled only when mf_dict_direct_check() found at import that it
+ *   sees exactly what PyDict_Next sees; PyDict_Next everywhere else.
+ * - mf_small_int: the value of a one-digit int without a call (the unstable compact-int
+ *   API on 3.12+, ob_digit before).
+ * - mf_dict_new_presized: _PyDict_NewPresized (a private function exported by CPython
+ *   3.10..3.14) where it exists, PyDict_New() elsewhere (PyPy, later versions).
+ */
+#ifndef MCPFAST_CPYTHON_COMPAT_H
+#define MCPFAST_CPYTHON_COMPAT_H
+
+#include <Python.h>
+#include <stdint.h>
+
+/* PEP 393 strings made by the pre-3.12 legacy API may need to be made ready first. */
+#if PY_VERSION_HEX < 0x030C0000
+#define MF_UNICODE_READY(o) PyUnicode_READY(o)
+#else
+#define MF_UNICODE_READY(o) 0
+#endif
+
+/*
+ * Walking a dict's entries in place, without a PyDict_Next call per member.  CPython
+ * 3.11 and later (default builds) keep a combined dict's entries in one array after
+ * its hash index, {key, value} pairs when all keys are str, {hash, key, value} triples
+ * otherwise (Include/internal/pycore_dict.h; the dict object itself is public).
+ * Anything else -- older versions, free-threaded builds, split dicts -- uses
+ * PyDict_Next, and so does everything unless the self-check at import found the
+ * expected layout (mf_dict_direct_ok).
+ */
+#if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_GIL_DISABLED) && !defined(PYPY_VERSION)
+#define MF_DICT_DIRECT 1
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable;
+    Py_ssize_t dk_nentries;
+    char dk_indices[1];
+} mf_dict_keys;
+#else
+#define MF_DICT_DIRECT 0
+#endif
+
+static int mf_dict_direct_ok = 0;
+
+/* Where a dict's entry array starts and how it is laid out. */
+typedef struct {
+    PyObject **slot;      /* key of the first entry; the value follows it */
+    Py_ssize_t stride;    /* pointers from one entry to the next */
+    Py_ssize_t count;     /* entries, including deleted ones (value NULL) */
+} mf_dict_entries;
+
+/* 0 when d must be walked with PyDict_Next instead. */
+static inline int mf_dict_entries_of(PyObject *d, mf_dict_entries *e) {
+#if MF_DICT_DIRECT
+    PyDictObject *mp = (PyDictObject *)d;
+    if (!mf_dict_direct_ok || mp->ma_values != NULL) return 0;
+    mf_dict_keys *keys = (mf_dict_keys *)mp->ma_keys;
+    PyObject **entries =
+        (PyObject **)(keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
+    if (keys->dk_kind == 0) {  /* general keys: {hash, key, value} */
+        e->slot = entries + 1;
+        e->stride = 3;
+    } else {                   /* str keys: {key, value} */
+        e->slot = entries;
+        e->stride = 2;
+    }
+    e->count = keys->dk_nentries;
+    return 1;
+#else
+    (void)d;
+    (void)e;
+    return 0;
+#endif
+}
+
+/* Whether the in-place walk of d sees exactly what PyDict_Next sees. */
+static int mf_dict_direct_check(PyObject *d) {
+    mf_dict_entries e;
+    Py_ssize_t pos = 0, i;
+    PyObject *key, *value;
+    int saved = mf_dict_direct_ok, same = 1;
+    mf_dict_direct_ok = 1;
+    if (!mf_dict_entries_of(d, &e)) {
+        same = 0;
+    } else {
+        for (i = 0; i < e.count && same; i++, e.slot += e.stride) {
+            if (e.slot[1] == NULL) continue;
+            same = PyDict_Next(d, &pos, &key, &value) && key == e.slot[0] &&
+                   value == e.slot[1];
+        }
+        same = same && !PyDict_Next(d, &pos, &key, &value);
+    }
+    mf_dict_direct_ok = saved;
+    return same;
+}
+
+static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
+
+/* The value of an int that fits in one internal digit, read without a call. */
+static inline int mf_small_int(PyObject *o, long long *value) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        return 1;
+    }
+    return 0;
+#else
+    Py_ssize_t size = Py_SIZE(o);
+    if (size == 0) { *value = 0; return 1; }
+    if (size == 1) { *value = (long long)((PyLongObject *)o)->ob_digit[0]; return 1; }
+    if (size == -1) { *value = -(long long)((PyLongObject *)o)->ob_digit[0]; return 1; }
+    return 0;
+#endif
+}
+
+/* A dict with room for n items without resizing, where CPython offers it. */
+#if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030F0000
+#define MF_DICT_PRESIZED 1
+static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { return _PyDict_NewPresized(n); }
+#else
+#define MF_DICT_PRESIZED 0
+static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { (void)n; return PyDict_New(); }
+#endif
+
+#endif /* MCPFAST_CPYTHON_COMPAT_H */
