@@ -108,6 +108,8 @@ class HTTPServerProtocol(asyncio.Protocol):
             self._writable.set_result(None)
 
     def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return  # closing: what else the client sent is not read
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
@@ -117,6 +119,14 @@ class HTTPServerProtocol(asyncio.Protocol):
             self._fail(400, "Bad Request: protocol upgrades are not served here")
         except httptools.HttpParserError as exc:
             self._fail(400, f"Bad Request: malformed HTTP ({exc})")
+        else:
+            if self._too_large and not self._closed:
+                # Refused from its Content-Length: answer now instead of reading the body.
+                if self._busy:
+                    self._stopping = True  # after the answer in progress
+                else:
+                    limit = self.endpoint.max_body_size
+                    self._fail(413, f"Payload Too Large: the body is over {limit} bytes")
 
     # -- httptools callbacks -----------------------------------------------------------
 
@@ -167,6 +177,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         body = b"".join(self._body) if len(self._body) != 1 else self._body[0]
         request = HTTPRequest(method, path, self._headers, body, query)
         self._queue.append((request, keep_alive, self._too_large))
+        self._too_large = False  # answered in turn, below
         if self._busy:
             # Pipelined: answered after the one in progress; read no further meanwhile.
             if self.transport is not None:
@@ -239,6 +250,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         response.close()
         if not keep_alive:
             transport.close()
+            self._closed = True
 
     async def _write_stream(self, response: HTTPResponse, keep_alive: bool) -> None:
         transport = self.transport
@@ -260,6 +272,7 @@ class HTTPServerProtocol(asyncio.Protocol):
                 response.close()
                 if not keep_alive:
                     transport.close()
+                    self._closed = True
         except asyncio.CancelledError:
             pass
         finally:
@@ -268,6 +281,13 @@ class HTTPServerProtocol(asyncio.Protocol):
     def _fail(self, status: int, message: str) -> None:
         transport = self.transport
         if transport is None or self._closed:
+            return
+        if self._busy:
+            # An answer is being written (a stream, say): an error now would land inside
+            # it. The connection just ends; the answer in progress is cut.
+            _LOGGER.debug("closing an HTTP connection: %s", message)
+            transport.close()
+            self._closed = True
             return
         body = json_error_body(-32600, message)
         transport.write(_head(status, [("content-type", "application/json")], False, len(body)) + body)

@@ -1,0 +1,159 @@
+"""Fuzz the Streamable HTTP request path: raw bytes into mcpfast's HTTP/1.1 server.
+
+Sans-socket: an HTTPServerProtocol (httptools parser -> StreamableHTTPEndpoint -> a real
+Server) on a transport double that records what is written. Input: byte 0 says whether a
+valid initialize + notifications/initialized go first (so that later requests can reach a
+session: ``@SID@`` anywhere in the rest is replaced with the minted session id); byte 1
+how the rest is split into reads; the rest is the byte stream a client sends.
+Property: nothing raises out of the protocol; everything written parses as a sequence of
+HTTP/1.1 responses (httptools' response parser) with statuses the endpoint documents --
+never 500 -- and every application/json body is one JSON-RPC message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from common import Choices, instrumented, main, quiet_logs
+
+with instrumented():
+    import httptools
+
+    from mcpfast.server import Context, Server
+    from mcpfast.transports.http.server import HTTPServerProtocol
+
+quiet_logs()
+
+STATUSES = {200, 202, 204, 400, 403, 404, 405, 406, 409, 413, 415, 421, 503}
+
+app = Server("fuzz-http")
+
+
+@app.tool()
+def add(a: int, b: int = 2) -> int:
+    """Adds."""
+    return a + b
+
+
+@app.tool()
+async def slow_echo(text: str, ctx: Context) -> str:
+    """Echoes after a loop turn, reporting progress."""
+    await ctx.report_progress(1, 2)
+    await asyncio.sleep(0)
+    return text
+
+
+LOOP = asyncio.new_event_loop()
+INIT_BODY = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+             b'"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}')
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+def post(body: bytes, session: bytes = b"") -> bytes:
+    head = (b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n" % len(body))
+    if session:
+        head += b"Mcp-Session-Id: " + session + b"\r\n"
+    return head + b"\r\n" + body
+
+
+class Transport:
+    """What HTTPServerProtocol writes to, recorded."""
+
+    def __init__(self, protocol: HTTPServerProtocol) -> None:
+        self.protocol = protocol
+        self.out = bytearray()
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed, "write after close"
+        self.out += data
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            LOOP.call_soon(self.protocol.connection_lost, None)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default=None):
+        return default
+
+
+class Responses:
+    """httptools response-parser callbacks collecting (status, content type, body)."""
+
+    def __init__(self) -> None:
+        self.parsed: list = []
+        self._headers: dict = {}
+        self._body = bytearray()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers[name.lower()] = value
+
+    def on_body(self, body: bytes) -> None:
+        self._body += body
+
+    def on_message_complete(self) -> None:
+        self.parsed.append((self._headers.get(b"content-type"), bytes(self._body)))
+        self._headers, self._body = {}, bytearray()
+
+
+async def drive(prelude: bool, split: int, stream: bytes) -> bytes:
+    endpoint = app.http_endpoint(max_body_size=4096, max_sessions=8, keepalive_interval=0.001)
+    protocol = HTTPServerProtocol(endpoint, 0, set())
+    transport = Transport(protocol)
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    if prelude:
+        protocol.data_received(post(INIT_BODY))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        session = bytes(transport.out).split(b"mcp-session-id: ", 1)[-1].split(b"\r\n", 1)[0]
+        protocol.data_received(post(INITIALIZED, session))
+        stream = stream.replace(b"@SID@", session)
+    step = max(1, split)
+    for start in range(0, len(stream), step):
+        if transport.closed:
+            break
+        protocol.data_received(stream[start:start + step])
+        await asyncio.sleep(0)
+    for _ in range(50):  # let answers finish (SSE streams end with their request)
+        await asyncio.sleep(0)
+    if not transport.closed:
+        transport.close()
+    await asyncio.sleep(0)
+    endpoint.close()
+    return bytes(transport.out)
+
+
+def check(data: bytes) -> None:
+    choices = Choices(data)
+    prelude = choices.byte() % 2 == 1
+    split = choices.byte()
+    out = LOOP.run_until_complete(drive(prelude, split, choices.rest()))
+    responses = Responses()
+    parser = httptools.HttpResponseParser(responses)
+    statuses = []
+    try:
+        parser.feed_data(out)
+    except httptools.HttpParserError as exc:
+        raise AssertionError(f"the server wrote something that is not HTTP: {exc}: {out[:300]!r}")
+    for match in out.split(b"HTTP/1.1 ")[1:]:
+        statuses.append(int(match[:3]))
+    assert all(status in STATUSES for status in statuses), (statuses, out[:500])
+    for content_type, body in responses.parsed:
+        if content_type == b"application/json" and body:
+            message = json.loads(body)
+            assert message.get("jsonrpc") == "2.0", body
+
+
+if __name__ == "__main__":
+    main(check)
