@@ -145,7 +145,7 @@ def check(data: bytes) -> None:
     try:
         parser.feed_data(out)
     except httptools.HttpParserError as exc:
-        raise AssertionError(f"the server wrote something that is not HTTP: {exc}: {out[:300]!r}")
+        raise AssertionError(f"the server wrote something that is not HTTP: {exc}: {out[:300]!r}") from None
     for match in out.split(b"HTTP/1.1 ")[1:]:
         statuses.append(int(match[:3]))
     assert all(status in STATUSES for status in statuses), (statuses, out[:500])
