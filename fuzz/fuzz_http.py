@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from common import Choices, instrumented, main, quiet_logs
+from common import Choices, instrumented, main
 
 with instrumented():
     import httptools
@@ -23,7 +23,6 @@ with instrumented():
     from mcpfast.server import Context, Server
     from mcpfast.transports.http.server import HTTPServerProtocol
 
-quiet_logs()
 
 STATUSES = {200, 202, 204, 400, 403, 404, 405, 406, 409, 413, 415, 421, 503}
 

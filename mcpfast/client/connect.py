@@ -12,9 +12,10 @@
 Targets (:func:`parse_target`):
 
 * a list or tuple: a command and its arguments, started as the server process (stdio);
-* a str URL: ``tcp://host:port``; ``http://`` and ``https://`` (Streamable HTTP) and
+* a str URL: ``tcp://host:port``; ``http://host:port/path`` and ``https://...``
+  (Streamable HTTP; ``headers=`` adds headers to every request, e.g. Authorization);
   ``ws://`` / ``wss://`` raise :class:`~mcpfast.client.errors.TransportUnavailable` --
-  those transports are not available yet;
+  WebSocket is not available yet;
 * any other str: a command line, split like a POSIX shell does (``shlex``) unless ``args``
   is given, in which case the str is the program and ``args`` its arguments (use this, or a
   list, for a program path containing spaces).
@@ -46,8 +47,6 @@ from mcpfast.client.errors import TransportUnavailable
 __all__ = ["Connector", "Target", "connect", "parse_target"]
 
 _UNAVAILABLE_SCHEMES = {
-    "http": "Streamable HTTP",
-    "https": "Streamable HTTP",
     "ws": "WebSocket",
     "wss": "WebSocket",
 }
@@ -78,6 +77,10 @@ def _parse_url(url: str) -> Target:
         if parts.path not in ("", "/") or parts.query or parts.fragment:
             raise ValueError(f"a TCP target is tcp://host:port, without path or query: {url!r}")
         return Target("tcp", host=parts.hostname, port=port, url=url)
+    if scheme in ("http", "https"):
+        if not parts.hostname:
+            raise ValueError(f"a Streamable HTTP target needs a host: http://host:port/path, got {url!r}")
+        return Target("http", url=url)
     if scheme in _UNAVAILABLE_SCHEMES:
         return Target(_UNAVAILABLE_SCHEMES[scheme], url=url)
     raise ValueError(
@@ -122,11 +125,14 @@ def parse_target(target: Any, args: Optional[Sequence[str]] = None) -> Target:
 class Connector:
     """What ``connect`` returns: ``async with`` it, or ``await`` it (module docstring)."""
 
-    __slots__ = ("target", "_client", "_stdio", "_max_frame_size", "_initialize_timeout", "_opened")
+    __slots__ = ("target", "_client", "_stdio", "_max_frame_size", "_initialize_timeout", "_opened",
+                 "_headers")
 
     def __init__(self, target: Target, client: Client, *, stdio: dict, max_frame_size: int,
-                 initialize_timeout: Optional[float]) -> None:
+                 initialize_timeout: Optional[float],
+                 headers: Optional[dict[str, str]] = None) -> None:
         self.target = target
+        self._headers = headers
         self._client = client
         self._stdio = stdio
         self._max_frame_size = max_frame_size
@@ -138,6 +144,7 @@ class Connector:
             raise RuntimeError("this connect() was already used; call connect() again")
         self._opened = True
         target, client = self.target, self._client
+        stream: Any
         if target.kind == "stdio" and target.command is not None:
             from mcpfast.transports import open_stdio
 
@@ -151,6 +158,11 @@ class Connector:
             stream = await open_tcp(
                 target.host, target.port, client.bind, max_frame_size=self._max_frame_size,
             )
+        elif target.kind == "http" and target.url is not None:
+            from mcpfast.transports.http.client import open_http
+
+            stream = await open_http(target.url, client.bind, headers=self._headers,
+                                     max_frame_size=self._max_frame_size)
         else:
             raise TransportUnavailable(target.kind, target.url or "")
         client.own_stream(stream)
@@ -184,19 +196,22 @@ def connect(
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     initialize_timeout: Optional[float] = DEFAULT_INITIALIZE_TIMEOUT,
     client: Optional[Client] = None,
+    headers: Optional[dict[str, str]] = None,
     **client_options: Any,
 ) -> Connector:
     """Connect to an MCP server and initialize (see the module docstring).
 
     Raises at once: TypeError / ValueError for a target that is not one,
-    TransportUnavailable for http(s):// and ws(s):// URLs. When awaited: OSError when the
+    TransportUnavailable for ws(s):// URLs. When awaited: OSError when the
     process cannot start or the TCP connection cannot be made, UnsupportedProtocolVersion,
     InitializeError, RequestTimeout (initialize unanswered), ConnectionClosed (the server
     went away during the handshake), JSONRPCError (initialize refused).
     """
     parsed = parse_target(target, args)
-    if parsed.kind not in ("stdio", "tcp"):
+    if parsed.kind not in ("stdio", "tcp", "http"):
         raise TransportUnavailable(parsed.kind, parsed.url or str(target))
+    if headers is not None and parsed.kind != "http":
+        raise TypeError("headers apply to an http(s):// target only")
     if parsed.kind != "stdio" and (env is not None or cwd is not None or stderr is not None):
         raise TypeError("env, cwd and stderr apply to a server process (a command target) only")
     if client is None:
@@ -212,4 +227,4 @@ def connect(
     if parsed.kind == "stdio":
         stdio = {"env": env, "cwd": cwd, "stderr": stderr}
     return Connector(parsed, client, stdio=stdio, max_frame_size=max_frame_size,
-                     initialize_timeout=initialize_timeout)
+                     initialize_timeout=initialize_timeout, headers=headers)

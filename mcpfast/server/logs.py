@@ -94,7 +94,8 @@ class MCPLogHandler(logging.Handler):
             ctx = current_context.get()
             send = server.broadcast_log if ctx is None else ctx.log
             loop = server.loop
-            if loop is not None and not loop.is_closed() and not _runs_on(loop):
+            # Hand over to the server's loop only when it runs, in another thread.
+            if loop is not None and loop.is_running() and not _runs_on(loop):
                 loop.call_soon_threadsafe(send, level, data, record.name)
             else:
                 send(level, data, record.name)

@@ -118,9 +118,9 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_an_unavailable_transport_exits_2(capsys):
-    assert cli.main(["call", "http://127.0.0.1:1/mcp", "echo"]) == 2
+    assert cli.main(["call", "ws://127.0.0.1:1/mcp", "echo"]) == 2
     assert "not available yet" in capsys.readouterr().err
-    assert cli.main(["list", "https://example.com/mcp"]) == 2
+    assert cli.main(["list", "wss://example.com/mcp"]) == 2
 
 
 def test_an_unstartable_server_exits_1(capsys):

@@ -39,9 +39,17 @@ def test_tcp_targets(url, host, port):
     assert parsed == Target("tcp", host=host, port=port, url=url)
 
 
+def test_http_urls_are_streamable_http_targets():
+    for url in ("http://127.0.0.1:8000/mcp", "https://example.com/mcp"):
+        target = parse_target(url)
+        assert (target.kind, target.url) == ("http", url)
+    with pytest.raises(ValueError, match="needs a host"):
+        parse_target("http:///mcp")
+    with pytest.raises(TypeError, match="http"):
+        connect("tcp://127.0.0.1:1", headers={"Authorization": "x"})
+
+
 @pytest.mark.parametrize("url, transport", [
-    ("http://127.0.0.1:8000/mcp", "Streamable HTTP"),
-    ("https://example.com/mcp", "Streamable HTTP"),
     ("ws://example.com/mcp", "WebSocket"),
     ("wss://example.com/mcp", "WebSocket"),
 ])

@@ -11,7 +11,10 @@ invalid params with an error, which would fail the test).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
+import subprocess
 import sys
 import textwrap
 
@@ -174,7 +177,12 @@ SERVER_SOURCE = textwrap.dedent('''
         "notifications/roots/list_changed", types.NotificationParams, roots_changed)
 
     if __name__ == "__main__":
-        mcp.run()
+        import sys
+
+        if len(sys.argv) > 1:  # a port: Streamable HTTP
+            mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+        else:
+            mcp.run()
 ''')
 
 
@@ -214,7 +222,34 @@ def _elicit(params):
     return {"action": "accept", "content": {"name": "Ada", "age": 36}}
 
 
-def test_mcpfast_client_drives_an_official_python_server(tmp_path, mcp_schema):
+@contextlib.asynccontextmanager
+async def _served(script, transport):
+    """The official server over stdio (a command target) or Streamable HTTP (a URL)."""
+    if transport == "stdio":
+        yield [sys.executable, str(script)]
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, str(script), str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(400):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            break
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_mcpfast_client_drives_an_official_python_server(tmp_path, mcp_schema, transport):
     script = tmp_path / "official_server.py"
     script.write_text(SERVER_SOURCE)
     logs = []
@@ -228,7 +263,7 @@ def test_mcpfast_client_drives_an_official_python_server(tmp_path, mcp_schema):
     )
 
     async def main():
-        async with connect([sys.executable, str(script)], client=client):
+        async with _served(script, transport) as target, connect(target, client=client):
             # Handshake.
             assert client.protocol_version == "2025-11-25"
             assert client.server_info["name"] == "official-python"

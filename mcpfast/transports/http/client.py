@@ -1,0 +1,406 @@
+"""The client side of Streamable HTTP: a connection's frames as HTTP requests.
+
+``await open_http(url, factory)`` wires a connection made by ``factory(send)`` (a
+``Client.bind``) to an MCP endpoint. Every frame the connection sends is one POST; the
+answer -- 202, one ``application/json`` message, or an SSE stream of messages ending with
+the response -- is fed back into the connection. The transport keeps the session id the
+server gave with the initialize answer and the negotiated protocol version, and sends
+them on every later request (``Mcp-Session-Id``, ``MCP-Protocol-Version``); once the
+session exists it opens the GET stream for the server's own messages, reconnecting with
+``Last-Event-ID`` when it drops. ``close()`` ends the session with DELETE.
+
+HTTP/1.1 on asyncio (uvloop) with httptools' response parser; connections are kept alive
+and reused, one request at a time each (an SSE answer holds its connection until it ends).
+A POST that fails (connection refused, an HTTP error status without a JSON-RPC body, a
+body over ``max_frame_size``) fails the requests it carried with a JSON-RPC error fed
+back to the connection, so no caller waits forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import ssl
+from typing import Any, Callable, Optional
+from urllib.parse import urlsplit
+
+import httptools
+
+from mcpfast._core.decode import DecodeError, decode
+from mcpfast._core.encode import encode_error
+from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
+from mcpfast._core.messages import Request
+from mcpfast.jsonrpc.contract import Connection
+from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE, TRANSPORT_ERROR
+from mcpfast.protocol import methods
+from mcpfast.transports.http import headers as h
+
+__all__ = ["HTTPClientStream", "HTTPStatusError", "open_http"]
+
+_LOGGER = logging.getLogger("mcpfast.transports.http")
+_RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
+# HTTP connections one client keeps for its POSTs at most.
+DEFAULT_MAX_CONNECTIONS = 32
+
+
+class HTTPStatusError(ConnectionError):
+    """An HTTP answer that is not an MCP answer (``status``, ``body``)."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
+        self.status = status
+        self.body = body
+
+
+class _Response:
+    """One HTTP response as it arrives: status and headers, then body chunks."""
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.chunks: asyncio.Queue[Optional[bytes]] = asyncio.Queue()
+        self.complete = False
+        self.keep_alive = False
+
+    async def body(self, limit: int) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            chunk = await self.chunks.get()
+            if chunk is None:
+                return b"".join(parts)
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f"the answer is over {limit} bytes")
+            parts.append(chunk)
+
+
+class _HTTPConnection(asyncio.Protocol):
+    """A keep-alive HTTP/1.1 connection answering one request at a time."""
+
+    def __init__(self) -> None:
+        self.transport: Optional[asyncio.Transport] = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.response: Optional[_Response] = None
+        self.lost = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        self.lost = True
+        response = self.response
+        if response is not None:
+            if not response.head.done():
+                response.head.set_exception(ConnectionError("the HTTP connection was lost"))
+            if not response.complete:
+                response.chunks.put_nowait(None)
+                response.complete = True
+                response.keep_alive = False
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            if self.response is not None and not self.response.head.done():
+                self.response.head.set_exception(ConnectionError(f"malformed HTTP answer: {exc}"))
+            if self.transport is not None:
+                self.transport.close()
+
+    # httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.response is not None:
+            self.response.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        response = self.response
+        if response is not None and not response.head.done():
+            response.status = self.parser.get_status_code()
+            response.head.set_result(None)
+
+    def on_body(self, body: bytes) -> None:
+        if self.response is not None:
+            self.response.chunks.put_nowait(body)
+
+    def on_message_complete(self) -> None:
+        response = self.response
+        if response is not None:
+            response.keep_alive = self.parser.should_keep_alive()
+            response.complete = True
+            response.chunks.put_nowait(None)
+
+    def start(self, head: bytes, body: bytes) -> _Response:
+        assert self.transport is not None
+        self.response = _Response()
+        self.transport.write(head + body)
+        return self.response
+
+
+class HTTPClientStream:
+    """The transport handle ``open_http`` returns: ``conn``, ``send``, ``close()``."""
+
+    def __init__(self, url: str, factory: Callable[[Callable[[bytes], None]], Connection], *,
+                 headers: Optional[dict[str, str]] = None,
+                 max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+                 ssl_context: Optional[ssl.SSLContext] = None,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int) \
+                or max_connections < 1:
+            raise ValueError(f"max_connections must be an int >= 1, got {max_connections!r}")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"a Streamable HTTP endpoint is http(s)://host[:port]/path, got {url!r}")
+        self.url = url
+        self.host = parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.ssl: Any = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
+        host_header = parts.netloc.rsplit("@", 1)[-1]
+        self.extra_headers = dict(headers or {})
+        self.host_header = host_header
+        self.max_frame_size = max_frame_size
+        self.session_id: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        self.loop = asyncio.get_running_loop()
+        self._idle: list[_HTTPConnection] = []
+        # POSTs in progress at once (each holds a connection); the GET stream is apart.
+        self._slots = asyncio.Semaphore(max_connections)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._get_task: Optional[asyncio.Task[None]] = None
+        self._closed = False
+        self.closed: asyncio.Future[None] = self.loop.create_future()
+        self.conn = factory(self.send)
+
+    # -- HTTP plumbing -----------------------------------------------------------------
+
+    async def _connection(self) -> _HTTPConnection:
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.lost:
+                return connection
+        _, connection = await self.loop.create_connection(
+            _HTTPConnection, self.host, self.port, ssl=self.ssl,
+            server_hostname=self.host if self.ssl else None)
+        return connection
+
+    def _release(self, connection: _HTTPConnection, response: _Response) -> None:
+        if response.keep_alive and not connection.lost and not self._closed:
+            connection.response = None
+            self._idle.append(connection)
+        elif connection.transport is not None:
+            connection.transport.close()
+
+    def _head(self, method: str, extra: dict[str, str], length: int) -> bytes:
+        lines = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host_header}"]
+        if self.session_id is not None:
+            lines.append(f"Mcp-Session-Id: {self.session_id}")
+        if self.protocol_version is not None:
+            lines.append(f"MCP-Protocol-Version: {self.protocol_version}")
+        for name, value in {**self.extra_headers, **extra}.items():
+            lines.append(f"{name}: {value}")
+        lines.append(f"Content-Length: {length}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def _request(self, method: str, extra: dict[str, str],
+                       body: bytes = b"") -> tuple[_HTTPConnection, _Response]:
+        connection = await self._connection()
+        response = connection.start(self._head(method, extra, len(body)), body)
+        try:
+            await response.head
+        except ConnectionError:
+            if connection.transport is not None:
+                connection.transport.close()
+            raise
+        return connection, response
+
+    # -- sending -----------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        """The connection's writer: one POST per frame (answers arrive asynchronously)."""
+        if self._closed:
+            raise ConnectionError("the HTTP transport is closed")
+        task = self.loop.create_task(self._post(bytes(frame)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _post(self, frame: bytes) -> None:
+        try:
+            message: Any = decode(frame)
+        except DecodeError:
+            message = None
+        initialize = type(message) is Request and message.method == methods.INITIALIZE
+        async with self._slots:
+            try:
+                connection, response = await self._request("POST", {
+                    "Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}, frame)
+            except OSError as exc:
+                self._fail(message, f"cannot reach {self.url}: {exc}")
+                return
+            try:
+                await self._read_answer(response, message, initialize)
+            except (ConnectionError, ValueError) as exc:
+                self._fail(message, str(exc))
+            finally:
+                self._release(connection, response)
+
+    async def _read_answer(self, response: _Response, message: Any, initialize: bool) -> None:
+        status = response.status
+        content_type = response.headers.get(h.CONTENT_TYPE, "").split(";")[0].strip().lower()
+        if status == 202:
+            await response.body(self.max_frame_size)
+            return
+        if initialize and status == 200:
+            session_id = response.headers.get(h.MCP_SESSION_ID)
+            if session_id is not None:
+                self.session_id = session_id
+        if content_type == h.EVENT_STREAM and status == 200:
+            await self._read_events(response, initialize)
+            return
+        try:
+            body = await response.body(self.max_frame_size)
+        except ValueError:
+            self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} "
+                                f"bytes", MESSAGE_TOO_LARGE)
+            return
+        if content_type == h.JSON and body:
+            self._deliver(body, initialize)
+            if status >= 400:
+                # The error named no id (a transport-level refusal): fail the requests.
+                if b'"id":null' in body:
+                    self._fail(message, f"HTTP {status}: {body[:300].decode('utf-8', 'replace')}")
+            return
+        if status >= 400:
+            self._fail(message, f"HTTP {status} from {self.url}")
+
+    async def _read_events(self, response: _Response, initialize: bool,
+                           on_event_id: Optional[Callable[[str], None]] = None) -> None:
+        buffer = b""
+        while True:
+            chunk = await response.chunks.get()
+            if chunk is None:
+                return
+            buffer += chunk.replace(b"\r\n", b"\n")
+            while b"\n\n" in buffer:
+                raw, buffer = buffer.split(b"\n\n", 1)
+                data: list[bytes] = []
+                for line in raw.split(b"\n"):
+                    if line.startswith(b"data:"):
+                        data.append(line[5:].lstrip(b" "))
+                    elif line.startswith(b"id:") and on_event_id is not None:
+                        on_event_id(line[3:].strip().decode("utf-8", "replace"))
+                payload = b"\n".join(data)
+                if payload.strip():
+                    self._deliver(payload, initialize)
+            if len(buffer) > self.max_frame_size:
+                raise ValueError(f"an SSE event is over {self.max_frame_size} bytes")
+
+    def _deliver(self, frame: bytes, initialize: bool) -> None:
+        if initialize and self.protocol_version is None:
+            try:
+                answer = json.loads(frame)
+                version = answer["result"]["protocolVersion"]
+            except (ValueError, KeyError, TypeError):
+                version = None
+            if isinstance(version, str):
+                self.protocol_version = version
+                if self.session_id is not None and self._get_task is None:
+                    self._get_task = self.loop.create_task(self._listen())
+        if not self._closed:
+            self.conn.feed(frame)
+
+    def _fail(self, message: Any, reason: str, code: int = TRANSPORT_ERROR) -> None:
+        """Fail the requests of a POST that got no MCP answer."""
+        items = message if isinstance(message, list) else [message]
+        for item in items:
+            if type(item) is Request and not self._closed:
+                self.conn.feed(encode_error(item.id, code, reason))
+
+    # -- the GET stream ----------------------------------------------------------------
+
+    async def _listen(self) -> None:
+        last_event_id: Optional[str] = None
+
+        def remember(event_id: str) -> None:
+            nonlocal last_event_id
+            last_event_id = event_id
+
+        attempt = 0
+        while not self._closed:
+            extra = {"Accept": h.EVENT_STREAM}
+            if last_event_id is not None:
+                extra["Last-Event-ID"] = last_event_id
+            try:
+                connection, response = await self._request("GET", extra)
+            except OSError:
+                pass
+            else:
+                if response.status != 200:
+                    # 405: the server offers no GET stream; others: no session for it.
+                    await response.body(self.max_frame_size)
+                    self._release(connection, response)
+                    return
+                attempt = 0
+                try:
+                    await self._read_events(response, False, remember)
+                except (ConnectionError, ValueError):
+                    pass
+                finally:
+                    if connection.transport is not None:
+                        connection.transport.close()
+            if self._closed:
+                return
+            await asyncio.sleep(_RECONNECT_DELAYS[min(attempt, len(_RECONNECT_DELAYS) - 1)])
+            attempt += 1
+
+    # -- closing -----------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End the session (DELETE), stop the GET stream, close every connection."""
+        if self._closed:
+            await self.closed
+            return
+        if self._get_task is not None:
+            self._get_task.cancel()
+            await asyncio.gather(self._get_task, return_exceptions=True)
+        if self._tasks:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.session_id is not None:
+            try:
+                connection, response = await asyncio.wait_for(self._request("DELETE", {}), 5)
+                await response.body(self.max_frame_size)
+                self._release(connection, response)
+            except (OSError, asyncio.TimeoutError):
+                pass
+        self._closed = True
+        for connection in self._idle:
+            if connection.transport is not None:
+                connection.transport.close()
+        self._idle.clear()
+        self.conn.close(None)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    async def __aenter__(self) -> HTTPClientStream:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<HTTPClientStream {self.url} session={'yes' if self.session_id else 'no'}>"
+
+
+async def open_http(url: str, factory: Callable[[Callable[[bytes], None]], Connection], *,
+                    headers: Optional[dict[str, str]] = None,
+                    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+                    ssl_context: Optional[ssl.SSLContext] = None,
+                    max_connections: int = DEFAULT_MAX_CONNECTIONS) -> HTTPClientStream:
+    """Wire a connection made by ``factory(send)`` to the Streamable HTTP endpoint ``url``
+    (module docstring). ``headers``: sent with every request (Authorization, say);
+    ``max_connections``: keep-alive connections used for POSTs at once (32)."""
+    return HTTPClientStream(url, factory, headers=headers, max_frame_size=max_frame_size,
+                            ssl_context=ssl_context, max_connections=max_connections)
