@@ -13,6 +13,9 @@ a task.
 While the function runs, :data:`current_context` holds the request's Context, so that code
 deep inside it (a logging handler) can tell which request it works for. An async function
 runs in its own task, so the variable is set inside the task and never leaks to others.
+Setting it costs about as much as a third of a small tool call, so it is done only once
+something reads it: :func:`track_current_context` (called when a logging handler that
+routes records per request is made).
 """
 
 from __future__ import annotations
@@ -24,10 +27,18 @@ from typing import Any, Callable, Optional
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 
-__all__ = ["PASS_JSONRPC_ERRORS", "current_context", "invoke"]
+__all__ = ["PASS_JSONRPC_ERRORS", "current_context", "invoke", "track_current_context"]
 
 # The Context of the request whose registered function is running (None outside one).
 current_context: ContextVar[Optional[Any]] = ContextVar("mcpfast_current_context", default=None)
+# Whether anything reads current_context (see the module docstring).
+_tracking = False
+
+
+def track_current_context() -> None:
+    """From now on, set :data:`current_context` while registered functions run."""
+    global _tracking
+    _tracking = True
 
 PASS_JSONRPC_ERRORS: tuple[type[BaseException], ...] = (JSONRPCError,)
 
@@ -49,15 +60,23 @@ def invoke(
     """Run ``fn(*args, **kwargs)`` for the request ``ctx`` (module docstring)."""
     if is_async:
         return _finish_async(ctx, fn(*args, **kwargs), finish, fail, extra, passthrough)
-    token = current_context.set(ctx)
-    try:
-        value = fn(*args, **kwargs)
-    except passthrough:
-        raise
-    except Exception as exc:
-        return fail(exc, extra)
-    finally:
-        current_context.reset(token)
+    if _tracking:
+        token = current_context.set(ctx)
+        try:
+            value = fn(*args, **kwargs)
+        except passthrough:
+            raise
+        except Exception as exc:
+            return fail(exc, extra)
+        finally:
+            current_context.reset(token)
+    else:
+        try:
+            value = fn(*args, **kwargs)
+        except passthrough:
+            raise
+        except Exception as exc:
+            return fail(exc, extra)
     if type(value) not in PLAIN_RESULT_TYPES and inspect.isawaitable(value):
         return _finish_async(ctx, value, finish, fail, extra, passthrough)
     return finish(value, extra)
@@ -65,7 +84,7 @@ def invoke(
 
 async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, extra: Any,
                         passthrough: tuple[type[BaseException], ...]) -> Any:
-    token = current_context.set(ctx)
+    token = current_context.set(ctx) if _tracking else None
     try:
         value = await awaitable
     except passthrough:
@@ -73,5 +92,6 @@ async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, ex
     except Exception as exc:
         return fail(exc, extra)
     finally:
-        current_context.reset(token)
+        if token is not None:
+            current_context.reset(token)
     return finish(value, extra)

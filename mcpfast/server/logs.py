@@ -33,7 +33,7 @@ import threading
 from typing import TYPE_CHECKING, Optional
 
 from mcpfast.protocol.log_levels import LEVEL_INDEX, LEVELS, level_index
-from mcpfast.server.invocation import current_context
+from mcpfast.server.invocation import current_context, track_current_context
 
 if TYPE_CHECKING:
     from mcpfast.server.server import Server
@@ -69,6 +69,7 @@ class MCPLogHandler(logging.Handler):
         self.server = server
         self.include_tracebacks = bool(include_tracebacks)
         self._local = threading.local()
+        track_current_context()
 
     def _data(self, record: logging.LogRecord) -> str:
         """The formatted record, without traceback or stack unless those are wanted."""
