@@ -209,7 +209,8 @@ class HTTPClientStream:
         response = connection.start(self._head(method, extra, len(body)), body)
         try:
             await response.head
-        except ConnectionError:
+        except BaseException:
+            # Refused, broken, or cancelled while waiting: this connection is done.
             if connection.transport is not None:
                 connection.transport.close()
             raise
@@ -242,6 +243,9 @@ class HTTPClientStream:
                 await self._read_answer(response, message, initialize)
             except (ConnectionError, ValueError) as exc:
                 self._fail(message, str(exc))
+            except BaseException:
+                response.keep_alive = False  # cancelled mid-answer: not reusable
+                raise
             finally:
                 self._release(connection, response)
 
