@@ -287,3 +287,26 @@ def test_load_server_prefers_the_conventional_names(tmp_path):
 
 def test_transport_availability():
     assert cli.transport_available("stdio") and cli.transport_available("tcp")
+
+
+def test_run_http_says_where_and_fails_in_one_line_when_the_port_is_taken(server_file):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _mcpfast("run", str(server_file), "--transport", "http", "--port", str(port))
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == f"mcpfast: serving 'cli-run' over http on http://127.0.0.1:{port}/mcp"
+    assert lines[-1].startswith(f"mcpfast: cannot serve on 127.0.0.1:{port}: ")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--port", "70000"], "--port must be in 0..65535"),
+    (["--transport", "tcp", "--stateless"], "--stateless applies to the http transport"),
+    (["--transport", "http", "--path", "mcp"], "--path must start with '/'"),
+])
+def test_run_refuses_bad_network_flags(server_file, flags, message):
+    done = _mcpfast("run", str(server_file), *flags)
+    assert done.returncode == 2 and message in done.stderr
