@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
-from mcpfast.server.invocation import invoke
+from mcpfast.server.invocation import invoker
 
 __all__ = [
     "MAX_VALUES",
@@ -165,7 +165,7 @@ def _is_context(annotation: Any, context_type: type) -> bool:
 class Completer:
     """The server's completion handler (see the module docstring)."""
 
-    __slots__ = ("fn", "is_async", "context_param", "takes_context_arguments")
+    __slots__ = ("fn", "is_async", "context_param", "takes_context_arguments", "_invoke")
 
     def __init__(self, fn: Callable[..., Any], context_type: Optional[type] = None) -> None:
         if not callable(fn):
@@ -205,13 +205,14 @@ class Completer:
         self.takes_context_arguments = varargs or positional >= 3
         self.fn = fn
         self.is_async = is_async_handler(fn)
+        self._invoke = invoker(fn, self.is_async, _result, _fail)
 
     def complete(self, ref: CompletionRef, argument: CompletionArgument,
                  context: dict[str, str], ctx: Any) -> Any:
         """The CompleteResult, or a coroutine producing it."""
         args: tuple[Any, ...] = (ref, argument, context) if self.takes_context_arguments else (ref, argument)
         kwargs = {self.context_param: ctx} if self.context_param is not None else {}
-        return invoke(self.fn, args, kwargs, self.is_async, ctx, _result, _fail)
+        return self._invoke(args, kwargs, ctx, None)
 
 
 def _fail(exc: Exception, extra: Any = None) -> Any:

@@ -1,7 +1,8 @@
 """Calling the functions a server registers: one wrapper for tools, resources, prompts and
 completions.
 
-``invoke`` runs a user function that may be sync, async, or sync returning an awaitable,
+``invoker(fn, ...)`` makes, once per registered function, the function that runs it -- sync,
+async, or sync returning an awaitable --
 and turns its outcome into a protocol result through two callbacks of the caller:
 ``finish(value, extra)`` for a returned value and ``fail(exc, extra)`` for an exception
 (which returns a result -- a tool answers failures with ``isError`` -- or raises the
@@ -27,7 +28,7 @@ from typing import Any, Callable, Optional
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 
-__all__ = ["PASS_JSONRPC_ERRORS", "current_context", "invoke", "track_current_context"]
+__all__ = ["PASS_JSONRPC_ERRORS", "Invoker", "current_context", "invoker", "track_current_context"]
 
 # The Context of the request whose registered function is running (None outside one).
 current_context: ContextVar[Optional[Any]] = ContextVar("mcpfast_current_context", default=None)
@@ -46,40 +47,44 @@ Finish = Callable[[Any, Any], Any]
 Fail = Callable[[Exception, Any], Any]
 
 
-def invoke(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    is_async: bool,
-    ctx: Any,
-    finish: Finish,
-    fail: Fail,
-    extra: Any = None,
-    passthrough: tuple[type[BaseException], ...] = PASS_JSONRPC_ERRORS,
-) -> Any:
-    """Run ``fn(*args, **kwargs)`` for the request ``ctx`` (module docstring)."""
+Invoker = Callable[[tuple[Any, ...], dict[str, Any], Any, Any], Any]
+
+
+def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
+            passthrough: tuple[type[BaseException], ...] = PASS_JSONRPC_ERRORS) -> Invoker:
+    """``run(args, kwargs, ctx, extra)``: calls ``fn(*args, **kwargs)`` for the request
+    ``ctx`` as the module docstring says. Built once per registered function, so that a
+    call passes only what changes per request."""
     if is_async:
-        return _finish_async(ctx, fn(*args, **kwargs), finish, fail, extra, passthrough)
-    if _tracking:
-        token = current_context.set(ctx)
-        try:
-            value = fn(*args, **kwargs)
-        except passthrough:
-            raise
-        except Exception as exc:
-            return fail(exc, extra)
-        finally:
-            current_context.reset(token)
-    else:
-        try:
-            value = fn(*args, **kwargs)
-        except passthrough:
-            raise
-        except Exception as exc:
-            return fail(exc, extra)
-    if type(value) not in PLAIN_RESULT_TYPES and inspect.isawaitable(value):
-        return _finish_async(ctx, value, finish, fail, extra, passthrough)
-    return finish(value, extra)
+        def run_async(args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any,
+                      extra: Any) -> Any:
+            return _finish_async(ctx, fn(*args, **kwargs), finish, fail, extra, passthrough)
+
+        return run_async
+
+    def run(args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any, extra: Any) -> Any:
+        if _tracking:
+            token = current_context.set(ctx)
+            try:
+                value = fn(*args, **kwargs)
+            except passthrough:
+                raise
+            except Exception as exc:
+                return fail(exc, extra)
+            finally:
+                current_context.reset(token)
+        else:
+            try:
+                value = fn(*args, **kwargs)
+            except passthrough:
+                raise
+            except Exception as exc:
+                return fail(exc, extra)
+        if type(value) not in PLAIN_RESULT_TYPES and inspect.isawaitable(value):
+            return _finish_async(ctx, value, finish, fail, extra, passthrough)
+        return finish(value, extra)
+
+    return run
 
 
 async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, extra: Any,

@@ -33,7 +33,7 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, is_content_block
-from mcpfast.server.invocation import invoke
+from mcpfast.server.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
@@ -125,7 +125,7 @@ class Prompt:
 
     __slots__ = (
         "name", "title", "description", "fn", "is_async", "context_param", "arguments",
-        "icons", "meta", "_arguments", "_names", "_required", "_definitions",
+        "icons", "meta", "_arguments", "_names", "_required", "_definitions", "_invoke",
     )
 
     def __init__(
@@ -172,6 +172,7 @@ class Prompt:
         self.description = signature.description or None
         self.fn = fn
         self.is_async = is_async_handler(fn)
+        self._invoke = invoker(fn, self.is_async, self._result, self._fail)
         self.context_param = signature.context_param
         self.icons = check_icons(icons)
         self.meta = check_meta(meta)
@@ -239,8 +240,7 @@ class Prompt:
         features = ctx.state.features
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return invoke(self.fn, (), kwargs, self.is_async, ctx, self._result, self._fail,
-                      features)
+        return self._invoke((), kwargs, ctx, features)
 
     def _result(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         try:

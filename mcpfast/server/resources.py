@@ -33,7 +33,7 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JSONRPCEr
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
-from mcpfast.server.invocation import invoke
+from mcpfast.server.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
 from mcpfast.server.tools import check_icons, check_meta
@@ -91,7 +91,7 @@ class _Readable:
 
     __slots__ = (
         "name", "title", "description", "mime_type", "annotations", "icons", "meta",
-        "fn", "is_async", "context_param", "_definitions",
+        "fn", "is_async", "context_param", "_definitions", "_invoke",
     )
 
     def _init_common(self, fn: Any, name: Optional[str], title: Optional[str],
@@ -106,6 +106,7 @@ class _Readable:
         self.meta = check_meta(meta)
         self.fn = fn
         self.is_async = fn is not None and is_async_handler(fn)
+        self._invoke = invoker(fn, self.is_async, self._finish, self._fail) if fn is not None else None
         self.context_param: Optional[str] = None
         self._definitions: dict[str, dict[str, Any]] = {}
 
@@ -133,8 +134,7 @@ class _Readable:
         features = ctx.state.features
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return invoke(self.fn, (), kwargs, self.is_async, ctx, self._finish, self._fail,
-                      (uri, features))
+        return self._invoke((), kwargs, ctx, (uri, features))  # type: ignore[misc]
 
     def _finish(self, value: Any, where: tuple[str, VersionFeatures]) -> dict[str, Any]:
         return self._result(where[0], value, where[1])

@@ -47,7 +47,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
-from mcpfast.server.invocation import invoke
+from mcpfast.server.invocation import invoker
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
@@ -185,7 +185,7 @@ class Tool:
     __slots__ = (
         "name", "title", "description", "fn", "signature", "annotations", "icons", "meta",
         "is_async", "context_param", "input_schema", "output_schema", "_validator",
-        "_dumper", "_wraps", "_definitions",
+        "_dumper", "_wraps", "_definitions", "_invoke",
     )
 
     def __init__(
@@ -237,6 +237,8 @@ class Tool:
         self.icons = check_icons(icons)
         self.meta = check_meta(meta)
         self.is_async = is_async_handler(fn)
+        # Every failure of a tool, JSON-RPC errors included, is a result with isError.
+        self._invoke = invoker(fn, self.is_async, self._finish, self._failed, ())
         self.context_param = signature.context_param
         if input_schema is not None:
             if not isinstance(input_schema, Mapping) or input_schema.get("type") != "object":
@@ -293,9 +295,7 @@ class Tool:
             return _invalid_arguments(self.name, exc)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        # Every failure of a tool, JSON-RPC errors included, is a result with isError.
-        return invoke(self.fn, (), kwargs, self.is_async, ctx, self._finish, self._failed,
-                      ctx.state.features, ())
+        return self._invoke((), kwargs, ctx, ctx.state.features)
 
     def _finish(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         if type(value) is str and self._dumper is None:
