@@ -63,23 +63,16 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         return run_async
 
     def run(args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any, extra: Any) -> Any:
-        if _tracking:
-            token = current_context.set(ctx)
-            try:
-                value = fn(*args, **kwargs)
-            except passthrough:
-                raise
-            except Exception as exc:
-                return fail(exc, extra)
-            finally:
+        token = current_context.set(ctx) if _tracking else None
+        try:
+            value = fn(*args, **kwargs)
+        except passthrough:
+            raise
+        except Exception as exc:
+            return fail(exc, extra)
+        finally:
+            if token is not None:
                 current_context.reset(token)
-        else:
-            try:
-                value = fn(*args, **kwargs)
-            except passthrough:
-                raise
-            except Exception as exc:
-                return fail(exc, extra)
         if type(value) not in PLAIN_RESULT_TYPES and inspect.isawaitable(value):
             return _finish_async(ctx, value, finish, fail, extra, passthrough)
         return finish(value, extra)
