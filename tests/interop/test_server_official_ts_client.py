@@ -1,7 +1,8 @@
 """The official TypeScript MCP SDK client (npm @modelcontextprotocol/sdk) against mcpfast.
 
-``tests/interop/ts_client/client.mjs`` starts ``examples/everything_server.py`` over stdio
-with the SDK's StdioClientTransport, initializes, lists and calls tools, lists resources
+``tests/interop/ts_client/client.mjs`` reaches ``examples/everything_server.py`` over stdio
+(the SDK's StdioClientTransport starts it) and over Streamable HTTP (the server runs on a
+loopback port; the SDK's StreamableHTTPClientTransport), initializes, lists and calls tools, lists resources
 and templates, reads resources, checks two error codes and pings; it prints a JSON report
 this test checks. The SDK validates every result with its own schemas and throws on a
 malformed one, so a passing run also means the SDK accepted every message.
@@ -17,9 +18,13 @@ import base64
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_DIR = Path(__file__).resolve().parent / "ts_client"
@@ -27,11 +32,13 @@ SERVER = ROOT / "examples" / "everything_server.py"
 
 
 
-def _run_client() -> dict:
+def _run_client(transport: str = "stdio") -> dict:
     node = shutil.which("node")
     assert node is not None, "node is required for the TypeScript interop test"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if transport == "http":
+        return _run_client_over_http(node, env)
     completed = subprocess.run(
         [node, "client.mjs", sys.executable, str(SERVER)],
         cwd=CLIENT_DIR, capture_output=True, text=True, timeout=90, env=env,
@@ -40,9 +47,34 @@ def _run_client() -> dict:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def test_typescript_client_initializes_lists_calls_and_reads(ensure_ts_sdk):
+def _run_client_over_http(node: str, env: dict) -> dict:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(400):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        completed = subprocess.run(
+            [node, "client.mjs", "--url", f"http://127.0.0.1:{port}/mcp"],
+            cwd=CLIENT_DIR, capture_output=True, text=True, timeout=90, env=env,
+        )
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert completed.returncode == 0, f"the TypeScript client failed:\n{completed.stderr}"
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_typescript_client_initializes_lists_calls_and_reads(ensure_ts_sdk, transport):
     ensure_ts_sdk(CLIENT_DIR)
-    report = _run_client()
+    report = _run_client(transport)
 
     assert report["protocolVersion"] == "2025-11-25"
     assert report["serverInfo"]["name"] == "mcpfast-everything"

@@ -1,13 +1,15 @@
-// Drives an MCP server over stdio with the official TypeScript SDK client and prints a JSON
-// report of what it saw, for tests/interop/test_server_official_ts_client.py.
+// Drives an MCP server with the official TypeScript SDK client and prints a JSON report of
+// what it saw, for tests/interop/test_server_official_ts_client.py.
 //
-//   node client.mjs <command> [args...]
+//   node client.mjs <command> [args...]     (stdio: the server is started as a child)
+//   node client.mjs --url http://host:port/mcp   (Streamable HTTP)
 //
 // The report: {serverInfo, protocolVersion, capabilities, tools, calls, resources,
 // templates, reads, errors}. Every result was validated by the SDK's own schemas on the way
 // in (it throws on a malformed result).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {
@@ -15,19 +17,23 @@ if (!command) {
   process.exit(2);
 }
 
-const transport = new StdioClientTransport({
-  command,
-  args,
-  env: { ...process.env },
-  stderr: "inherit",
-});
+const transport = command === "--url"
+  ? new StreamableHTTPClientTransport(new URL(args[0]))
+  : new StdioClientTransport({
+    command,
+    args,
+    env: { ...process.env },
+    stderr: "inherit",
+  });
 const client = new Client({ name: "mcpfast-ts-interop", version: "1.0.0" });
 
 const report = { calls: {}, reads: {}, errors: {}, protocolVersion: null };
 // The client tells its transport the negotiated version (HTTP sends it as a header); the
 // stdio transport has no use for it, so record it here.
+const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
 transport.setProtocolVersion = (version) => {
   report.protocolVersion = version;
+  setProtocolVersion?.(version);  // HTTP: the MCP-Protocol-Version header of later requests
 };
 try {
   await client.connect(transport);
