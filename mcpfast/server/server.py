@@ -573,15 +573,20 @@ class Server:
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
                          ready: Optional[Callable[[str, int], None]] = None,
-                         keepalive_timeout: Optional[float] = None, **options: Any) -> None:
+                         keepalive_timeout: Optional[float] = None,
+                         max_connections: Optional[int] = None, **options: Any) -> None:
         """Serve Streamable HTTP on host:port (endpoint ``/mcp`` unless ``path=``) until
-        cancelled; ``options`` as for :meth:`http_endpoint`."""
+        cancelled; ``keepalive_timeout`` and ``max_connections`` as for
+        :func:`~mcpfast.transports.http.serve_http` (75 s, 1024), other ``options`` as for
+        :meth:`http_endpoint`."""
         from mcpfast.transports.http import serve_http
 
         self.loop = asyncio.get_running_loop()
         endpoint = self.http_endpoint(host=host, **options)
-        if keepalive_timeout is None:
-            await serve_http(endpoint, host, port, ready=ready)
-        else:
-            await serve_http(endpoint, host, port, ready=ready, keepalive_timeout=keepalive_timeout)
+        limits: dict[str, Any] = {}
+        if keepalive_timeout is not None:
+            limits["keepalive_timeout"] = keepalive_timeout
+        if max_connections is not None:
+            limits["max_connections"] = max_connections
+        await serve_http(endpoint, host, port, ready=ready, **limits)
 

@@ -180,3 +180,22 @@ def test_asgi_app_under_uvicorn():
         await task
 
     asyncio.run(main())
+
+
+def test_connections_beyond_the_limit_get_503_and_are_closed():
+    async def main():
+        server, port = await start(make_app(), max_connections=2)
+        first = await asyncio.open_connection("127.0.0.1", port)
+        second = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.sleep(0.05)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        status, headers, body = await read_response(reader)
+        assert status == 503 and b"2 connections are open" in body
+        assert await reader.read() == b""
+        # The two admitted connections still work.
+        await handshake(*first)
+        for _, w in (first, second, (reader, writer)):
+            w.close()
+        await stop(server)
+
+    asyncio.run(main())

@@ -11,7 +11,9 @@ ends its response (and, through the endpoint, cancels its request).
 Limits: the body is refused with 413 as soon as Content-Length (or the bytes read) pass the
 endpoint's ``max_body_size``; request heads over 64 KiB and malformed requests get 400 and
 the connection is closed; an idle keep-alive connection is closed after
-``keepalive_timeout`` seconds.
+``keepalive_timeout`` seconds; beyond ``max_connections`` open connections a new one gets
+503 and is closed at once (an answer a client can retry on, where a connection left in the
+kernel's backlog would look like a hung server).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = ["HTTPServerProtocol", "serve_http"]
 _LOGGER = logging.getLogger("mcpfast.transports.http")
 
 MAX_HEAD_SIZE = 64 * 1024
+DEFAULT_MAX_CONNECTIONS = 1024
 DEFAULT_KEEPALIVE_TIMEOUT = 75.0
 _STATUS_LINES = {
     status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
@@ -57,7 +60,9 @@ class HTTPServerProtocol(asyncio.Protocol):
     """One HTTP/1.1 connection to the endpoint (module docstring)."""
 
     def __init__(self, endpoint: StreamableHTTPEndpoint, keepalive_timeout: float,
-                 connections: set[HTTPServerProtocol]) -> None:
+                 connections: set[HTTPServerProtocol],
+                 max_connections: Optional[int] = None) -> None:
+        self.max_connections = max_connections
         self.endpoint = endpoint
         self.keepalive_timeout = keepalive_timeout
         self.connections = connections
@@ -83,6 +88,11 @@ class HTTPServerProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        limit = self.max_connections
+        if limit is not None and len(self.connections) >= limit:
+            _LOGGER.warning("HTTP connection refused: %d connections are open", limit)
+            self._fail(503, f"Service Unavailable: {limit} connections are open; try again")
+            return
         self.connections.add(self)
         self._arm_idle()
 
@@ -320,15 +330,21 @@ async def serve_http(
     *,
     ready: Optional[Callable[[str, int], None]] = None,
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
+    max_connections: Optional[int] = DEFAULT_MAX_CONNECTIONS,
     backlog: int = 1024,
 ) -> None:
     """Serve the endpoint on host:port until cancelled; ``ready(host, port)`` once
-    listening (port 0 picks a free one). On cancellation, connections are closed once their
-    current answer is written, and every session ends."""
+    listening (port 0 picks a free one); ``max_connections`` (None: no limit) caps the
+    connections open at once. On cancellation, connections are closed once their current
+    answer is written, and every session ends."""
+    if max_connections is not None and (isinstance(max_connections, bool)
+                                        or not isinstance(max_connections, int)
+                                        or max_connections < 1):
+        raise ValueError(f"max_connections must be an int >= 1 or None, got {max_connections!r}")
     loop = asyncio.get_running_loop()
     connections: set[HTTPServerProtocol] = set()
     server = await loop.create_server(
-        lambda: HTTPServerProtocol(endpoint, keepalive_timeout, connections),
+        lambda: HTTPServerProtocol(endpoint, keepalive_timeout, connections, max_connections),
         host, port, backlog=backlog,
     )
     try:
