@@ -23,7 +23,7 @@ _EXPORTS = {
         "Server", "Context", "Text", "Image", "Audio", "EmbeddedResource", "ResourceLink",
         "Annotations", "ToolAnnotations", "ToolResult", "Field", "PromptMessage", "Completion",
         "CompletionRef", "CompletionArgument", "SamplingResult", "ElicitationResult", "Root",
-        "ResourceNotFound", "ClientCapabilityError",
+        "ResourceNotFound", "ClientCapabilityError", "AccessToken",
     ),
     "mcpfast.client": (
         "connect", "connect_sync", "Client", "SyncClient", "Subscription", "ClientError",

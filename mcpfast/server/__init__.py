@@ -28,6 +28,7 @@ Versions, per-version VersionFeatures, method names and log levels: :mod:`mcpfas
 """
 
 from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from mcpfast.server.auth import AccessToken
 from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.content import (
@@ -54,6 +55,7 @@ from mcpfast.server.state import ProtocolState
 from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
 
 __all__ = [
+    "AccessToken",
     "Annotations",
     "Audio",
     "ClientCapabilityError",

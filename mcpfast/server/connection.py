@@ -37,6 +37,7 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
+from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
 from mcpfast.server.logs import level_index
@@ -59,7 +60,8 @@ class ServerConnection:
 
     Attributes: ``server``, ``session`` (the JSON-RPC Session), ``state``
     (ProtocolState), ``capabilities`` (what initialize advertised, {} before),
-    ``subscriptions`` (set of subscribed resource URIs).
+    ``subscriptions`` (set of subscribed resource URIs), ``auth`` (the verified
+    :class:`~mcpfast.server.auth.AccessToken` when the transport authenticates, else None).
     """
 
     def __init__(self, server: Server, send: Callable[[bytes], None], *,
@@ -69,6 +71,8 @@ class ServerConnection:
         self.server = server
         self.state = ProtocolState(server.default_log_level)
         self.capabilities: dict[str, Any] = {}
+        # Set by a transport that authenticates its requests (HTTP bearer tokens).
+        self.auth: Optional[AccessToken] = None
         self.subscriptions: set[str] = set()
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
         self._back_channel: BackChannel = SESSION_BACK_CHANNEL

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
+from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel
 from mcpfast.server.logs import LEVELS, level_index
 from mcpfast.server.requests_to_client import (
@@ -129,6 +130,12 @@ class Context(RequestContext):
         if connection is None:
             raise RuntimeError("this Context belongs to no server connection")
         return connection.server
+
+    @property
+    def auth(self) -> Optional[AccessToken]:
+        """The caller's verified access token (HTTP with bearer auth), else None."""
+        connection = self.connection
+        return connection.auth if connection is not None else None
 
     @property
     def protocol_version(self) -> Optional[str]:

@@ -8,6 +8,7 @@ FastAPI).
 """
 
 from mcpfast.transports.http.asgi import ASGIApp
+from mcpfast.transports.http.auth import BearerAuth, InvalidToken
 from mcpfast.transports.http.endpoint import (
     DEFAULT_KEEPALIVE_INTERVAL,
     DEFAULT_MAX_BODY_SIZE,
@@ -22,6 +23,7 @@ from mcpfast.transports.http.server import serve_http
 
 __all__ = [
     "ASGIApp",
+    "BearerAuth",
     "DEFAULT_KEEPALIVE_INTERVAL",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_SESSIONS",
@@ -30,6 +32,7 @@ __all__ = [
     "HTTPRequest",
     "HTTPResponse",
     "HostPolicy",
+    "InvalidToken",
     "MemoryEventStore",
     "StreamableHTTPEndpoint",
     "serve_http",

@@ -30,7 +30,7 @@ import httptools
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
-from mcpfast._core.messages import Request
+from mcpfast._core.messages import ErrorResponse, Request, Response
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE, TRANSPORT_ERROR
 from mcpfast.protocol import methods
@@ -51,6 +51,15 @@ class HTTPStatusError(ConnectionError):
         super().__init__(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
         self.status = status
         self.body = body
+
+
+def _answers_a_request(body: bytes) -> bool:
+    """Whether an HTTP error body is a JSON-RPC answer to a request (an id, not null)."""
+    try:
+        message = decode(body)
+    except DecodeError:
+        return False
+    return isinstance(message, (Response, ErrorResponse)) and message.id is not None
 
 
 class _Response:
@@ -268,15 +277,21 @@ class HTTPClientStream:
             self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} "
                                 f"bytes", MESSAGE_TOO_LARGE)
             return
+        if status >= 400:
+            if content_type == h.JSON and _answers_a_request(body):
+                self._deliver(body, initialize)
+                return
+            # A transport-level refusal (no JSON-RPC answer naming a request): fail them.
+            reason = f"HTTP {status} from {self.url}"
+            if body:
+                reason += f": {body[:300].decode('utf-8', 'replace')}"
+            challenge = response.headers.get(h.WWW_AUTHENTICATE)
+            if challenge is not None:
+                reason += f" (WWW-Authenticate: {challenge[:300]})"
+            self._fail(message, reason)
+            return
         if content_type == h.JSON and body:
             self._deliver(body, initialize)
-            if status >= 400:
-                # The error named no id (a transport-level refusal): fail the requests.
-                if b'"id":null' in body:
-                    self._fail(message, f"HTTP {status}: {body[:300].decode('utf-8', 'replace')}")
-            return
-        if status >= 400:
-            self._fail(message, f"HTTP {status} from {self.url}")
 
     async def _read_events(self, response: _Response, initialize: bool,
                            on_event_id: Optional[Callable[[str], None]] = None) -> None:

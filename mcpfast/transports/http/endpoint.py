@@ -21,7 +21,9 @@ own, built already initialized for the version in its ``MCP-Protocol-Version`` h
 with no way back to the client (no sampling or elicitation); GET and DELETE -> 405.
 
 Checked before anything else, in this order: the path (404), Host and Origin (421 / 403,
-see :mod:`~mcpfast.transports.http.security`), the method (405). Then, for POST:
+see :mod:`~mcpfast.transports.http.security`), with ``auth=`` the bearer token (401 / 403 /
+400, see :mod:`~mcpfast.transports.http.auth`; sessions then belong to the token's subject,
+and another subject's requests get 404), the method (405). Then, for POST:
 ``Content-Type`` must be ``application/json`` (415); ``Accept`` must allow
 ``application/json`` and ``text/event-stream``, or just JSON in JSON-response mode (406);
 the body at most ``max_body_size`` bytes (413); a body that is not JSON-RPC -> 400 with the
@@ -53,7 +55,9 @@ from mcpfast.jsonrpc.errors import INVALID_REQUEST
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
 from mcpfast.protocol import methods
 from mcpfast.protocol.versions import SUPPORTED_VERSIONS
+from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http import headers as h
+from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
 from mcpfast.transports.http.security import HostPolicy
@@ -128,6 +132,7 @@ class StreamableHTTPEndpoint:
         event_store: Optional[EventStore] = None,
         keepalive_interval: float = DEFAULT_KEEPALIVE_INTERVAL,
         retry_ms: Optional[int] = None,
+        auth: Optional[BearerAuth] = None,
     ) -> None:
         if not callable(factory):
             raise TypeError("factory must be a connection factory: factory(send) -> connection")
@@ -154,6 +159,9 @@ class StreamableHTTPEndpoint:
         self.event_store = event_store
         self.keepalive_interval = keepalive_interval
         self.retry_ms = retry_ms
+        if auth is not None and not isinstance(auth, BearerAuth):
+            raise TypeError(f"auth must be a BearerAuth, not {type(auth).__name__}")
+        self.auth = auth
         self.sessions: dict[str, HTTPSession] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
@@ -162,19 +170,45 @@ class StreamableHTTPEndpoint:
 
     def handle(self, request: HTTPRequest) -> Outcome:
         """The response to one request, or an awaitable of it (module docstring)."""
+        auth = self.auth
         if request.path != self.path:
+            if auth is not None and request.path in auth.metadata_paths:
+                return self._checked_host(request) or auth.metadata_response(request.method)
             return _error(404, f"Not Found: the MCP endpoint is {self.path}")
+        refused = self._checked_host(request)
+        if refused is not None:
+            return refused
+        if auth is None:
+            return self._route(request, None)
+        verdict = auth.authenticate(request.headers)
+        if type(verdict) is AccessToken:
+            return self._route(request, verdict)
+        if isinstance(verdict, HTTPResponse):
+            return verdict
+        return self._route_after(request, verdict)  # type: ignore[arg-type]
+
+    def _checked_host(self, request: HTTPRequest) -> Optional[HTTPResponse]:
         headers = request.headers
         refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
-        if refused is not None:
-            return _error(refused[0], refused[1])
+        return _error(refused[0], refused[1]) if refused is not None else None
+
+    async def _route_after(self, request: HTTPRequest,
+                           verdict: Awaitable[Union[AccessToken, HTTPResponse]]) -> HTTPResponse:
+        # An async verifier: the request waits for it, then goes on as a sync one would.
+        token = await verdict
+        if isinstance(token, HTTPResponse):
+            return token
+        outcome = self._route(request, token)
+        return outcome if isinstance(outcome, HTTPResponse) else await outcome
+
+    def _route(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
         method = request.method
         if method == "POST":
-            return self._post(request)
+            return self._post(request, token)
         if method == "GET":
-            return self._get(request)
+            return self._get(request, token)
         if method == "DELETE":
-            return self._delete(request)
+            return self._delete(request, token)
         return self._not_allowed(method)
 
     def _not_allowed(self, method: str) -> HTTPResponse:
@@ -184,7 +218,7 @@ class StreamableHTTPEndpoint:
 
     # -- POST --------------------------------------------------------------------------
 
-    def _post(self, request: HTTPRequest) -> Outcome:
+    def _post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
         headers = request.headers
         content_type = headers.get(h.CONTENT_TYPE, "")
         if content_type.split(";")[0].strip().lower() != h.JSON:
@@ -212,20 +246,34 @@ class StreamableHTTPEndpoint:
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         json_only = self.json_response or not sse_ok
         if self.stateless:
-            return self._post_stateless(body, message, initialize, version, json_only)
+            return self._post_stateless(body, message, initialize, version, json_only, token)
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
                 return _error(400, "Bad Request: Mcp-Session-Id header is required "
                                    "(send initialize first to get one)")
-            return self._post_initialize(body, message, json_only)
-        session = self.sessions.get(session_id)
+            return self._post_initialize(body, message, json_only, token)
+        session = self._known_session(session_id, token)
         if session is None:
-            return _error(404, "Not Found: unknown or ended session", extra=None)
-        session.touch()
+            return _error(404, "Not Found: unknown or ended session")
         return self._feed(session, session.connection, body, message, json_only, None)
 
-    def _post_initialize(self, body: bytes, message: Any, json_only: bool) -> Outcome:
+    def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
+        """The live session with this id, when the request may use it (touched)."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return None
+        if token is not None or session.principal is not None:
+            # A session belongs to the subject that created it; to anyone else it does not
+            # exist (the same 404, so that ids cannot be probed).
+            if token is None or token.subject != session.principal:
+                return None
+            _bind(session.connection, token)  # the newest token, for ctx.auth
+        session.touch()
+        return session
+
+    def _post_initialize(self, body: bytes, message: Any, json_only: bool,
+                         token: Optional[AccessToken]) -> Outcome:
         if len(self.sessions) >= self.max_sessions:
             return _error(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
                                f"try again later", extra=[("retry-after", "5")])
@@ -233,6 +281,9 @@ class StreamableHTTPEndpoint:
                               self.keepalive_interval, self.retry_ms)
         requested = message.params.get("protocolVersion") if type(message.params) is dict else None
         session.prime = type(requested) is str and requested >= "2025-11-25"
+        if token is not None:
+            session.principal = token.subject
+            _bind(session.connection, token)
 
         def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
             if frame is not None and type(decode(frame)) is Response:
@@ -246,7 +297,8 @@ class StreamableHTTPEndpoint:
         return self._feed(session, session.connection, body, message, json_only, admit)
 
     def _post_stateless(self, body: bytes, message: Any, initialize: bool,
-                        version: Optional[str], json_only: bool) -> Outcome:
+                        version: Optional[str], json_only: bool,
+                        token: Optional[AccessToken]) -> Outcome:
         # A connection per POST, closed once its answer is out.
         def drop(frame: bytes) -> None:
             _LOGGER.debug("stateless POST: a server message outside the request was dropped")
@@ -256,6 +308,8 @@ class StreamableHTTPEndpoint:
         else:
             assert self.stateless_factory is not None
             connection = self.stateless_factory(drop, version or ASSUMED_VERSION)
+        if token is not None:
+            _bind(connection, token)
 
         def finished(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
             return response
@@ -339,24 +393,24 @@ class StreamableHTTPEndpoint:
 
     # -- GET ---------------------------------------------------------------------------
 
-    def _session_for(self, request: HTTPRequest) -> Union[HTTPSession, HTTPResponse]:
+    def _session_for(self, request: HTTPRequest,
+                     token: Optional[AccessToken]) -> Union[HTTPSession, HTTPResponse]:
         if self.stateless:
             return self._not_allowed(request.method)
         session_id = request.headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             return _error(400, "Bad Request: Mcp-Session-Id header is required")
-        session = self.sessions.get(session_id)
+        session = self._known_session(session_id, token)
         if session is None:
             return _error(404, "Not Found: unknown or ended session")
-        session.touch()
         return session
 
-    def _get(self, request: HTTPRequest) -> HTTPResponse:
+    def _get(self, request: HTTPRequest, token: Optional[AccessToken]) -> HTTPResponse:
         if self.stateless:
             return self._not_allowed("GET")
         if not _accepts(request.headers.get(h.ACCEPT, ""), h.EVENT_STREAM):
             return _error(406, f"Not Acceptable: a GET stream needs Accept: {h.EVENT_STREAM}")
-        found = self._session_for(request)
+        found = self._session_for(request, token)
         if isinstance(found, HTTPResponse):
             return found
         session = found
@@ -393,8 +447,8 @@ class StreamableHTTPEndpoint:
 
     # -- DELETE ------------------------------------------------------------------------
 
-    def _delete(self, request: HTTPRequest) -> HTTPResponse:
-        found = self._session_for(request)
+    def _delete(self, request: HTTPRequest, token: Optional[AccessToken]) -> HTTPResponse:
+        found = self._session_for(request, token)
         if isinstance(found, HTTPResponse):
             return found
         self.sessions.pop(found.id, None)
@@ -438,6 +492,11 @@ class StreamableHTTPEndpoint:
     def __repr__(self) -> str:
         mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
         return f"<StreamableHTTPEndpoint {self.path} {mode}>"
+
+
+def _bind(connection: Connection, token: AccessToken) -> None:
+    # The contract's optional ``auth`` attribute: what handlers read as ctx.auth.
+    connection.auth = token  # type: ignore[attr-defined]
 
 
 def _drop_side(frame: bytes) -> None:

@@ -35,7 +35,7 @@ class HTTPSession:
     """One MCP connection behind a session id (module docstring)."""
 
     __slots__ = ("id", "connection", "get_stream", "streams", "last_active", "closed",
-                 "store", "keepalive", "retry_ms", "prime", "_stream_ids")
+                 "store", "keepalive", "retry_ms", "prime", "principal", "_stream_ids")
 
     def __init__(self, session_id: str, factory: Callable[[Callable[[bytes], None]], Connection],
                  store: Optional[EventStore], keepalive: float, retry_ms: Optional[int]) -> None:
@@ -45,6 +45,8 @@ class HTTPSession:
         self.retry_ms = retry_ms
         # Priming events once the client speaks 2025-11-25 (set by the endpoint).
         self.prime = False
+        # The subject of the access token that created the session (bearer auth), if any.
+        self.principal: Optional[str] = None
         self.get_stream: Optional[SSEStream] = None
         # Live streams by id, for clients resuming with Last-Event-ID.
         self.streams: dict[str, SSEStream] = {}
