@@ -280,11 +280,15 @@ def _run(args: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_USAGE
     if args.transport != "stdio":
-        where = f"{options.get('host', '127.0.0.1')}:{options.get('port', 8000)}"
-        if args.transport == "http":
-            where = f"http://{where}{options.get('path', '/mcp')}"
-        print(f"mcpfast: serving {server.name!r} over {args.transport} on {where}",
-              file=sys.stderr, flush=True)
+        # Said once listening, with the port the system gave (--port 0 picks a free one).
+        def announce(host: str, port: int) -> None:
+            where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+            if args.transport == "http":
+                where = f"http://{where}{options.get('path', '/mcp')}"
+            print(f"mcpfast: serving {server.name!r} over {args.transport} on {where}",
+                  file=sys.stderr, flush=True)
+
+        options["ready"] = announce
     try:
         server.run(args.transport, **options)
     except OSError as exc:

@@ -79,6 +79,8 @@ logging_module = logging
 _ADVERTISABLE = frozenset({"tools", "resources", "prompts", "completions"})
 _HTTP_TRANSPORTS = ("http", "streamable-http", "streamable_http")
 _UNAVAILABLE_TRANSPORTS = ("sse", "websocket", "ws")
+# "Not given": the transport's own default applies (None means something there).
+_UNSET: Any = object()
 
 
 class Server:
@@ -507,8 +509,13 @@ class Server:
         (``max_frame_size``). HTTP, SSE and WebSocket are not available yet."""
         runner = self._runner(transport, host, port, options)
         from mcpfast.transports import run as run_main
+        from mcpfast.transports.loop import until_signalled
 
-        run_main(runner())
+        if transport.lower() == "stdio":
+            run_main(runner())
+        else:
+            # Network servers stop gracefully on SIGTERM too (process managers, containers).
+            run_main(until_signalled(runner()))
 
     def _runner(self, transport: str, host: str, port: int,
                 options: dict[str, Any]) -> Callable[[], Coroutine[Any, Any, None]]:
@@ -574,11 +581,13 @@ class Server:
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
                          ready: Optional[Callable[[str, int], None]] = None,
                          keepalive_timeout: Optional[float] = None,
-                         max_connections: Optional[int] = None, **options: Any) -> None:
+                         max_connections: Optional[int] = None,
+                         shutdown_timeout: Any = _UNSET,
+                         **options: Any) -> None:
         """Serve Streamable HTTP on host:port (endpoint ``/mcp`` unless ``path=``) until
-        cancelled; ``keepalive_timeout`` and ``max_connections`` as for
-        :func:`~mcpfast.transports.http.serve_http` (75 s, 1024), other ``options`` as for
-        :meth:`http_endpoint`."""
+        cancelled, then shut down gracefully; ``keepalive_timeout``, ``max_connections``
+        and ``shutdown_timeout`` as for :func:`~mcpfast.transports.http.serve_http` (75 s,
+        1024, 30 s), other ``options`` as for :meth:`http_endpoint`."""
         from mcpfast.transports.http import serve_http
 
         self.loop = asyncio.get_running_loop()
@@ -588,5 +597,7 @@ class Server:
             limits["keepalive_timeout"] = keepalive_timeout
         if max_connections is not None:
             limits["max_connections"] = max_connections
+        if shutdown_timeout is not _UNSET:
+            limits["shutdown_timeout"] = shutdown_timeout
         await serve_http(endpoint, host, port, ready=ready, **limits)
 

@@ -8,10 +8,11 @@ on Linux and macOS. Everything in mcpfast also runs on the standard loop.
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
-from typing import Any, Callable, Coroutine, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, Optional, TypeVar
 
-__all__ = ["loop_factory", "new_event_loop", "run", "uvloop_available"]
+__all__ = ["loop_factory", "new_event_loop", "run", "until_signalled", "uvloop_available"]
 
 T = TypeVar("T")
 
@@ -67,3 +68,41 @@ def run(
         return asyncio.run(main, debug=debug)
     finally:
         asyncio.set_event_loop_policy(previous)
+
+
+async def until_signalled(main: Awaitable[T],
+                          signals: Iterable[int] = (signal.SIGTERM,)) -> Optional[T]:
+    """Await ``main``; one of ``signals`` (SIGTERM unless told) cancels it, the way Ctrl-C
+    cancels the main task under :func:`run`, so that a server shuts down gracefully when
+    a process manager stops it. Returns main's result, or None when a signal stopped it.
+
+    Where signal handlers cannot be installed (not the main thread, Windows) it is just
+    ``await main``.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    received: list[int] = []
+
+    def stop(number: int) -> None:
+        received.append(number)
+        task.cancel()  # a second signal interrupts the graceful part too
+
+    installed = []
+    for number in signals:
+        try:
+            loop.add_signal_handler(number, stop, number)
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue
+        installed.append(number)
+    try:
+        return await main
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        if sys.version_info >= (3, 11):
+            task.uncancel()
+        return None
+    finally:
+        for number in installed:
+            loop.remove_signal_handler(number)

@@ -297,8 +297,7 @@ def test_run_http_says_where_and_fails_in_one_line_when_the_port_is_taken(server
         done = _mcpfast("run", str(server_file), "--transport", "http", "--port", str(port))
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
-    assert lines[0] == f"mcpfast: serving 'cli-run' over http on http://127.0.0.1:{port}/mcp"
-    assert lines[-1].startswith(f"mcpfast: cannot serve on 127.0.0.1:{port}: ")
+    assert len(lines) == 1 and lines[0].startswith(f"mcpfast: cannot serve on 127.0.0.1:{port}: ")
     assert "Traceback" not in done.stderr
 
 

@@ -35,6 +35,7 @@ _LOGGER = logging.getLogger("mcpfast.transports.http")
 MAX_HEAD_SIZE = 64 * 1024
 DEFAULT_MAX_CONNECTIONS = 1024
 DEFAULT_KEEPALIVE_TIMEOUT = 75.0
+DEFAULT_SHUTDOWN_TIMEOUT = 30.0
 _STATUS_LINES = {
     status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
     for status in HTTPStatus
@@ -83,6 +84,10 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._writable: Optional[asyncio.Future[None]] = None
         self._idle: Optional[asyncio.TimerHandle] = None
         self._stopping = False
+        # The method of the request whose answer is in progress (a task), if any.
+        self._answering: Optional[str] = None
+        # Set by shutdown() while a POST is being answered: done once it is.
+        self._drained: Optional[asyncio.Future[None]] = None
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
@@ -108,6 +113,7 @@ class HTTPServerProtocol(asyncio.Protocol):
             response.close(disconnected=True)
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
+        self._set_drained()
 
     def pause_writing(self) -> None:
         if self._writable is None or self._writable.done():
@@ -223,6 +229,7 @@ class HTTPServerProtocol(asyncio.Protocol):
                     return
                 continue
             self._busy = True
+            self._answering = request.method
             self._task = self.loop.create_task(self._answer(outcome, keep_alive))
             return
         if not self._closed and self.transport is not None:
@@ -247,8 +254,15 @@ class HTTPServerProtocol(asyncio.Protocol):
             await self._write_stream(response, keep_alive)
         self._busy = False
         self._task = None
+        self._answering = None
+        self._set_drained()
         if keep_alive and not self._closed:
             self._next()
+
+    def _set_drained(self) -> None:
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
 
     def _write_whole(self, response: HTTPResponse, keep_alive: bool) -> None:
         transport = self.transport
@@ -315,12 +329,28 @@ class HTTPServerProtocol(asyncio.Protocol):
         if not self._busy and self.transport is not None:
             self.transport.close()
 
-    def shutdown(self) -> None:
-        """Stop taking requests: close now when idle, after the current answer otherwise."""
+    def close_now(self) -> None:
+        """End the connection at once (the end of a shutdown)."""
+        if self.transport is not None and not self._closed:
+            self.transport.close()
+
+    def shutdown(self) -> Optional[asyncio.Future[None]]:
+        """Stop taking requests: close now when idle, after the current answer otherwise.
+
+        Returns a future done once the request being answered is answered, when that is
+        a POST (a GET stream has no end of its own: it ends with its session), else None.
+        """
         self._stopping = True
         self._queue.clear()
-        if not self._busy and self.transport is not None:
-            self.transport.close()
+        if not self._busy:
+            if self.transport is not None:
+                self.transport.close()
+            return None
+        if self._answering == "GET" or self._closed:
+            return None
+        if self._drained is None:
+            self._drained = self.loop.create_future()
+        return self._drained
 
 
 async def serve_http(
@@ -331,16 +361,24 @@ async def serve_http(
     ready: Optional[Callable[[str, int], None]] = None,
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
     max_connections: Optional[int] = DEFAULT_MAX_CONNECTIONS,
+    shutdown_timeout: Optional[float] = DEFAULT_SHUTDOWN_TIMEOUT,
     backlog: int = 1024,
 ) -> None:
     """Serve the endpoint on host:port until cancelled; ``ready(host, port)`` once
     listening (port 0 picks a free one); ``max_connections`` (None: no limit) caps the
-    connections open at once. On cancellation, connections are closed once their current
-    answer is written, and every session ends."""
+    connections open at once.
+
+    Cancelling it shuts down gracefully: the listening socket closes, idle connections
+    close, requests being answered get up to ``shutdown_timeout`` seconds (None: as long
+    as they take) to finish and be written, then every session ends (its GET stream
+    closes, requests still running are cancelled) and the last connections close.
+    Cancelling it again during that wait skips the rest of the wait."""
     if max_connections is not None and (isinstance(max_connections, bool)
                                         or not isinstance(max_connections, int)
                                         or max_connections < 1):
         raise ValueError(f"max_connections must be an int >= 1 or None, got {max_connections!r}")
+    if shutdown_timeout is not None and not shutdown_timeout >= 0:
+        raise ValueError(f"shutdown_timeout must be >= 0 or None, got {shutdown_timeout!r}")
     loop = asyncio.get_running_loop()
     connections: set[HTTPServerProtocol] = set()
     server = await loop.create_server(
@@ -354,7 +392,14 @@ async def serve_http(
         await asyncio.Future()
     finally:
         server.close()
-        for connection in list(connections):
-            connection.shutdown()
+        pending = [f for f in (c.shutdown() for c in list(connections)) if f is not None]
+        if pending and shutdown_timeout != 0:
+            _LOGGER.info("shutting down: waiting for %d request(s) to finish", len(pending))
+            try:
+                await asyncio.wait(pending, timeout=shutdown_timeout)
+            except asyncio.CancelledError:
+                _LOGGER.info("shutting down: no more waiting")
         endpoint.close()
+        for connection in list(connections):
+            connection.close_now()
         await server.wait_closed()
