@@ -13,7 +13,9 @@ Targets (:func:`parse_target`):
 
 * a list or tuple: a command and its arguments, started as the server process (stdio);
 * a str URL: ``tcp://host:port``; ``http://host:port/path`` and ``https://...``
-  (Streamable HTTP; ``headers=`` adds headers to every request, e.g. Authorization);
+  (Streamable HTTP; ``headers=`` adds headers to every request; ``auth=`` a bearer token
+  str or an :class:`~mcpfast.transports.http.client_auth.HTTPAuth`, asked for the
+  Authorization header of every request and told of 401/403 refusals);
   ``ws://`` / ``wss://`` raise :class:`~mcpfast.client.errors.TransportUnavailable` --
   WebSocket is not available yet;
 * any other str: a command line, split like a POSIX shell does (``shlex``) unless ``args``
@@ -126,13 +128,13 @@ class Connector:
     """What ``connect`` returns: ``async with`` it, or ``await`` it (module docstring)."""
 
     __slots__ = ("target", "_client", "_stdio", "_max_frame_size", "_initialize_timeout", "_opened",
-                 "_headers")
+                 "_http")
 
     def __init__(self, target: Target, client: Client, *, stdio: dict, max_frame_size: int,
                  initialize_timeout: Optional[float],
-                 headers: Optional[dict[str, str]] = None) -> None:
+                 http: Optional[dict[str, Any]] = None) -> None:
         self.target = target
-        self._headers = headers
+        self._http = http or {}
         self._client = client
         self._stdio = stdio
         self._max_frame_size = max_frame_size
@@ -161,8 +163,8 @@ class Connector:
         elif target.kind == "http" and target.url is not None:
             from mcpfast.transports.http.client import open_http
 
-            stream = await open_http(target.url, client.bind, headers=self._headers,
-                                     max_frame_size=self._max_frame_size)
+            stream = await open_http(target.url, client.bind, max_frame_size=self._max_frame_size,
+                                     **self._http)
         else:
             raise TransportUnavailable(target.kind, target.url or "")
         client.own_stream(stream)
@@ -197,6 +199,7 @@ def connect(
     initialize_timeout: Optional[float] = DEFAULT_INITIALIZE_TIMEOUT,
     client: Optional[Client] = None,
     headers: Optional[dict[str, str]] = None,
+    auth: Any = None,
     **client_options: Any,
 ) -> Connector:
     """Connect to an MCP server and initialize (see the module docstring).
@@ -210,8 +213,15 @@ def connect(
     parsed = parse_target(target, args)
     if parsed.kind not in ("stdio", "tcp", "http"):
         raise TransportUnavailable(parsed.kind, parsed.url or str(target))
-    if headers is not None and parsed.kind != "http":
-        raise TypeError("headers apply to an http(s):// target only")
+    if (headers is not None or auth is not None) and parsed.kind != "http":
+        raise TypeError("headers and auth apply to an http(s):// target only")
+    http: dict[str, Any] = {}
+    if headers is not None:
+        http["headers"] = headers
+    if auth is not None:
+        from mcpfast.transports.http.client_auth import BearerToken
+
+        http["auth"] = BearerToken(auth) if isinstance(auth, str) else auth
     if parsed.kind != "stdio" and (env is not None or cwd is not None or stderr is not None):
         raise TypeError("env, cwd and stderr apply to a server process (a command target) only")
     if client is None:
@@ -227,4 +237,4 @@ def connect(
     if parsed.kind == "stdio":
         stdio = {"env": env, "cwd": cwd, "stderr": stderr}
     return Connector(parsed, client, stdio=stdio, max_frame_size=max_frame_size,
-                     initialize_timeout=initialize_timeout, headers=headers)
+                     initialize_timeout=initialize_timeout, http=http)

@@ -35,6 +35,7 @@ from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE, TRANSPORT_ERROR
 from mcpfast.protocol import methods
 from mcpfast.transports.http import headers as h
+from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
 
 __all__ = ["HTTPClientStream", "HTTPStatusError", "open_http"]
 
@@ -60,6 +61,33 @@ def _answers_a_request(body: bytes) -> bool:
     except DecodeError:
         return False
     return isinstance(message, (Response, ErrorResponse)) and message.id is not None
+
+
+def request_ids_of(message: Any) -> tuple[Any, ...]:
+    """The ids of the requests in a sent message (one, or a batch)."""
+    items = message if isinstance(message, list) else (message,)
+    return tuple(item.id for item in items if type(item) is Request)
+
+
+class _EventCursor:
+    """Where an SSE stream is: the last event id, the server's retry delay, and the
+    responses still awaited on it (request ids)."""
+
+    __slots__ = ("last_event_id", "retry_ms", "waiting")
+
+    def __init__(self, waiting: tuple[Any, ...]) -> None:
+        self.last_event_id: Optional[str] = None
+        self.retry_ms: Optional[int] = None
+        self.waiting = set(waiting)
+
+    def answered(self, payload: bytes) -> None:
+        try:
+            message = decode(payload)
+        except DecodeError:
+            return
+        for item in message if isinstance(message, list) else (message,):
+            if isinstance(item, (Response, ErrorResponse)):
+                self.waiting.discard(item.id)
 
 
 class _Response:
@@ -154,7 +182,11 @@ class HTTPClientStream:
                  headers: Optional[dict[str, str]] = None,
                  max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
                  ssl_context: Optional[ssl.SSLContext] = None,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 auth: Optional[HTTPAuth] = None) -> None:
+        if auth is not None and not isinstance(auth, HTTPAuth):
+            raise TypeError(f"auth must provide authorization() and unauthorized() (HTTPAuth), "
+                            f"not {type(auth).__name__}")
         if isinstance(max_connections, bool) or not isinstance(max_connections, int) \
                 or max_connections < 1:
             raise ValueError(f"max_connections must be an int >= 1, got {max_connections!r}")
@@ -168,6 +200,7 @@ class HTTPClientStream:
         self.ssl: Any = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
         host_header = parts.netloc.rsplit("@", 1)[-1]
         self.extra_headers = dict(headers or {})
+        self.auth = auth
         self.host_header = host_header
         self.max_frame_size = max_frame_size
         self.session_id: Optional[str] = None
@@ -225,6 +258,36 @@ class HTTPClientStream:
             raise
         return connection, response
 
+    async def _authorized(self, method: str, extra: dict[str, str],
+                          body: bytes = b"") -> tuple[_HTTPConnection, _Response]:
+        """``_request`` with ``auth``: its header on the request, and after a refusal new
+        credentials and another attempt (module client_auth). A refusal that stands is
+        returned as it came, for the caller to report."""
+        auth = self.auth
+        if auth is None:
+            return await self._request(method, extra, body)
+        retries = 0
+        while True:
+            value = await auth.authorization()
+            headers = dict(extra)
+            if value is not None:
+                headers["Authorization"] = value
+            connection, response = await self._request(method, headers, body)
+            status = response.status
+            challenge = response.headers.get(h.WWW_AUTHENTICATE)
+            if status != 401 and not (status == 403 and challenge is not None):
+                return connection, response
+            refused_body = await response.body(self.max_frame_size)
+            if retries < MAX_AUTH_RETRIES and not self._closed \
+                    and await auth.unauthorized(Unauthorized(status, challenge, self.url)):
+                retries += 1
+                self._release(connection, response)
+                continue
+            # The refusal stands: hand its body back for the caller to read.
+            response.chunks.put_nowait(refused_body)
+            response.chunks.put_nowait(None)
+            return connection, response
+
     # -- sending -----------------------------------------------------------------------
 
     def send(self, frame: bytes) -> None:
@@ -243,7 +306,7 @@ class HTTPClientStream:
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         async with self._slots:
             try:
-                connection, response = await self._request("POST", {
+                connection, response = await self._authorized("POST", {
                     "Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}, frame)
             except OSError as exc:
                 self._fail(message, f"cannot reach {self.url}: {exc}")
@@ -269,7 +332,13 @@ class HTTPClientStream:
             if session_id is not None:
                 self.session_id = session_id
         if content_type == h.EVENT_STREAM and status == 200:
-            await self._read_events(response, initialize)
+            cursor = _EventCursor(request_ids_of(message))
+            try:
+                await self._read_events(response, initialize, cursor)
+            except (ConnectionError, ValueError):
+                pass  # a broken stream: resumed below like one that ended
+            if cursor.waiting:
+                await self._resume(cursor, message, initialize)
             return
         try:
             body = await response.body(self.max_frame_size)
@@ -294,7 +363,9 @@ class HTTPClientStream:
             self._deliver(body, initialize)
 
     async def _read_events(self, response: _Response, initialize: bool,
-                           on_event_id: Optional[Callable[[str], None]] = None) -> None:
+                           cursor: _EventCursor) -> None:
+        """Feed the messages of an SSE answer to the connection until it ends, keeping
+        the last event id and retry delay, and which awaited responses came."""
         buffer = b""
         while True:
             chunk = await response.chunks.get()
@@ -307,13 +378,60 @@ class HTTPClientStream:
                 for line in raw.split(b"\n"):
                     if line.startswith(b"data:"):
                         data.append(line[5:].lstrip(b" "))
-                    elif line.startswith(b"id:") and on_event_id is not None:
-                        on_event_id(line[3:].strip().decode("utf-8", "replace"))
+                    elif line.startswith(b"id:"):
+                        cursor.last_event_id = line[3:].strip().decode("utf-8", "replace")
+                    elif line.startswith(b"retry:"):
+                        value = line[6:].strip()
+                        if value.isdigit():
+                            cursor.retry_ms = int(value)
                 payload = b"\n".join(data)
                 if payload.strip():
+                    if cursor.waiting:
+                        cursor.answered(payload)
                     self._deliver(payload, initialize)
             if len(buffer) > self.max_frame_size:
-                raise ValueError(f"an SSE event is over {self.max_frame_size} bytes")
+                raise ValueError(f"an SSE event is over the frame limit of {self.max_frame_size} bytes")
+
+    async def _resume(self, cursor: _EventCursor, message: Any, initialize: bool) -> None:
+        """A POST's stream ended before its responses: resume it with GET and
+        ``Last-Event-ID`` after the server's ``retry`` delay (2025-11-25), for as long as
+        each attempt brings something; else fail the requests still waiting."""
+        failures = 0
+        while cursor.waiting and not self._closed:
+            if cursor.last_event_id is None:
+                reason = "the server's event stream ended before the response (not resumable)"
+                break
+            if failures >= len(_RECONNECT_DELAYS):
+                reason = "the server's event stream ended before the response; resuming failed"
+                break
+            delay = cursor.retry_ms / 1000 if cursor.retry_ms is not None \
+                else _RECONNECT_DELAYS[failures]
+            await asyncio.sleep(delay)
+            seen = cursor.last_event_id
+            try:
+                connection, response = await self._authorized(
+                    "GET", {"Accept": h.EVENT_STREAM, "Last-Event-ID": seen})
+            except OSError:
+                failures += 1
+                continue
+            try:
+                if response.status != 200 or h.EVENT_STREAM not in response.headers.get(h.CONTENT_TYPE, ""):
+                    await response.body(self.max_frame_size)
+                    reason = f"resuming the server's event stream failed: HTTP {response.status}"
+                    break
+                try:
+                    await self._read_events(response, initialize, cursor)
+                except (ConnectionError, ValueError):
+                    pass
+            finally:
+                if connection.transport is not None:
+                    connection.transport.close()
+            failures = 0 if cursor.last_event_id != seen else failures + 1
+        else:
+            return
+        for request_id in list(cursor.waiting):
+            if not self._closed:
+                self.conn.feed(encode_error(request_id, TRANSPORT_ERROR, reason))
 
     def _deliver(self, frame: bytes, initialize: bool) -> None:
         if initialize and self.protocol_version is None:
@@ -339,19 +457,14 @@ class HTTPClientStream:
     # -- the GET stream ----------------------------------------------------------------
 
     async def _listen(self) -> None:
-        last_event_id: Optional[str] = None
-
-        def remember(event_id: str) -> None:
-            nonlocal last_event_id
-            last_event_id = event_id
-
+        cursor = _EventCursor(())
         attempt = 0
         while not self._closed:
             extra = {"Accept": h.EVENT_STREAM}
-            if last_event_id is not None:
-                extra["Last-Event-ID"] = last_event_id
+            if cursor.last_event_id is not None:
+                extra["Last-Event-ID"] = cursor.last_event_id
             try:
-                connection, response = await self._request("GET", extra)
+                connection, response = await self._authorized("GET", extra)
             except OSError:
                 pass
             else:
@@ -362,7 +475,7 @@ class HTTPClientStream:
                     return
                 attempt = 0
                 try:
-                    await self._read_events(response, False, remember)
+                    await self._read_events(response, False, cursor)
                 except (ConnectionError, ValueError):
                     pass
                 finally:
@@ -370,7 +483,10 @@ class HTTPClientStream:
                         connection.transport.close()
             if self._closed:
                 return
-            await asyncio.sleep(_RECONNECT_DELAYS[min(attempt, len(_RECONNECT_DELAYS) - 1)])
+            if cursor.retry_ms is not None and attempt == 0:
+                await asyncio.sleep(cursor.retry_ms / 1000)  # the server's own delay
+            else:
+                await asyncio.sleep(_RECONNECT_DELAYS[min(attempt, len(_RECONNECT_DELAYS) - 1)])
             attempt += 1
 
     # -- closing -----------------------------------------------------------------------
@@ -389,7 +505,7 @@ class HTTPClientStream:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.session_id is not None:
             try:
-                connection, response = await asyncio.wait_for(self._request("DELETE", {}), 5)
+                connection, response = await asyncio.wait_for(self._authorized("DELETE", {}), 5)
                 await response.body(self.max_frame_size)
                 self._release(connection, response)
             except (OSError, asyncio.TimeoutError):
@@ -417,9 +533,12 @@ async def open_http(url: str, factory: Callable[[Callable[[bytes], None]], Conne
                     headers: Optional[dict[str, str]] = None,
                     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
                     ssl_context: Optional[ssl.SSLContext] = None,
-                    max_connections: int = DEFAULT_MAX_CONNECTIONS) -> HTTPClientStream:
+                    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                    auth: Optional[HTTPAuth] = None) -> HTTPClientStream:
     """Wire a connection made by ``factory(send)`` to the Streamable HTTP endpoint ``url``
-    (module docstring). ``headers``: sent with every request (Authorization, say);
+    (module docstring). ``headers``: sent with every request; ``auth``: an
+    :class:`~mcpfast.transports.http.client_auth.HTTPAuth` (a bearer token, an OAuth
+    flow) asked for the Authorization header and told of refusals;
     ``max_connections``: keep-alive connections used for POSTs at once (32)."""
     return HTTPClientStream(url, factory, headers=headers, max_frame_size=max_frame_size,
-                            ssl_context=ssl_context, max_connections=max_connections)
+                            ssl_context=ssl_context, max_connections=max_connections, auth=auth)
