@@ -11,7 +11,10 @@ The client serves them with functions given to :class:`~mcpfast.client.Client` (
     ``elicitation/create``: ``fn(params)`` gets message and requestedSchema (form mode)
     or url and elicitationId (URL mode, advertised only with
     ``capabilities={"elicitation": {"url": {}}}``) and returns an ElicitResult dict
-    (``{"action": "accept" | "decline" | "cancel", "content": {...}}``).
+    (``{"action": "accept" | "decline" | "cancel", "content": {...}}``). On accept, the
+    fields of the requested schema the function left out of ``content`` get the schema's
+    ``default`` values, as the specification asks (SEP-1034), so that a form that shows
+    defaults can return only what the user changed.
 ``roots=[...]`` or ``roots=fn``
     ``roots/list``: a list of roots (file:// URI strings, ``{"uri", "name"}`` dicts,
     objects with ``uri``/``name`` attributes or absolute paths), or a function returning
@@ -45,7 +48,7 @@ ELICIT_ACTIONS = frozenset({"accept", "decline", "cancel"})
 _SAMPLING_REQUIRED = ("role", "content", "model")
 
 
-def _check_sampling_result(result: Any) -> dict:
+def _check_sampling_result(params: Any, result: Any) -> dict:
     if not isinstance(result, Mapping):
         raise TypeError(
             f"the sampling handler must return a CreateMessageResult dict, not "
@@ -57,7 +60,7 @@ def _check_sampling_result(result: Any) -> dict:
     return dict(result)
 
 
-def _check_elicitation_result(result: Any) -> dict:
+def _check_elicitation_result(params: Any, result: Any) -> dict:
     if not isinstance(result, Mapping):
         raise TypeError(
             f"the elicitation handler must return an ElicitResult dict, not {type(result).__name__}"
@@ -68,10 +71,28 @@ def _check_elicitation_result(result: Any) -> dict:
             f"the elicitation handler's result needs action 'accept', 'decline' or 'cancel', "
             f"got {action!r}"
         )
-    return dict(result)
+    answer = dict(result)
+    if action == "accept":
+        defaults = _schema_defaults(params)
+        if defaults:
+            content = answer.get("content")
+            if content is None or isinstance(content, Mapping):
+                answer["content"] = {**defaults, **(content or {})}
+    return answer
 
 
-def _adapt(fn: Callable[[Any], Any], check: Callable[[Any], dict], what: str) -> Callable[..., Any]:
+def _schema_defaults(params: Any) -> dict[str, Any]:
+    """The ``default`` of each property of a form elicitation's requestedSchema."""
+    schema = params.get("requestedSchema") if isinstance(params, Mapping) else None
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return {}
+    return {name: spec["default"] for name, spec in properties.items()
+            if isinstance(spec, Mapping) and "default" in spec}
+
+
+def _adapt(fn: Callable[[Any], Any], check: Callable[[Any, Any], dict],
+           what: str) -> Callable[..., Any]:
     """A router handler ``(params, ctx)`` calling ``fn(params)`` and checking its result.
 
     A sync fn is answered inline (no task); an async one (or a sync one returning an
@@ -82,18 +103,18 @@ def _adapt(fn: Callable[[Any], Any], check: Callable[[Any], dict], what: str) ->
 
     if is_async_handler(fn):
         async def handle_async(params: Any, ctx: Any) -> dict:
-            return check(await fn(params))
+            return check(params, await fn(params))
 
         return handle_async
 
-    async def finish(awaitable: Any) -> dict:
-        return check(await awaitable)
+    async def finish(params: Any, awaitable: Any) -> dict:
+        return check(params, await awaitable)
 
     def handle(params: Any, ctx: Any) -> Any:
         result = fn(params)
         if inspect.isawaitable(result):
-            return finish(result)
-        return check(result)
+            return finish(params, result)
+        return check(params, result)
 
     return handle
 

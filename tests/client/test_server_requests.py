@@ -122,6 +122,35 @@ def test_elicitation(fake, arun, mcp_schema):
     arun(main())
 
 
+def test_accepted_elicitation_gets_the_schema_defaults_for_left_out_fields(fake, arun, mcp_schema):
+    server = fake()
+    schema = {"type": "object", "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+        "note": {"type": "string"},
+    }}
+    answers = iter([{"action": "accept"}, {"action": "accept", "content": {"name": "Ada", "note": "hi"}},
+                    {"action": "decline"}])
+
+    async def main():
+        await server.connect(elicitation=lambda params: next(answers))
+        params = {"mode": "form", "message": "Who?", "requestedSchema": schema}
+        everything = await server.session.request("elicitation/create", params)
+        assert everything == {"action": "accept", "content": {
+            "name": "John Doe", "age": 30, "status": "active", "verified": True}}
+        # What the handler gave wins; fields without a default stay out unless given.
+        mixed = await server.session.request("elicitation/create", params)
+        assert mixed["content"] == {"name": "Ada", "age": 30, "status": "active", "verified": True,
+                                    "note": "hi"}
+        # Declining sends no content.
+        assert await server.session.request("elicitation/create", params) == {"action": "decline"}
+        server.check_schema(mcp_schema)
+
+    arun(main())
+
+
 @pytest.mark.parametrize("bad", [{"action": "maybe"}, {}, ["accept"]])
 def test_a_malformed_elicitation_result_is_an_internal_error(fake, arun, bad):
     server = fake()

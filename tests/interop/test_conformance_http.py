@@ -43,3 +43,35 @@ def test_conformance_server_suite_has_no_failure():
     sys.stderr.write(f"conformance: {total.group(0)}\n")
     assert failed == 0, output[-6000:]
     assert passed >= MIN_PASSED, output[-6000:]
+
+
+# -- client mode ------------------------------------------------------------------------
+
+# The client scenarios of 0.1.16 that need no authorization server.
+CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+
+
+def loopback_namespace_available() -> bool:
+    try:
+        return subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
+def test_conformance_client_scenario_passes(scenario):
+    if not loopback_namespace_available():
+        pytest.skip("needs `unshare -n` and `ip` (root): client-mode mock servers bind all "
+                    "interfaces, so they run in a loopback-only network namespace")
+    command = f"{sys.executable} {ROOT / 'examples' / 'conformance_client.py'}"
+    script = (f"ip link set lo up && exec bash {ROOT / 'scripts' / 'conformance'} client "
+              f"--command '{command}' --scenario {scenario}")
+    done = subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=540)
+    output = done.stdout + done.stderr
+    summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
+    assert summary is not None, f"no summary from the conformance suite:\n{output[-4000:]}"
+    assert summary.group(3) == "0" and summary.group(1) == summary.group(2), output[-6000:]
+    assert "OVERALL: PASSED" in output, output[-6000:]

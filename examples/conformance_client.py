@@ -1,0 +1,64 @@
+"""mcpfast's client driven by the official MCP conformance suite (client mode).
+
+    scripts/conformance client --command "python examples/conformance_client.py" --suite core
+
+The suite starts a mock server for each scenario and runs this program with the server's
+URL as the last argument and the scenario's name in MCP_CONFORMANCE_SCENARIO; it then
+checks what the client did. Exit status 0 means this side finished its part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcpfast import connect
+
+
+async def list_and_call(url: str, **options: Any) -> None:
+    """Initialize, list the tools (when the server has any), call the first one with two
+    numbers, close."""
+    async with connect(url, **options) as client:
+        if "tools" not in client.server_capabilities:
+            return
+        tools = await client.list_tools()
+        if tools:
+            await client.call_tool(tools[0]["name"], {"a": 2, "b": 3})
+
+
+async def elicitation_defaults(url: str) -> None:
+    """Accept the server's elicitation without filling anything in: the client library
+    must complete the answer with the schema's defaults (SEP-1034)."""
+    async with connect(url, elicitation=lambda params: {"action": "accept", "content": {}}) as client:
+        await client.call_tool("test_client_elicitation_defaults", {})
+
+
+async def sse_retry(url: str) -> None:
+    """The server ends the tool call's event stream before answering: the client must
+    resume it with Last-Event-ID after the server's retry delay (SEP-1699)."""
+    async with connect(url) as client:
+        await client.list_tools()
+        await client.call_tool("test_reconnection", {})
+
+
+async def main(scenario: str, url: str) -> None:
+    if scenario.startswith("auth/"):
+        sys.path.insert(0, str(Path(__file__).parent))
+        from conformance_auth import run_auth_scenario  # type: ignore[import-not-found]
+
+        await run_auth_scenario(scenario, url)
+    elif scenario.startswith("elicitation-sep1034"):
+        await elicitation_defaults(url)
+    elif scenario == "sse-retry":
+        await sse_retry(url)
+    else:  # initialize, tools_call and whatever only needs the basic exchange
+        await list_and_call(url)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: MCP_CONFORMANCE_SCENARIO=name conformance_client.py SERVER_URL")
+    asyncio.run(main(os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), sys.argv[-1]))
