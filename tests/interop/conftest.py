@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 
-def _install_ts_sdk(folder: Path) -> None:
-    """npm-install folder's package.json unless @modelcontextprotocol/sdk is already there.
+def _install_ts_sdk(folder: Path, package: str = "@modelcontextprotocol/sdk") -> None:
+    """npm-install folder's package.json unless ``package`` is already there.
 
     A failed install fails the test: CI reaches the npm registry.
     """
-    marker = folder / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    marker = folder / "node_modules" / package / "package.json"
     if marker.is_file():
         return
     npm = shutil.which("npm")
@@ -27,5 +27,6 @@ def _install_ts_sdk(folder: Path) -> None:
 
 @pytest.fixture(scope="session")
 def ensure_ts_sdk():
-    """A function installing the TypeScript SDK into a test folder when it is missing."""
+    """A function installing a test folder's npm packages (the TypeScript SDK unless
+    another package is named) when they are missing."""
     return _install_ts_sdk
