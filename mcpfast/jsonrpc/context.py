@@ -57,6 +57,8 @@ class RequestContext:
         "progress",
         "cancelled",
         "cancel_reason",
+        # Applied to the handler's result before it is encoded (None: sent as it is).
+        "shape_result",
         # Where messages about this request go while it runs (None: the session's send).
         "_channel",
     )
@@ -75,6 +77,7 @@ class RequestContext:
         self.params = params
         self.cancelled = False
         self.cancel_reason: str | None = None
+        self.shape_result: Callable[[Any], Any] | None = None
         self._channel = channel
         meta = params.get("_meta") if type(params) is dict else None
         if type(meta) is dict:

@@ -575,6 +575,8 @@ class Session:
             if type(result) not in PLAIN_RESULT_TYPES and inspect.isawaitable(result):
                 self._start(ctx, batch, None, None, result)
                 return
+            if ctx.shape_result is not None:
+                result = ctx.shape_result(result)
             frame = encode_response(request_id, result)
         except JSONRPCError as exc:
             frame = self._error_frame(request_id, method, exc)
@@ -619,6 +621,8 @@ class Session:
             if awaitable is None:
                 awaitable = handler(params, ctx)
             result = await awaitable
+            if ctx.shape_result is not None:
+                result = ctx.shape_result(result)
             frame = encode_response(request_id, result)
         except CancelledError:
             if ctx.cancelled or self._closed:

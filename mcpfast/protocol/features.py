@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpfast.protocol.versions import SUPPORTED_VERSIONS
+from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS, era_of
 
 __all__ = ["FEATURES", "VersionFeatures", "features_for"]
 
@@ -35,6 +35,9 @@ class VersionFeatures:
     url_elicitation       elicitation/create with mode "url"                    (>= 2025-11-25)
     sampling_tools        tools / toolChoice in sampling/createMessage          (>= 2025-11-25)
     content_current       content blocks need no downgrade (see content.downgrade_content)
+    stateless             the stateless era: state per request from ``_meta``, no handshake,
+                          ``resultType`` and server info on results, caching hints on
+                          lists and reads, no server-to-client requests (2026-07-28)
     """
 
     __slots__ = (
@@ -54,10 +57,11 @@ class VersionFeatures:
         "url_elicitation",
         "sampling_tools",
         "content_current",
+        "stateless",
     )
 
     def __init__(self, version: str) -> None:
-        if version not in SUPPORTED_VERSIONS:
+        if version not in SPOKEN_VERSIONS:
             raise ValueError(f"unsupported MCP protocol version {version!r}")
         self.version = version
         self.batches = version == "2025-03-26"
@@ -74,10 +78,11 @@ class VersionFeatures:
         self.icons = version >= "2025-11-25"
         self.url_elicitation = version >= "2025-11-25"
         self.sampling_tools = version >= "2025-11-25"
+        self.stateless = era_of(version) == STATELESS
         self.content_current = version >= "2025-11-25"
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if hasattr(self, "content_current"):
+        if hasattr(self, "content_current"):  # set last in __init__
             raise AttributeError("VersionFeatures are immutable")
         object.__setattr__(self, name, value)
 
@@ -85,7 +90,7 @@ class VersionFeatures:
         return f"<VersionFeatures {self.version}>"
 
 
-FEATURES: dict[str, VersionFeatures] = {version: VersionFeatures(version) for version in SUPPORTED_VERSIONS}
+FEATURES: dict[str, VersionFeatures] = {version: VersionFeatures(version) for version in SPOKEN_VERSIONS}
 
 
 def features_for(version: str) -> VersionFeatures:

@@ -12,6 +12,8 @@ CANCELLED: Final = "notifications/cancelled"
 PROGRESS: Final = "notifications/progress"
 SET_LOG_LEVEL: Final = "logging/setLevel"
 LOG_MESSAGE: Final = "notifications/message"
+# 2026-07-28: what the server speaks and offers (replaces what initialize told).
+DISCOVER: Final = "server/discover"
 
 # Server features.
 TOOLS_LIST: Final = "tools/list"
@@ -45,7 +47,8 @@ ROOTS_LIST: Final = "roots/list"
 ROOTS_LIST_CHANGED: Final = "notifications/roots/list_changed"
 
 # Requests allowed before the handshake completes (the specification: only pings and the
-# initialize request itself).
-BEFORE_INITIALIZED: Final = frozenset({INITIALIZE, PING})
+# initialize request itself; server/discover belongs to the stateless era, where it is
+# answered without a handshake, and is refused by its handler without 2026 _meta).
+BEFORE_INITIALIZED: Final = frozenset({INITIALIZE, PING, DISCOVER})
 # Requests that may never be cancelled (the specification forbids cancelling initialize).
 UNCANCELLABLE: Final = frozenset({INITIALIZE})

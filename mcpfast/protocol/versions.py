@@ -9,9 +9,11 @@ Two eras of MCP exist:
   client's capabilities in ``params._meta`` (see :mod:`mcpfast.protocol.meta_keys`), so the
   protocol state is per request.
 
-``SUPPORTED_VERSIONS`` are the versions mcpfast speaks today (newest first): the handshake
-ones. ``KNOWN_VERSIONS`` maps every published version to its era, including those not
-spoken yet, so a layer can tell "unknown version" from "known, not spoken".
+``SUPPORTED_VERSIONS`` are the handshake versions mcpfast speaks (newest first): what
+``initialize`` negotiates. ``STATELESS_VERSIONS`` are the stateless ones its server
+answers per request (carried in ``_meta``). ``SPOKEN_VERSIONS`` is both, newest first.
+``KNOWN_VERSIONS`` maps every published version to its era, so a layer can tell "unknown
+version" from "known, not spoken".
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ __all__ = [
     "HANDSHAKE",
     "KNOWN_VERSIONS",
     "LATEST_VERSION",
+    "SPOKEN_VERSIONS",
     "STATELESS",
+    "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
     "era_of",
     "negotiate_version",
@@ -40,9 +44,13 @@ KNOWN_VERSIONS: Final[dict[str, str]] = {
     "2024-11-05": HANDSHAKE,
 }
 
-# Spoken by mcpfast's server and client, newest first.
+# The handshake versions spoken by mcpfast's server and client, newest first.
 SUPPORTED_VERSIONS: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
+# The stateless versions mcpfast's server answers, newest first.
+STATELESS_VERSIONS: Final[tuple[str, ...]] = ("2026-07-28",)
+# Every version spoken, newest first.
+SPOKEN_VERSIONS: Final[tuple[str, ...]] = STATELESS_VERSIONS + SUPPORTED_VERSIONS
 
 
 def era_of(version: str) -> str:

@@ -37,6 +37,7 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
+from mcpfast.protocol.meta_keys import PROTOCOL_VERSION
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
@@ -109,23 +110,50 @@ class ServerConnection:
         connection = self
         state = self.state
         back_channel = self._back_channel
-        sources = tuple(self.server.state_sources)
+        sources = list(self.server.state_sources)
+        era = self.server.stateless_era
         if not sources:
-            # Every request uses the handshake state: no per-request choice to make.
-            def handshake_context(session: Session, request_id: Any, method: str, params: Any,
-                                  channel: Any = None) -> Context:
-                return Context(session, request_id, method, params, channel, connection, state,
-                               back_channel)
+            if era is None:
+                # Every request uses the handshake state: no per-request choice to make.
+                def handshake_context(session: Session, request_id: Any, method: str,
+                                      params: Any, channel: Any = None) -> Context:
+                    return Context(session, request_id, method, params, channel, connection,
+                                   state, back_channel)
 
-            return handshake_context
+                return handshake_context
+
+            claim = era.state_for
+            version_key = PROTOCOL_VERSION
+
+            # Both eras: the Context has parsed _meta already, so a handshake request costs
+            # one truth test of it (most requests carry no _meta at all).
+            def either_era_context(session: Session, request_id: Any, method: str,
+                                   params: Any, channel: Any = None) -> Context:
+                ctx = Context(session, request_id, method, params, channel, connection, state,
+                              back_channel)
+                meta = ctx.meta
+                if meta and version_key in meta:
+                    claimed = claim(connection, method, params)
+                    if claimed is not None:
+                        ctx.state = claimed.state
+                        ctx.back_channel = claimed.back_channel
+                        ctx.shape_result = claimed.shape_result
+                return ctx
+
+            return either_era_context
+
+        if era is not None:
+            sources.append(era)
 
         def chosen_context(session: Session, request_id: Any, method: str, params: Any,
                            channel: Any = None) -> Context:
             for source in sources:
                 claimed = source.state_for(connection, method, params)
                 if claimed is not None:
-                    return Context(session, request_id, method, params, channel, connection,
-                                   claimed.state, claimed.back_channel)
+                    ctx = Context(session, request_id, method, params, channel, connection,
+                                  claimed.state, claimed.back_channel)
+                    ctx.shape_result = claimed.shape_result
+                    return ctx
             return Context(session, request_id, method, params, channel, connection, state,
                            back_channel)
 

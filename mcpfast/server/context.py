@@ -50,7 +50,7 @@ from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel
-from mcpfast.server.logs import LEVELS, level_index
+from mcpfast.server.logs import level_index
 from mcpfast.server.requests_to_client import (
     ElicitationResult,
     Root,
@@ -159,8 +159,9 @@ class Context(RequestContext):
 
     @property
     def log_level(self) -> str:
-        """The minimum MCP log level the client wants."""
-        return LEVELS[self.state.log_level]
+        """The minimum MCP log level the client wants ("off": none, a 2026-07-28 request
+        that set no logLevel)."""
+        return self.state.log_level_name
 
     def _negotiated(self) -> tuple[ProtocolState, VersionFeatures]:
         state = self.state

@@ -11,6 +11,9 @@ Methods and their errors:
   what is registered, server info, instructions. A second initialize on the same
   connection: -32600. Params without a string protocolVersion: -32602.
 - ``notifications/initialized``: completes initialization.
+- ``server/discover`` (2026-07-28): the versions spoken, capabilities, instructions
+  (:func:`mcpfast.server.stateless.discover_result`); without the revision's ``_meta``:
+  -32602.
 - ``ping``: ``{}``, also before initialization.
 - ``logging/setLevel``: the connection's minimum level; an unknown level: -32602.
 - ``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``:
@@ -34,12 +37,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError, MethodNotFound
-from mcpfast.protocol import methods
+from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.features import features_for
-from mcpfast.protocol.versions import negotiate_version
+from mcpfast.protocol.versions import STATELESS_VERSIONS, negotiate_version
 from mcpfast.server.completion import parse_completion_request
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
+from mcpfast.server.stateless import discover_result
 
 if TYPE_CHECKING:
     from mcpfast.server.connection import ServerConnection
@@ -64,6 +68,17 @@ def _required_str(params: dict[str, Any], key: str, method: str) -> str:
     if type(value) is not str:
         raise InvalidParams(f"{method}: params.{key} must be a string", {"param": key})
     return value
+
+
+def _not_found_2026(exc: ResourceNotFound) -> InvalidParams:
+    return InvalidParams(exc.message, {"uri": exc.uri})
+
+
+async def _read_2026(pending: Any) -> Any:
+    try:
+        return await pending
+    except ResourceNotFound as exc:
+        raise _not_found_2026(exc) from None
 
 
 def _connection(ctx: Context) -> ServerConnection:
@@ -128,6 +143,15 @@ def install_handlers(server: Server) -> None:
     def ping(params: Any, ctx: Context) -> dict[str, Any]:
         return empty
 
+    def discover(params: Any, ctx: Context) -> dict[str, Any]:
+        features = ctx.state.features
+        if features is None or not features.stateless:
+            raise InvalidParams(
+                f"server/discover: params._meta must carry {meta_keys.PROTOCOL_VERSION!r} "
+                f"(one of {', '.join(STATELESS_VERSIONS)}) and {meta_keys.CLIENT_CAPABILITIES!r}",
+                {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"})
+        return discover_result(server, ctx.state)
+
     def set_level(params: Any, ctx: Context) -> dict[str, Any]:
         if not server.logging_enabled:
             raise MethodNotFound(data={"method": "logging/setLevel"})
@@ -167,7 +191,17 @@ def install_handlers(server: Server) -> None:
 
     def read_resource(params: Any, ctx: Context) -> Any:
         uri = _required_str(_params_dict(params, "resources/read"), "uri", "resources/read")
-        return server.read_resource(uri, ctx)
+        features = ctx.state.features
+        if features is None or not features.stateless:
+            return server.read_resource(uri, ctx)
+        # 2026-07-28 answers an unknown resource with -32602 (data: the uri), not -32002.
+        try:
+            result = server.read_resource(uri, ctx)
+        except ResourceNotFound as exc:
+            raise _not_found_2026(exc) from None
+        if inspect.isawaitable(result):
+            return _read_2026(result)
+        return result
 
     def subscribe(params: Any, ctx: Context) -> dict[str, Any]:
         uri = _required_str(_params_dict(params, "resources/subscribe"), "uri", "resources/subscribe")
@@ -228,6 +262,7 @@ def install_handlers(server: Server) -> None:
     router.add_request_handler(methods.INITIALIZE, initialize)
     router.add_notification_handler(methods.INITIALIZED, initialized)
     router.add_request_handler(methods.PING, ping)
+    router.add_request_handler(methods.DISCOVER, discover)
     router.add_request_handler(methods.SET_LOG_LEVEL, set_level)
     router.add_request_handler(methods.TOOLS_LIST, list_handler(tools, methods.TOOLS_LIST))
     router.add_request_handler(methods.TOOLS_CALL, call_tool)

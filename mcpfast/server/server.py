@@ -64,6 +64,7 @@ from mcpfast.server.prompts import Prompt
 from mcpfast.server.publisher import ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
 from mcpfast.server.state_source import StateSource
+from mcpfast.server.stateless import CachePolicy, StatelessEra
 from mcpfast.server.tools import Tool, check_icons
 from mcpfast.server.uri_template import UriTemplate, is_template
 
@@ -102,6 +103,11 @@ class Server:
     connection's handshake state (:mod:`mcpfast.server.state_source`).
     request_checks: checks every request passes after the initialization gate, in order
     (``check(ctx)`` raises JSONRPCError to refuse the request).
+    stateless: also answer 2026-07-28 requests (state from each request's ``_meta``, on
+    the same connections and endpoints as the handshake versions;
+    :mod:`mcpfast.server.stateless`); True unless told otherwise.
+    cache: the caching hints (ttlMs, cacheScope) of cacheable 2026-07-28 results
+    (:class:`~mcpfast.server.stateless.CachePolicy`: 0 ms, "private" unless given).
     advertise: capabilities to declare even while nothing of the kind is registered
     ("tools", "resources", "prompts", "completions") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
@@ -129,6 +135,8 @@ class Server:
         publisher: Optional[Publisher] = None,
         state_sources: Iterable[StateSource] = (),
         request_checks: Iterable[Callable[[Context], None]] = (),
+        stateless: bool = True,
+        cache: Optional[CachePolicy] = None,
     ) -> None:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
@@ -161,6 +169,11 @@ class Server:
         self.max_in_flight = check_max_in_flight(max_in_flight)
         self.publisher: Publisher = publisher if publisher is not None else LocalPublisher()
         self.state_sources: tuple[StateSource, ...] = tuple(state_sources)
+        if cache is not None and not isinstance(cache, CachePolicy):
+            raise TypeError(f"cache must be a CachePolicy, not {type(cache).__name__}")
+        self.cache_policy = cache if cache is not None else CachePolicy()
+        # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
+        self.stateless_era: Optional[StatelessEra] = StatelessEra(self) if stateless else None
         self.request_checks: tuple[Callable[[Context], None], ...] = tuple(request_checks)
         for check in self.request_checks:
             if not callable(check):
@@ -424,17 +437,20 @@ class Server:
     def capabilities(self, features: VersionFeatures) -> dict[str, Any]:
         """The ServerCapabilities for a connection that negotiated ``features``."""
         advertise = self.advertise
+        # Under the stateless era list changes and resource updates would come through
+        # subscriptions/listen, which is not served yet: not advertised there.
+        notifies = not features.stateless
         caps: dict[str, Any] = {}
         if (self.completer is not None or "completions" in advertise) and features.completions:
             caps["completions"] = {}
         if self.logging_enabled:
             caps["logging"] = {}
         if self.prompts_catalog.items or "prompts" in advertise:
-            caps["prompts"] = {"listChanged": True}
+            caps["prompts"] = {"listChanged": True} if notifies else {}
         if self.resources_catalog.items or self.templates_catalog.items or "resources" in advertise:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
+            caps["resources"] = {"subscribe": True, "listChanged": True} if notifies else {}
         if self.tools_catalog.items or "tools" in advertise:
-            caps["tools"] = {"listChanged": True}
+            caps["tools"] = {"listChanged": True} if notifies else {}
         return caps
 
     def server_info(self, features: VersionFeatures) -> dict[str, Any]:

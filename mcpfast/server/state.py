@@ -31,7 +31,8 @@ class ProtocolState:
     features             that version's VersionFeatures; None before initialize
     client_info          the client's Implementation dict (name, version, ...); {} before
     client_capabilities  the client's ClientCapabilities dict; {} before initialize
-    log_level            minimum MCP log level rank to send (0 = debug ... 7 = emergency)
+    log_level            minimum MCP log level rank to send (0 = debug ... 7 = emergency;
+                         8 = none: a 2026-07-28 request that set no logLevel)
     initialized          True once the client sent notifications/initialized
     """
 
@@ -67,7 +68,7 @@ class ProtocolState:
 
     @property
     def log_level_name(self) -> str:
-        return LEVELS[self.log_level]
+        return LEVELS[self.log_level] if self.log_level < len(LEVELS) else "off"
 
     def __repr__(self) -> str:
         state = "initialized" if self.initialized else (

@@ -21,7 +21,7 @@ initialization gate (it carries everything the handshake would have said).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol
 
 from mcpfast.server.back_channel import BackChannel
 from mcpfast.server.state import ProtocolState
@@ -33,10 +33,13 @@ __all__ = ["RequestState", "StateSource"]
 
 
 class RequestState(NamedTuple):
-    """What a state source gives one request: its protocol state and its back channel."""
+    """What a state source gives one request: its protocol state, its back channel, and
+    optionally a function applied to its result before it is sent (an era's result
+    fields)."""
 
     state: ProtocolState
     back_channel: BackChannel
+    shape_result: Optional[Callable[[Any], Any]] = None
 
 
 class StateSource(Protocol):

@@ -2,17 +2,28 @@
 
 import pytest
 
-from mcpfast.protocol import FEATURES, LATEST_VERSION, SUPPORTED_VERSIONS, VersionFeatures, features_for
+from mcpfast.protocol import (
+    FEATURES,
+    LATEST_VERSION,
+    SPOKEN_VERSIONS,
+    STATELESS_VERSIONS,
+    SUPPORTED_VERSIONS,
+    VersionFeatures,
+    features_for,
+)
 from mcpfast.server import ProtocolState
 
 
 def test_supported_versions_newest_first():
     assert SUPPORTED_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert LATEST_VERSION == "2025-11-25"
-    assert set(FEATURES) == set(SUPPORTED_VERSIONS)
+    assert STATELESS_VERSIONS == ("2026-07-28",)
+    assert SPOKEN_VERSIONS == STATELESS_VERSIONS + SUPPORTED_VERSIONS
+    assert set(FEATURES) == set(SPOKEN_VERSIONS)
+    assert [v for v in SPOKEN_VERSIONS if features_for(v).stateless] == ["2026-07-28"]
 
 
-@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("version", SPOKEN_VERSIONS)
 def test_features_agree_with_the_schemas(mcp_schema, version):
     features = features_for(version)
     schema = mcp_schema(version)
@@ -39,9 +50,9 @@ def test_features_are_immutable_and_only_for_supported_versions():
     with pytest.raises(AttributeError):
         features.audio = False
     with pytest.raises(ValueError):
-        VersionFeatures("2026-07-28")
+        VersionFeatures("2027-01-01")
     with pytest.raises(KeyError):
-        features_for("2026-07-28")
+        features_for("2027-01-01")
     assert repr(features) == "<VersionFeatures 2025-06-18>"
 
 

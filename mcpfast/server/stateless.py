@@ -1,0 +1,180 @@
+"""The stateless era (MCP 2026-07-28) on any connection: per-request state, discovery,
+result shapes.
+
+Under 2026-07-28 there is no handshake: every request carries its protocol version and
+the client's capabilities in ``params._meta`` (keys in :mod:`mcpfast.protocol.meta_keys`).
+:class:`StatelessEra` is the server's :class:`~mcpfast.server.state_source.StateSource`
+for such requests, so both eras are served on the same connection or endpoint: a request
+with ``_meta["io.modelcontextprotocol/protocolVersion"]`` gets a ProtocolState built from
+its ``_meta``; any other goes on with the connection's handshake state.
+
+For a claimed request:
+
+- ``_meta`` is checked: a version that is not a string -> -32602; a version not spoken
+  here -> -32022 with ``data: {supported, requested}``; no ``clientCapabilities`` object
+  -> -32602; ``clientInfo`` is optional (an object when given); ``logLevel`` optional
+  (no ``notifications/message`` for the request without it; an unknown level -> -32602).
+- Methods the revision removed (``ping``, ``logging/setLevel``, ``resources/subscribe``,
+  ``resources/unsubscribe``) -> -32601.
+- Its result gets ``resultType: "complete"`` and the server's Implementation in
+  ``_meta["io.modelcontextprotocol/serverInfo"]``; the cacheable ones (``server/discover``,
+  the four lists, ``resources/read``) get ``ttlMs`` and ``cacheScope`` from the server's
+  :class:`CachePolicy`. Results are copied, never changed in place (list results are
+  cached across requests).
+- It has no way to the client (server-to-client requests are made with
+  InputRequiredResult round trips in this revision, not supported yet):
+  ``ctx.sample`` / ``elicit`` / ``list_roots`` raise BackChannelUnavailable at once.
+
+``server/discover`` (:func:`discover_result`) answers the versions, capabilities and
+instructions of the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
+
+from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError, MethodNotFound
+from mcpfast.protocol import meta_keys, methods
+from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
+from mcpfast.protocol.features import VersionFeatures, features_for
+from mcpfast.protocol.log_levels import LEVELS, level_index
+from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
+from mcpfast.server.back_channel import NoBackChannel
+from mcpfast.server.state import ProtocolState
+from mcpfast.server.state_source import RequestState
+
+if TYPE_CHECKING:
+    from mcpfast.server.connection import ServerConnection
+    from mcpfast.server.server import Server
+
+__all__ = ["CachePolicy", "StatelessEra", "discover_result"]
+
+# Methods 2026-07-28 removed: a stateless request for them is a method not found.
+REMOVED_METHODS = frozenset({methods.PING, methods.SET_LOG_LEVEL, methods.RESOURCES_SUBSCRIBE,
+                             methods.RESOURCES_UNSUBSCRIBE})
+# Results that carry caching hints (CacheableResult in the schema).
+CACHEABLE_METHODS = frozenset({methods.DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST,
+                               methods.RESOURCES_LIST, methods.RESOURCE_TEMPLATES_LIST,
+                               methods.RESOURCES_READ})
+# A log level above every real one: the request asked for no log messages.
+NO_LOGS = len(LEVELS)
+
+_NO_BACK_CHANNEL = NoBackChannel(
+    "a 2026-07-28 request has no channel back to the client (InputRequiredResult round "
+    "trips are not supported yet)")
+
+
+class CachePolicy:
+    """The caching hints of cacheable results: ``ttl_ms`` (how long a client may reuse
+    one, 0: re-fetch every time) and ``scope`` ("private": only for the same
+    authorization context; "public": any client or shared cache may reuse it)."""
+
+    __slots__ = ("ttl_ms", "scope")
+
+    def __init__(self, ttl_ms: int = 0, scope: Literal["private", "public"] = "private") -> None:
+        if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
+            raise ValueError(f"ttl_ms must be an int >= 0, got {ttl_ms!r}")
+        if scope not in ("private", "public"):
+            raise ValueError(f"scope must be 'private' or 'public', got {scope!r}")
+        self.ttl_ms = ttl_ms
+        self.scope = scope
+
+    def __repr__(self) -> str:
+        return f"CachePolicy(ttl_ms={self.ttl_ms}, scope={self.scope!r})"
+
+
+class StatelessEra:
+    """The state source of 2026-07-28 requests (module docstring)."""
+
+    __slots__ = ("server", "_shapes")
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        # One result shaper per (version, method kind), built once.
+        self._shapes: dict[tuple[str, bool], Callable[[Any], Any]] = {}
+
+    def state_for(self, connection: ServerConnection, method: str,
+                  params: Any) -> Optional[RequestState]:
+        if type(params) is not dict:
+            return None
+        meta = params.get("_meta")
+        if type(meta) is not dict or meta_keys.PROTOCOL_VERSION not in meta:
+            return None
+        version = meta[meta_keys.PROTOCOL_VERSION]
+        if type(version) is not str:
+            raise InvalidParams(f"_meta[{meta_keys.PROTOCOL_VERSION!r}] must be a string",
+                                {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"})
+        if version not in STATELESS_VERSIONS:
+            raise JSONRPCError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {version!r} (supported: {', '.join(SPOKEN_VERSIONS)})",
+                {"supported": list(SPOKEN_VERSIONS), "requested": version})
+        if method in REMOVED_METHODS:
+            raise MethodNotFound(f"Method not found: {method} does not exist in {version}",
+                                 {"method": method})
+        capabilities = meta.get(meta_keys.CLIENT_CAPABILITIES)
+        if not isinstance(capabilities, dict):
+            raise InvalidParams(
+                f"_meta[{meta_keys.CLIENT_CAPABILITIES!r}] is required (an object; {{}} for none)",
+                {"param": f"_meta.{meta_keys.CLIENT_CAPABILITIES}"})
+        client_info = meta.get(meta_keys.CLIENT_INFO, {})
+        if not isinstance(client_info, dict):
+            raise InvalidParams(f"_meta[{meta_keys.CLIENT_INFO!r}] must be an object",
+                                {"param": f"_meta.{meta_keys.CLIENT_INFO}"})
+        level = meta.get(meta_keys.LOG_LEVEL)
+        if level is None:
+            log_level = NO_LOGS
+        else:
+            try:
+                log_level = level_index(level)
+            except ValueError as exc:
+                raise InvalidParams(f"_meta[{meta_keys.LOG_LEVEL!r}]: {exc}",
+                                    {"param": f"_meta.{meta_keys.LOG_LEVEL}"}) from None
+        state = ProtocolState(log_level)
+        state.negotiate(version, client_info, capabilities)
+        state.initialized = True
+        return RequestState(state, _NO_BACK_CHANNEL, self.shaper(version, method))
+
+    def shaper(self, version: str, method: str) -> Callable[[Any], Any]:
+        """The function that gives a result of ``method`` its 2026-07-28 fields."""
+        cacheable = method in CACHEABLE_METHODS
+        key = (version, cacheable)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = _make_shaper(self.server, features_for(version), cacheable)
+        return shape
+
+
+def _make_shaper(server: Server, features: VersionFeatures,
+                 cacheable: bool) -> Callable[[Any], Any]:
+    info = server.server_info(features)
+    policy = server.cache_policy
+
+    def shape(result: Any) -> Any:
+        if type(result) is not dict:
+            return result
+        shaped = dict(result)
+        shaped.setdefault("resultType", "complete")
+        meta = shaped.get("_meta")
+        shaped["_meta"] = {**meta, meta_keys.SERVER_INFO: info} if type(meta) is dict \
+            else {meta_keys.SERVER_INFO: info}
+        if cacheable and shaped["resultType"] == "complete":
+            shaped.setdefault("ttlMs", policy.ttl_ms)
+            shaped.setdefault("cacheScope", policy.scope)
+        return shaped
+
+    return shape
+
+
+def discover_result(server: Server, ctx_state: ProtocolState) -> dict[str, Any]:
+    """The ``server/discover`` result (before the era's shaping adds resultType, server
+    info and caching hints)."""
+    features = ctx_state.features if ctx_state.features is not None \
+        else features_for(STATELESS_VERSIONS[0])
+    result: dict[str, Any] = {
+        "supportedVersions": list(SPOKEN_VERSIONS),
+        "capabilities": server.capabilities(features),
+    }
+    if server.instructions is not None:
+        result["instructions"] = server.instructions
+    return result

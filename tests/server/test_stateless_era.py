@@ -1,0 +1,246 @@
+"""The 2026-07-28 (stateless) era on a server connection: state from each request's
+``_meta``, no handshake, server/discover, result shapes, the revision's errors -- beside
+the handshake era on the same connection. Every frame is validated against the schema of
+its revision."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Optional
+
+import pytest
+
+from mcpfast import Context, Server
+from mcpfast.jsonrpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_INITIALIZED
+from mcpfast.protocol import meta_keys
+from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
+from mcpfast.protocol.versions import SPOKEN_VERSIONS
+from mcpfast.server.back_channel import BackChannelUnavailable
+from mcpfast.server.stateless import CachePolicy
+
+V2026 = "2026-07-28"
+
+
+def meta(capabilities: Any = None, **extra: Any) -> dict[str, Any]:
+    values = {meta_keys.PROTOCOL_VERSION: V2026,
+              meta_keys.CLIENT_CAPABILITIES: {} if capabilities is None else capabilities}
+    values.update(extra)
+    return values
+
+
+def make_server(**options: Any) -> Server:
+    app = Server("era", version="2.0", instructions="Use echo.", **options)
+
+    @app.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @app.tool()
+    def whoami(ctx: Context) -> dict:
+        return {"version": ctx.protocol_version, "client": ctx.client_info.get("name"),
+                "sampling": "sampling" in ctx.client_capabilities, "level": ctx.log_level}
+
+    @app.tool()
+    def chatty(ctx: Context) -> str:
+        ctx.info("working")
+        return "done"
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await ctx.sample("hello?")
+        except BackChannelUnavailable as exc:
+            return f"unavailable: {exc}"
+        return "sampled"
+
+    @app.resource("note://one")
+    def one() -> str:
+        return "first note"
+
+    @app.prompt()
+    def greet(name: str) -> str:
+        return f"Hello {name}"
+
+    return app
+
+
+class Wire:
+    """A connection of ``server`` whose frames are collected and schema-checked: those
+    answering a request that carried 2026 _meta against the 2026-07-28 schema."""
+
+    def __init__(self, server: Server, mcp_schema: Any) -> None:
+        self.frames: list[dict] = []
+        self.methods: dict[Any, tuple[str, str]] = {}
+        self.mcp_schema = mcp_schema
+        self.conn = server.connect(self.send)
+        self.ids = iter(range(1, 10_000))
+
+    def send(self, frame: bytes) -> None:
+        message = json.loads(frame)
+        answered = self.methods.pop(message.get("id"), None) if "method" not in message else None
+        if answered is not None:
+            method, version = answered
+            self.mcp_schema(version).check_message(message, answers=method if "result" in message else None)
+        self.frames.append(message)
+
+    def call(self, method: str, params: Optional[dict] = None, version: str = V2026) -> dict:
+        request_id = next(self.ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.methods[request_id] = (method, version)
+        self.conn.feed(json.dumps(message).encode())
+        for index, frame in enumerate(self.frames):
+            if frame.get("id") == request_id and "method" not in frame:
+                return self.frames.pop(index)
+        raise AssertionError(f"no inline answer to {method}: {self.frames}")
+
+
+def test_discover_answers_versions_capabilities_and_instructions(mcp_schema):
+    wire = Wire(make_server(cache=CachePolicy(ttl_ms=60_000, scope="public")), mcp_schema)
+    result = wire.call("server/discover", {"_meta": meta()})["result"]
+    assert result["resultType"] == "complete"
+    assert result["supportedVersions"] == list(SPOKEN_VERSIONS)
+    assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
+    # No list-change or subscription promises: subscriptions/listen is not served yet.
+    assert result["capabilities"]["tools"] == {} and result["capabilities"]["resources"] == {}
+    assert result["instructions"] == "Use echo."
+    assert result["ttlMs"] == 60_000 and result["cacheScope"] == "public"
+    assert result["_meta"][meta_keys.SERVER_INFO] == {"name": "era", "version": "2.0"}
+
+
+def test_requests_need_no_handshake_and_read_their_state_from_meta(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    info = {"name": "modern", "version": "1"}
+    params = {"name": "whoami", "arguments": {},
+              "_meta": meta({"sampling": {}}, **{meta_keys.CLIENT_INFO: info, meta_keys.LOG_LEVEL: "debug"})}
+    result = wire.call("tools/call", params)["result"]
+    assert result["structuredContent"] == {"version": V2026, "client": "modern", "sampling": True,
+                                           "level": "debug"}
+    assert result["resultType"] == "complete" and meta_keys.SERVER_INFO in result["_meta"]
+    assert "ttlMs" not in result  # a tool result is not cacheable
+    # The connection's own handshake never happened, and a handshake request still meets
+    # the initialization gate.
+    assert wire.conn.state.protocol_version is None
+    refused = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"}}, version="2025-11-25")
+    assert refused["error"]["code"] == NOT_INITIALIZED
+
+
+def test_both_eras_on_one_connection(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
+    assert wire.call("initialize", init, version="2025-11-25")["result"]["protocolVersion"] == "2025-11-25"
+    wire.conn.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    old = wire.call("tools/list", None, version="2025-11-25")["result"]
+    new = wire.call("tools/list", {"_meta": meta()})["result"]
+    assert "resultType" not in old and "ttlMs" not in old
+    assert new["resultType"] == "complete" and new["ttlMs"] == 0 and new["cacheScope"] == "private"
+    assert [t["name"] for t in old["tools"]] == [t["name"] for t in new["tools"]]
+    # The cached list result the handshake era got was not changed by the shaping.
+    again = wire.call("tools/list", None, version="2025-11-25")["result"]
+    assert "resultType" not in again
+
+
+def test_lists_reads_and_prompts_get_their_shapes(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    for method in ("resources/list", "resources/templates/list", "prompts/list"):
+        result = wire.call(method, {"_meta": meta()})["result"]
+        assert result["resultType"] == "complete" and "ttlMs" in result and "cacheScope" in result
+    read = wire.call("resources/read", {"uri": "note://one", "_meta": meta()})["result"]
+    assert read["contents"][0]["text"] == "first note" and read["ttlMs"] == 0
+    prompt = wire.call("prompts/get", {"name": "greet", "arguments": {"name": "Ada"}, "_meta": meta()})["result"]
+    assert prompt["resultType"] == "complete" and "ttlMs" not in prompt
+
+
+def test_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_before(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    error = wire.call("resources/read", {"uri": "note://none", "_meta": meta()})["error"]
+    assert error["code"] == INVALID_PARAMS and error["data"] == {"uri": "note://none"}
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
+    wire.call("initialize", init, version="2025-11-25")
+    wire.conn.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    old = wire.call("resources/read", {"uri": "note://none"}, version="2025-11-25")["error"]
+    assert old["code"] == -32002
+
+
+@pytest.mark.parametrize("bad_meta, code, fragment", [
+    ({meta_keys.PROTOCOL_VERSION: V2026}, INVALID_PARAMS, "clientCapabilities"),
+    ({meta_keys.PROTOCOL_VERSION: V2026, meta_keys.CLIENT_CAPABILITIES: []}, INVALID_PARAMS, "clientCapabilities"),
+    ({meta_keys.PROTOCOL_VERSION: 2026, meta_keys.CLIENT_CAPABILITIES: {}}, INVALID_PARAMS, "must be a string"),
+    (meta(**{meta_keys.CLIENT_INFO: "me"}), INVALID_PARAMS, "clientInfo"),
+    (meta(**{meta_keys.LOG_LEVEL: "loud"}), INVALID_PARAMS, "logLevel"),
+])
+def test_malformed_meta_is_refused(mcp_schema, bad_meta, code, fragment):
+    wire = Wire(make_server(), mcp_schema)
+    error = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": bad_meta})["error"]
+    assert error["code"] == code and fragment in error["message"]
+
+
+def test_unsupported_version_names_the_supported_ones(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    params = {"name": "echo", "arguments": {"text": "x"},
+              "_meta": {**meta(), meta_keys.PROTOCOL_VERSION: "2099-01-01"}}
+    error = wire.call("tools/call", params)["error"]
+    assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert error["data"] == {"supported": list(SPOKEN_VERSIONS), "requested": "2099-01-01"}
+
+
+@pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe"])
+def test_methods_the_revision_removed_are_not_found(mcp_schema, method):
+    wire = Wire(make_server(), mcp_schema)
+    error = wire.call(method, {"_meta": meta(), "level": "info", "uri": "note://one"})["error"]
+    assert error["code"] == METHOD_NOT_FOUND and V2026 in error["message"]
+
+
+def test_discover_without_the_revisions_meta_is_refused(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    error = wire.call("server/discover", {}, version="2025-11-25")["error"]
+    assert error["code"] == INVALID_PARAMS and meta_keys.PROTOCOL_VERSION in error["message"]
+
+
+def test_log_messages_only_when_the_request_asks_for_them(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    wire.call("tools/call", {"name": "chatty", "arguments": {}, "_meta": meta()})
+    assert [f for f in wire.frames if f.get("method") == "notifications/message"] == []
+    quiet = wire.call("tools/call", {"name": "whoami", "arguments": {}, "_meta": meta()})["result"]
+    assert quiet["structuredContent"]["level"] == "off"
+    wire.call("tools/call", {"name": "chatty", "arguments": {},
+                             "_meta": meta(**{meta_keys.LOG_LEVEL: "info"})})
+    logs = [f for f in wire.frames if f.get("method") == "notifications/message"]
+    assert len(logs) == 1 and logs[0]["params"]["data"] == "working"
+
+
+def test_no_requests_to_the_client_under_the_revision(mcp_schema):
+    async def main():
+        wire = Wire(make_server(), mcp_schema)
+        wire.methods[1] = ("tools/call", V2026)
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "ask", "arguments": {}, "_meta": meta({"sampling": {}})}}
+        wire.conn.feed(json.dumps(message).encode())
+        for _ in range(20):
+            await asyncio.sleep(0)
+            answers = [f for f in wire.frames if f.get("id") == 1]
+            if answers:
+                break
+        assert [f for f in wire.frames if "method" in f and "id" in f] == []  # no request sent
+        text = answers[0]["result"]["content"][0]["text"]
+        assert text.startswith("unavailable:") and "sampling/createMessage" in text
+        assert answers[0]["result"]["resultType"] == "complete"
+
+    asyncio.run(main())
+
+
+def test_a_server_can_refuse_the_stateless_era(mcp_schema):
+    wire = Wire(make_server(stateless=False), mcp_schema)
+    error = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()})["error"]
+    assert error["code"] == NOT_INITIALIZED
+
+
+def test_cache_policy_is_checked():
+    with pytest.raises(ValueError):
+        CachePolicy(ttl_ms=-1)
+    with pytest.raises(ValueError):
+        CachePolicy(scope="everyone")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Server("x", cache={"ttl_ms": 5})  # type: ignore[arg-type]
