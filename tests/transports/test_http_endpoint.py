@@ -10,6 +10,7 @@ import pytest
 
 from mcpfast import Context, Server
 from mcpfast.jsonrpc.errors import INVALID_REQUEST, PARSE_ERROR
+from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
 from mcpfast.transports.http import HTTPRequest, HTTPResponse, MemoryEventStore
 
 JSON_AND_SSE = "application/json, text/event-stream"
@@ -143,6 +144,9 @@ def test_bad_requests_get_their_status(change, status):
         assert error["message"]
         if change.get("body") == b"{not json":
             assert error["code"] == PARSE_ERROR
+        elif "mcp-protocol-version" in change:
+            assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION
+            assert error["data"]["requested"] == "1999-01-01" and "2026-07-28" in error["data"]["supported"]
         else:
             assert error["code"] == INVALID_REQUEST
         if status == 405:

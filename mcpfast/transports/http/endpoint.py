@@ -30,6 +30,15 @@ the body at most ``max_body_size`` bytes (413); a body that is not JSON-RPC -> 4
 JSON-RPC error (-32700 / -32600). ``MCP-Protocol-Version`` other than a version spoken
 here -> 400; absent -> 2025-03-26, as the specification says.
 
+2026-07-28 (the stateless revision) on the same URL: a POST whose
+``MCP-Protocol-Version`` is 2026-07-28 carries one self-contained request (its version and
+client capabilities in ``_meta``) and gets a connection of its own, closed with its answer;
+``Mcp-Session-Id`` is ignored; ``Mcp-Method`` / ``Mcp-Name`` must match the body (else 400
+with -32020, :mod:`~mcpfast.transports.http.routing_headers`); error answers carry their
+HTTP status (-32601 -> 404; -32600, -32602, -32020, -32021, -32022 -> 400); a notification
+-> 202; GET and DELETE -> 405. An unspoken ``MCP-Protocol-Version`` -> 400 with -32022 and
+the supported versions.
+
 Cancellation: a client that goes away before its answer cancels the request, unless the
 session keeps an event store (then the client may resume the stream and the request runs
 on; it is cancelled with ``notifications/cancelled`` as the specification asks).
@@ -48,18 +57,24 @@ from time import monotonic
 from typing import Any, Awaitable, Callable, Optional, Union
 
 from mcpfast._core.decode import DecodeError, decode
-from mcpfast._core.encode import encode_notification
-from mcpfast._core.messages import Request, Response
+from mcpfast._core.encode import encode_error, encode_notification
+from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
 from mcpfast.jsonrpc.contract import Connection
-from mcpfast.jsonrpc.errors import INVALID_REQUEST
+from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
 from mcpfast.protocol import methods
-from mcpfast.protocol.versions import SUPPORTED_VERSIONS
+from mcpfast.protocol.error_codes import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
 from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.routing_headers import routing_header_problem
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.session import HTTPSession, PostReply, request_ids
 from mcpfast.transports.http.sse import message_event
@@ -205,6 +220,10 @@ class StreamableHTTPEndpoint:
         method = request.method
         if method == "POST":
             return self._post(request, token)
+        if request.headers.get(h.MCP_PROTOCOL_VERSION, "").strip() in STATELESS_VERSIONS:
+            # 2026-07-28 has no GET stream and no session to delete.
+            return _error(405, f"Method Not Allowed: {method} (allowed under "
+                               f"2026-07-28: POST)", extra=[(h.ALLOW, "POST")])
         if method == "GET":
             return self._get(request, token)
         if method == "DELETE":
@@ -234,17 +253,24 @@ class StreamableHTTPEndpoint:
             return _error(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
                                f"is {self.max_body_size}")
         version = headers.get(h.MCP_PROTOCOL_VERSION)
-        if version is not None and version not in SUPPORTED_VERSIONS:
-            return _error(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
-                               f"(supported: {', '.join(SUPPORTED_VERSIONS)})")
+        if version is not None:
+            version = version.strip()
+            if version not in SPOKEN_VERSIONS:
+                return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
+                    None, UNSUPPORTED_PROTOCOL_VERSION,
+                    f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                    f"(supported: {', '.join(SPOKEN_VERSIONS)})",
+                    {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         try:
             message: Any = decode(body)
         except DecodeError as exc:
             return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
         if isinstance(message, list) and not message:
             return _error(400, "Invalid Request: an empty batch")
-        initialize = type(message) is Request and message.method == methods.INITIALIZE
         json_only = self.json_response or not sse_ok
+        if version in STATELESS_VERSIONS:
+            return self._post_2026(headers, body, message, json_only, token)
+        initialize = type(message) is Request and message.method == methods.INITIALIZE
         if self.stateless:
             return self._post_stateless(body, message, initialize, version, json_only, token)
         session_id = headers.get(h.MCP_SESSION_ID)
@@ -257,6 +283,30 @@ class StreamableHTTPEndpoint:
         if session is None:
             return _error(404, "Not Found: unknown or ended session")
         return self._feed(session, session.connection, body, message, json_only, None)
+
+    def _post_2026(self, headers: dict[str, str], body: bytes, message: Any, json_only: bool,
+                   token: Optional[AccessToken]) -> Outcome:
+        """The stateless leg (2026-07-28): one request per POST on a connection of its own,
+        its routing headers checked against the body; Mcp-Session-Id is ignored."""
+        if type(message) is Notification:
+            # No client-to-server notification exists on this leg (cancelling is closing
+            # the response stream): accepted and dropped.
+            return HTTPResponse(202)
+        if type(message) is not Request:
+            return _error(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request")
+        problem = routing_header_problem(headers, message.method, message.params)
+        if problem is not None:
+            return HTTPResponse(400, list(_JSON_HEADERS),
+                                encode_error(message.id, HEADER_MISMATCH, problem))
+
+        def drop(frame: bytes) -> None:
+            _LOGGER.debug("2026-07-28 POST: a server message outside the request was dropped")
+
+        connection = self.factory(drop)
+        if token is not None:
+            _bind(connection, token)
+        return self._feed(None, connection, body, message, json_only, _status_2026,
+                          close_after=connection)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -492,6 +542,20 @@ class StreamableHTTPEndpoint:
     def __repr__(self) -> str:
         mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
         return f"<StreamableHTTPEndpoint {self.path} {mode}>"
+
+
+# 2026-07-28: the HTTP status of a JSON-RPC error answer (the rest are 200).
+_STATUS_2026 = {METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400,
+                HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+                UNSUPPORTED_PROTOCOL_VERSION: 400}
+
+
+def _status_2026(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
+    if frame is not None and response.status == 200 and b'"error"' in frame:
+        answer = decode(frame)
+        if type(answer) is ErrorResponse:
+            response.status = _STATUS_2026.get(answer.code, 200)
+    return response
 
 
 def _bind(connection: Connection, token: AccessToken) -> None:

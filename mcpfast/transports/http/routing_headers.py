@@ -1,0 +1,83 @@
+"""The routing headers of a 2026-07-28 POST, checked against its body.
+
+Under 2026-07-28 a client mirrors parts of the JSON-RPC body into headers so that load
+balancers and gateways can route without parsing the body: ``MCP-Protocol-Version``
+(= ``_meta["io.modelcontextprotocol/protocolVersion"]``), ``Mcp-Method`` (= ``method``) and,
+for ``tools/call`` / ``prompts/get`` / ``resources/read``, ``Mcp-Name`` (= ``params.name``
+or ``params.uri``). A server that reads the body must refuse a request whose headers are
+missing or disagree with it (-32020 HeaderMismatch, HTTP 400): otherwise the component
+that routed on the header and the one that executed the body would act on different
+requests.
+
+``Mcp-Name`` may carry its value in the Base64 sentinel form ``=?base64?<base64>?=``
+(UTF-8, standard alphabet with padding), which is decoded before comparing; a malformed
+sentinel is a mismatch too. Header names are case-insensitive, values case-sensitive;
+surrounding spaces (HTTP's optional whitespace) are not part of a value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, Optional
+
+from mcpfast.protocol import meta_keys, methods
+from mcpfast.transports.http import headers as h
+
+__all__ = ["decode_header_value", "routing_header_problem"]
+
+_SENTINEL_START = "=?base64?"
+_SENTINEL_END = "?="
+# Where Mcp-Name's value comes from, per method.
+NAME_SOURCES = {methods.TOOLS_CALL: "name", methods.PROMPTS_GET: "name",
+                methods.RESOURCES_READ: "uri"}
+
+
+def decode_header_value(value: str) -> str:
+    """A header value with the Base64 sentinel form decoded (ValueError when malformed)."""
+    if not (value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END)
+            and len(value) >= len(_SENTINEL_START) + len(_SENTINEL_END)):
+        return value
+    encoded = value[len(_SENTINEL_START):-len(_SENTINEL_END)]
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("malformed Base64 sentinel") from None
+    if base64.b64encode(raw).decode("ascii") != encoded:
+        raise ValueError("non-canonical Base64 in the sentinel")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the Base64 sentinel does not hold UTF-8") from None
+
+
+def routing_header_problem(headers: dict[str, str], method: str, params: Any) -> Optional[str]:
+    """Why a 2026-07-28 request's routing headers do not match its body (the -32020
+    message), or None when they do. ``headers``: lower-case names."""
+    meta = params.get("_meta") if type(params) is dict else None
+    body_version = meta.get(meta_keys.PROTOCOL_VERSION) if type(meta) is dict else None
+    header_version = headers.get(h.MCP_PROTOCOL_VERSION, "").strip()
+    if body_version != header_version:
+        return (f"Header mismatch: MCP-Protocol-Version header value {header_version!r} does "
+                f"not match body value {body_version!r}")
+    header_method = headers.get(h.MCP_METHOD)
+    if header_method is None:
+        return "Header mismatch: the Mcp-Method header is required"
+    if header_method.strip() != method:
+        return (f"Header mismatch: Mcp-Method header value {header_method.strip()!r} does not "
+                f"match body value {method!r}")
+    source = NAME_SOURCES.get(method)
+    if source is None:
+        return None
+    body_name = params.get(source) if type(params) is dict else None
+    header_name = headers.get(h.MCP_NAME)
+    if header_name is None:
+        return f"Header mismatch: the Mcp-Name header is required for {method}"
+    try:
+        decoded = decode_header_value(header_name.strip())
+    except ValueError as exc:
+        return f"Header mismatch: Mcp-Name header value is invalid ({exc})"
+    if decoded != body_name:
+        return (f"Header mismatch: Mcp-Name header value {decoded!r} does not match body "
+                f"value {body_name!r}")
+    return None
