@@ -8,7 +8,8 @@ The tool, resource and prompt names are the fixtures the official conformance su
 test_image_content, test_audio_content, test_embedded_resource,
 test_multiple_content_types, test_tool_with_logging, test_tool_with_progress,
 test_error_handling, test_sampling, test_elicitation, test_elicitation_sep1034_defaults,
-test_elicitation_sep1330_enums, json_schema_2020_12_tool; resources test://static-text,
+test_elicitation_sep1330_enums, json_schema_2020_12_tool (and for 2026-07-28:
+test_logging_tool, test_missing_capability); resources test://static-text,
 test://static-binary, test://watched-resource and the template test://template/{id}/data;
 prompts test_simple_prompt, test_prompt_with_arguments,
 test_prompt_with_embedded_resource, test_prompt_with_image; completion for
@@ -149,6 +150,24 @@ async def test_tool_with_logging(ctx: Context) -> str:
 
 
 @app.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs at info, warning and error (sent only to clients that asked for logs: under
+    2026-07-28, requests that set a logLevel)."""
+    ctx.info("logging tool: info")
+    ctx.warning("logging tool: warning")
+    ctx.error("logging tool: error")
+    return "logged"
+
+
+@app.tool()
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the client's sampling capability: refused with -32021 when the request does
+    not declare it (2026-07-28)."""
+    answer = await ctx.sample("Say hello", max_tokens=20)
+    return f"LLM response: {answer.text}"
+
+
+@app.tool()
 async def test_tool_with_progress(ctx: Context) -> str:
     """Reports progress 0, 50 and 100 of 100 when the client asks for progress."""
     await ctx.report_progress(0, 100)
@@ -227,16 +246,32 @@ class Address(TypedDict, total=False):
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        # Composition and conditional keywords (SEP-2106): a way to be reached is needed,
+        # and phone when that is the chosen way, email otherwise.
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     },
 )
-def json_schema_2020_12_tool(name: Optional[str] = None, address: Optional[Address] = None) -> str:
-    return json.dumps({"name": name, "address": address})
+def json_schema_2020_12_tool(name: Optional[str] = None, address: Optional[Address] = None,
+                             contactMethod: Optional[str] = None, phone: Optional[str] = None,
+                             email: Optional[str] = None) -> str:
+    return json.dumps({"name": name, "address": address, "contactMethod": contactMethod,
+                       "phone": phone, "email": email})
 
 
 # -- tools: requests to the client ----------------------------------------------------

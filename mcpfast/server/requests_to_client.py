@@ -54,7 +54,11 @@ class ClientCapabilityError(JSONRPCError):
     default_code = MISSING_REQUIRED_CLIENT_CAPABILITY
 
     def __init__(self, capability: str, message: str) -> None:
-        super().__init__(MISSING_REQUIRED_CLIENT_CAPABILITY, message, {"capability": capability})
+        top, _, sub = capability.partition(".")
+        # data.requiredCapabilities: the ClientCapabilities object that would do (2026-07-28).
+        required: dict[str, dict[str, Any]] = {top: {sub: {}} if sub else {}}
+        super().__init__(MISSING_REQUIRED_CLIENT_CAPABILITY, message,
+                         {"capability": capability, "requiredCapabilities": required})
         self.capability = capability
 
 

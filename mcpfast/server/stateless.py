@@ -14,8 +14,11 @@ For a claimed request:
   here -> -32022 with ``data: {supported, requested}``; no ``clientCapabilities`` object
   -> -32602; ``clientInfo`` is optional (an object when given); ``logLevel`` optional
   (no ``notifications/message`` for the request without it; an unknown level -> -32602).
-- Methods the revision removed (``ping``, ``logging/setLevel``, ``resources/subscribe``,
-  ``resources/unsubscribe``) -> -32601.
+- Methods the revision removed (``initialize``, ``ping``, ``logging/setLevel``,
+  ``resources/subscribe``, ``resources/unsubscribe``) -> -32601.
+- A tool that needs a capability the request did not declare (``ctx.sample`` without
+  ``sampling``, say) answers -32021 with ``data.requiredCapabilities`` instead of a tool
+  error.
 - Its result gets ``resultType: "complete"`` and the server's Implementation in
   ``_meta["io.modelcontextprotocol/serverInfo"]``; the cacheable ones (``server/discover``,
   the four lists, ``resources/read``) get ``ttlMs`` and ``cacheScope`` from the server's
@@ -50,7 +53,8 @@ if TYPE_CHECKING:
 __all__ = ["CachePolicy", "StatelessEra", "discover_result"]
 
 # Methods 2026-07-28 removed: a stateless request for them is a method not found.
-REMOVED_METHODS = frozenset({methods.PING, methods.SET_LOG_LEVEL, methods.RESOURCES_SUBSCRIBE,
+REMOVED_METHODS = frozenset({methods.INITIALIZE, methods.INITIALIZED, methods.PING,
+                             methods.SET_LOG_LEVEL, methods.RESOURCES_SUBSCRIBE,
                              methods.RESOURCES_UNSUBSCRIBE})
 # Results that carry caching hints (CacheableResult in the schema).
 CACHEABLE_METHODS = frozenset({methods.DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST,

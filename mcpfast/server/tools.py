@@ -48,6 +48,7 @@ from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
 from mcpfast.server.invocation import invoker
+from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
@@ -304,6 +305,10 @@ class Tool:
         return self.result(value, features)
 
     def _failed(self, exc: Exception, features: Any = None) -> dict[str, Any]:
+        if type(exc) is ClientCapabilityError and features is not None and features.stateless:
+            # 2026-07-28: a request lacking a capability the tool needs is refused (-32021),
+            # so that the client can retry declaring it.
+            raise exc
         _LOGGER.debug("tool %r raised", self.name, exc_info=exc)
         return tool_error_result(exc)
 

@@ -496,4 +496,4 @@ def test_connection_level_requests(ready_client):
 def test_capability_error_carries_its_code():
     error = ClientCapabilityError("sampling", "no sampling")
     assert error.code == MISSING_REQUIRED_CLIENT_CAPABILITY == -32021
-    assert error.data == {"capability": "sampling"}
+    assert error.data == {"capability": "sampling", "requiredCapabilities": {"sampling": {}}}

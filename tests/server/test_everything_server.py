@@ -201,6 +201,11 @@ def test_json_schema_2020_12_tool_keeps_its_keywords(everything, ready_client):
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$defs"]["address"]["properties"] == {"street": {"type": "string"}, "city": {"type": "string"}}
     assert schema["additionalProperties"] is False
+    # SEP-2106: composition, conditional and $anchor keywords survive tools/list.
+    assert schema["$defs"]["address"]["$anchor"] == "addressDef"
+    assert schema["allOf"] == [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}]
+    assert schema["then"] == {"required": ["phone"]} and schema["else"] == {"required": ["email"]}
     assert tool["description"] == "Tool with JSON Schema 2020-12 features"
-    assert json.loads(client.call_tool("json_schema_2020_12_tool", {"name": "n"})["content"][0]["text"]) == {
-        "name": "n", "address": None}
+    called = client.call_tool("json_schema_2020_12_tool", {"name": "n", "email": "n@example.com"})
+    assert json.loads(called["content"][0]["text"]) == {
+        "name": "n", "address": None, "contactMethod": None, "phone": None, "email": "n@example.com"}

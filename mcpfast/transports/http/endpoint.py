@@ -62,7 +62,7 @@ from mcpfast._core.messages import ErrorResponse, Notification, Request, Respons
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
-from mcpfast.protocol import methods
+from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.error_codes import (
     HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -252,21 +252,22 @@ class StreamableHTTPEndpoint:
         if len(body) > self.max_body_size:
             return _error(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
                                f"is {self.max_body_size}")
-        version = headers.get(h.MCP_PROTOCOL_VERSION)
-        if version is not None:
-            version = version.strip()
-            if version not in SPOKEN_VERSIONS:
-                return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
-                    None, UNSUPPORTED_PROTOCOL_VERSION,
-                    f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
-                    f"(supported: {', '.join(SPOKEN_VERSIONS)})",
-                    {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         try:
             message: Any = decode(body)
         except DecodeError as exc:
             return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
         if isinstance(message, list) and not message:
             return _error(400, "Invalid Request: an empty batch")
+        version = headers.get(h.MCP_PROTOCOL_VERSION)
+        if version is not None:
+            version = version.strip()
+            if version not in SPOKEN_VERSIONS:
+                return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
+                    message.id if type(message) is Request else None,
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                    f"(supported: {', '.join(SPOKEN_VERSIONS)})",
+                    {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         json_only = self.json_response or not sse_ok
         if version in STATELESS_VERSIONS:
             return self._post_2026(headers, body, message, json_only, token)
@@ -294,7 +295,16 @@ class StreamableHTTPEndpoint:
             return HTTPResponse(202)
         if type(message) is not Request:
             return _error(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request")
-        problem = routing_header_problem(headers, message.method, message.params)
+        params = message.params
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is not dict or meta_keys.PROTOCOL_VERSION not in meta:
+            # Without it the request belongs to no era: refused like any other bad _meta.
+            return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
+                message.id, INVALID_PARAMS,
+                f"Invalid params: a 2026-07-28 request carries params._meta with "
+                f"{meta_keys.PROTOCOL_VERSION!r} and {meta_keys.CLIENT_CAPABILITIES!r}",
+                {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"}))
+        problem = routing_header_problem(headers, message.method, params)
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
