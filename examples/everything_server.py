@@ -9,7 +9,8 @@ test_image_content, test_audio_content, test_embedded_resource,
 test_multiple_content_types, test_tool_with_logging, test_tool_with_progress,
 test_error_handling, test_sampling, test_elicitation, test_elicitation_sep1034_defaults,
 test_elicitation_sep1330_enums, json_schema_2020_12_tool (and for 2026-07-28:
-test_logging_tool, test_missing_capability); resources test://static-text,
+test_logging_tool, test_missing_capability, test_streaming_elicitation and the
+test_input_required_result_* tools and prompt); resources test://static-text,
 test://static-binary, test://watched-resource and the template test://template/{id}/data;
 prompts test_simple_prompt, test_prompt_with_arguments,
 test_prompt_with_embedded_resource, test_prompt_with_image; completion for
@@ -403,6 +404,96 @@ def test_remove_dynamic_tool() -> str:
     return "removed dynamic_tool"
 
 
+# -- 2026-07-28: questions to the client as InputRequiredResult round trips -------------
+# The same ctx.elicit / sample / list_roots as above; under 2026-07-28 each ends the attempt
+# with an InputRequiredResult and the client's retry brings the answer. input_key names
+# the question (the conformance suite expects these keys).
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@app.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks the user's name (key user_name), then greets them."""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, input_key="user_name")
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
+
+
+@app.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's LLM a question and returns its answer."""
+    answer = await ctx.sample("What is the capital of France?", max_tokens=100,
+                              input_key="capital_of_france")
+    return f"LLM response: {answer.text}"
+
+
+@app.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Asks for the client's roots and lists them."""
+    roots = await ctx.list_roots(input_key="client_roots")
+    return "Roots: " + ", ".join(root.uri for root in roots)
+
+
+@app.tool()
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """A round trip whose answer comes back with its signed requestState."""
+    answer = await ctx.elicit("Please confirm", {"type": "object", "properties": {
+        "confirmed": {"type": "boolean"}}, "required": ["confirmed"]}, input_key="confirm")
+    return f"state-ok: confirmed={bool((answer.content or {}).get('confirmed'))}"
+
+
+@app.tool()
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Three questions at once: elicitation, sampling and roots."""
+    name, capital, roots = await asyncio.gather(
+        ctx.elicit("What is your name?", NAME_FORM, input_key="user_name"),
+        ctx.sample("What is the capital of France?", max_tokens=100, input_key="capital"),
+        ctx.list_roots(input_key="roots"),
+    )
+    return (f"name={(name.content or {}).get('name')} capital={capital.text} "
+            f"roots={len(roots)}")
+
+
+@app.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Two rounds: the second question is asked once the first is answered."""
+    first = await ctx.elicit("Step 1: What is your name?", NAME_FORM, input_key="step1")
+    second = await ctx.elicit("Step 2: What is your favorite color?", {
+        "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+        input_key="step2")
+    return (f"{(first.content or {}).get('name')} likes "
+            f"{(second.content or {}).get('color')}")
+
+
+# The same question, served under the name the tampered-requestState scenario calls.
+app.tool(name="test_input_required_result_tampered_state",
+         description="A round trip whose requestState the client must not change.")(
+    test_input_required_result_elicitation)
+
+
+@app.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only what the request's client capabilities allow."""
+    capabilities = ctx.client_capabilities
+    asked = []
+    if "elicitation" in capabilities:
+        asked.append(ctx.elicit("What is your name?", NAME_FORM, input_key="user_name"))
+    if "sampling" in capabilities:
+        asked.append(ctx.sample("Say hello", max_tokens=20, input_key="greeting"))
+    answers = await asyncio.gather(*asked)
+    return f"{len(answers)} answer(s)"
+
+
+@app.tool()
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Reports progress, then asks a question: its stream carries only notifications and
+    the final InputRequiredResult, never a request."""
+    await ctx.report_progress(1, 2, "asking")
+    answer = await ctx.elicit("What is your name?", NAME_FORM, input_key="user_name")
+    await ctx.report_progress(2, 2, "answered")
+    return f"Hello, {(answer.content or {}).get('name')}!"
+
+
 # -- resources -------------------------------------------------------------------------
 
 
@@ -435,6 +526,15 @@ def template_data(id: str) -> dict:
 
 
 # -- prompts ---------------------------------------------------------------------------
+
+
+@app.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that first asks the user what context to use."""
+    answer = await ctx.elicit("What context should the prompt use?", {
+        "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+        input_key="user_context")
+    return f"Use this context: {(answer.content or {}).get('context')}"
 
 
 @app.prompt()

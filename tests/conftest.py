@@ -244,7 +244,12 @@ class SpecSchema:
             return definition
         result_definition = self.result_definitions.get(answers)
         assert result_definition is not None, f"MCP {self.version} has no request {answers!r}"
-        self.validate(result_definition, message["result"])
+        result = message["result"]
+        if isinstance(result, dict) and result.get("resultType") == "input_required":
+            # 2026-07-28: tools/call, prompts/get and resources/read may answer this instead.
+            assert answers in ("tools/call", "prompts/get", "resources/read"), answers
+            result_definition = "InputRequiredResult"
+        self.validate(result_definition, result)
         return result_definition
 
 

@@ -11,8 +11,11 @@ send their request through ``ctx.back_channel``, chosen with the request's proto
   fails at once with :class:`BackChannelUnavailable`, naming the method, instead of waiting
   for an answer that cannot come.
 
-A future source (the 2026-07-28 InputRequiredResult round trip) supplies its own object
-with the same ``request`` method.
+- :class:`~mcpfast.server.input_required.InputRequiredBackChannel`: 2026-07-28, where
+  the request is answered with an InputRequiredResult and retried with the answers.
+
+``key`` names an input under 2026-07-28 (``ctx.elicit(..., input_key=)``); the others
+ignore it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ class BackChannel(Protocol):
     """Sends a request to the client on behalf of the request ``origin`` (a Context)."""
 
     async def request(self, origin: Any, method: str, params: Any = None, *,
-                      timeout: Optional[float] = None) -> Any: ...
+                      timeout: Optional[float] = None, key: Optional[str] = None) -> Any: ...
 
 
 class BackChannelUnavailable(JSONRPCError):
@@ -55,7 +58,7 @@ class SessionBackChannel:
     __slots__ = ()
 
     async def request(self, origin: Any, method: str, params: Any = None, *,
-                      timeout: Optional[float] = None) -> Any:
+                      timeout: Optional[float] = None, key: Optional[str] = None) -> Any:
         return await origin.session.request(method, params, timeout=timeout, origin=origin)
 
 
@@ -68,7 +71,7 @@ class NoBackChannel:
         self.reason = reason
 
     async def request(self, origin: Any, method: str, params: Any = None, *,
-                      timeout: Optional[float] = None) -> Any:
+                      timeout: Optional[float] = None, key: Optional[str] = None) -> Any:
         raise BackChannelUnavailable(method, self.reason)
 
 

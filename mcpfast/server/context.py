@@ -29,8 +29,10 @@ What it offers:
 - progress: ``report_progress(progress, total=None, message=None)``;
 - requests to the client: ``await sample(...)``, ``await elicit(message, schema)``,
   ``await elicit_url(...)``, ``await list_roots()``, ``await ping()``, all through
-  ``back_channel`` (:mod:`mcpfast.server.back_channel`): the connection's session, or,
-  where there is no way back to the client, one that fails at once naming the method;
+  ``back_channel`` (:mod:`mcpfast.server.back_channel`): the connection's session; under
+  2026-07-28 an InputRequiredResult and the client's retry
+  (:mod:`mcpfast.server.input_required`; ``input_key=`` names the input there); where
+  there is no way back to the client, one that fails at once naming the method;
 - ``await read_resource(uri)``: read one of this server's resources.
 
 Logging and progress are sent at once; they return an already-completed awaitable that is
@@ -170,8 +172,9 @@ class Context(RequestContext):
             raise RuntimeError("the connection has not completed initialize yet")
         return state, features
 
-    async def _ask_client(self, method: str, params: Any, timeout: Optional[float]) -> Any:
-        return await self.back_channel.request(self, method, params, timeout=timeout)
+    async def _ask_client(self, method: str, params: Any, timeout: Optional[float],
+                          key: Optional[str] = None) -> Any:
+        return await self.back_channel.request(self, method, params, timeout=timeout, key=key)
 
     # -- logging -----------------------------------------------------------------------
 
@@ -249,6 +252,7 @@ class Context(RequestContext):
         tools: Optional[Sequence[Mapping[str, Any]]] = None,
         tool_choice: Optional[Mapping[str, Any]] = None,
         timeout: Optional[float] = None,
+        input_key: Optional[str] = None,
     ) -> SamplingResult:
         """Ask the client's LLM for a completion (sampling/createMessage).
 
@@ -266,11 +270,11 @@ class Context(RequestContext):
             model_preferences=model_preferences, include_context=include_context,
             metadata=metadata, tools=tools, tool_choice=tool_choice,
         )
-        result = await self._ask_client(methods.SAMPLING_CREATE_MESSAGE, params, timeout)
+        result = await self._ask_client(methods.SAMPLING_CREATE_MESSAGE, params, timeout, input_key)
         return parse_sampling_result(result)
 
-    async def elicit(self, message: str, schema: Any, *,
-                     timeout: Optional[float] = None) -> ElicitationResult:
+    async def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = None,
+                     input_key: Optional[str] = None) -> ElicitationResult:
         """Ask the user for input through the client (elicitation/create, form mode).
 
         ``schema``: a flat JSON Schema object dict, or a dataclass whose fields are the
@@ -281,11 +285,12 @@ class Context(RequestContext):
         state, features = self._negotiated()
         require_capability(state.client_capabilities, features, "elicitation")
         params, convert = elicitation_params(features, message, schema)
-        result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout)
+        result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout, input_key)
         return parse_elicitation_result(result, convert)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: Optional[str] = None, *,
-                         timeout: Optional[float] = None) -> ElicitationResult:
+                         timeout: Optional[float] = None,
+                         input_key: Optional[str] = None) -> ElicitationResult:
         """Send the user to a URL (elicitation/create, URL mode; 2025-11-25 and later).
 
         Raises ClientCapabilityError unless the client declared ``elicitation.url``.
@@ -293,14 +298,15 @@ class Context(RequestContext):
         state, features = self._negotiated()
         require_capability(state.client_capabilities, features, "elicitation.url")
         params = elicitation_url_params(message, url, elicitation_id or uuid.uuid4().hex)
-        result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout)
+        result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout, input_key)
         return parse_elicitation_result(result)
 
-    async def list_roots(self, *, timeout: Optional[float] = None) -> list[Root]:
+    async def list_roots(self, *, timeout: Optional[float] = None,
+                         input_key: Optional[str] = None) -> list[Root]:
         """The client's roots (roots/list); ClientCapabilityError unless it declared ``roots``."""
         state, features = self._negotiated()
         require_capability(state.client_capabilities, features, "roots")
-        result = await self._ask_client(methods.ROOTS_LIST, None, timeout)
+        result = await self._ask_client(methods.ROOTS_LIST, None, timeout, input_key)
         return parse_roots(result)
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:

@@ -8,6 +8,8 @@ and turns its outcome into a protocol result through two callbacks of the caller
 (which returns a result -- a tool answers failures with ``isError`` -- or raises the
 JSON-RPC error to answer with). Exceptions of the types in ``passthrough`` propagate
 untouched: a resource or prompt raising a JSONRPCError answers with exactly that error.
+A function stopped by :class:`~mcpfast.server.input_required.InputRequired` (it asked the
+client something under 2026-07-28) answers with the InputRequiredResult.
 The result is the protocol result, or a coroutine producing it that the session runs as
 a task.
 
@@ -27,6 +29,7 @@ from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
+from mcpfast.server.input_required import InputRequired
 
 __all__ = ["PASS_JSONRPC_ERRORS", "Invoker", "current_context", "invoker", "track_current_context"]
 
@@ -70,6 +73,8 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
             raise
         except Exception as exc:
             return fail(exc, extra)
+        except InputRequired as signal:
+            return signal.result()
         finally:
             if token is not None:
                 current_context.reset(token)
@@ -89,6 +94,9 @@ async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, ex
         raise
     except Exception as exc:
         return fail(exc, extra)
+    except InputRequired as signal:
+        # The handler stopped for the client's input (2026-07-28): that is its answer.
+        return signal.result()
     finally:
         if token is not None:
             current_context.reset(token)

@@ -59,6 +59,7 @@ from mcpfast.server.completion import Completer
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.context import Context
 from mcpfast.server.handlers import install_handlers
+from mcpfast.server.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from mcpfast.server.logs import MCPLogHandler, level_index
 from mcpfast.server.prompts import Prompt
 from mcpfast.server.publisher import ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
@@ -108,6 +109,9 @@ class Server:
     :mod:`mcpfast.server.stateless`); True unless told otherwise.
     cache: the caching hints (ttlMs, cacheScope) of cacheable 2026-07-28 results
     (:class:`~mcpfast.server.stateless.CachePolicy`: 0 ms, "private" unless given).
+    request_state_secret, request_state_ttl: the HMAC key (random per Server unless given:
+    give every process of one service the same) and lifetime in seconds (600) of the
+    requestState of 2026-07-28 InputRequiredResults (:mod:`mcpfast.server.input_required`).
     advertise: capabilities to declare even while nothing of the kind is registered
     ("tools", "resources", "prompts", "completions") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
@@ -137,6 +141,8 @@ class Server:
         request_checks: Iterable[Callable[[Context], None]] = (),
         stateless: bool = True,
         cache: Optional[CachePolicy] = None,
+        request_state_secret: Optional[bytes] = None,
+        request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
     ) -> None:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
@@ -172,6 +178,7 @@ class Server:
         if cache is not None and not isinstance(cache, CachePolicy):
             raise TypeError(f"cache must be a CachePolicy, not {type(cache).__name__}")
         self.cache_policy = cache if cache is not None else CachePolicy()
+        self.request_state_codec = RequestStateCodec(request_state_secret, request_state_ttl)
         # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
         self.stateless_era: Optional[StatelessEra] = StatelessEra(self) if stateless else None
         self.request_checks: tuple[Callable[[Context], None], ...] = tuple(request_checks)

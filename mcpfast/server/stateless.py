@@ -24,9 +24,12 @@ For a claimed request:
   the four lists, ``resources/read``) get ``ttlMs`` and ``cacheScope`` from the server's
   :class:`CachePolicy`. Results are copied, never changed in place (list results are
   cached across requests).
-- It has no way to the client (server-to-client requests are made with
-  InputRequiredResult round trips in this revision, not supported yet):
-  ``ctx.sample`` / ``elicit`` / ``list_roots`` raise BackChannelUnavailable at once.
+- ``tools/call``, ``prompts/get`` and ``resources/read`` reach the client through
+  InputRequiredResult round trips (:mod:`mcpfast.server.input_required`): a handler's
+  ``ctx.sample`` / ``elicit`` / ``list_roots`` ends the attempt with the question and the
+  client's retry brings the answer; a malformed or tampered ``requestState`` or
+  ``inputResponses`` -> -32602. Other methods have no way to the client:
+  those calls raise BackChannelUnavailable at once.
 
 ``server/discover`` (:func:`discover_result`) answers the versions, capabilities and
 instructions of the server.
@@ -42,7 +45,8 @@ from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
 from mcpfast.protocol.features import VersionFeatures, features_for
 from mcpfast.protocol.log_levels import LEVELS, level_index
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
-from mcpfast.server.back_channel import NoBackChannel
+from mcpfast.server.back_channel import BackChannel, NoBackChannel
+from mcpfast.server.input_required import InputRequiredBackChannel
 from mcpfast.server.state import ProtocolState
 from mcpfast.server.state_source import RequestState
 
@@ -64,8 +68,10 @@ CACHEABLE_METHODS = frozenset({methods.DISCOVER, methods.TOOLS_LIST, methods.PRO
 NO_LOGS = len(LEVELS)
 
 _NO_BACK_CHANNEL = NoBackChannel(
-    "a 2026-07-28 request has no channel back to the client (InputRequiredResult round "
-    "trips are not supported yet)")
+    "under 2026-07-28 only tools/call, prompts/get and resources/read may ask the client "
+    "for input")
+# The requests that may be answered with an InputRequiredResult.
+INPUT_METHODS = frozenset({methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ})
 
 
 class CachePolicy:
@@ -137,7 +143,13 @@ class StatelessEra:
         state = ProtocolState(log_level)
         state.negotiate(version, client_info, capabilities)
         state.initialized = True
-        return RequestState(state, _NO_BACK_CHANNEL, self.shaper(version, method))
+        back_channel: BackChannel = _NO_BACK_CHANNEL
+        if method in INPUT_METHODS:
+            auth = connection.auth
+            back_channel = InputRequiredBackChannel(
+                self.server.request_state_codec, method, params,
+                auth.subject if auth is not None else None)
+        return RequestState(state, back_channel, self.shaper(version, method))
 
     def shaper(self, version: str, method: str) -> Callable[[Any], Any]:
         """The function that gives a result of ``method`` its 2026-07-28 fields."""

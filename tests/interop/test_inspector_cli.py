@@ -52,8 +52,8 @@ def test_the_inspector_cli_lists_and_calls_over_http(ensure_ts_sdk):
                 assert read["contents"][0]["uri"] == resources[0]["uri"]
                 prompts = inspector(url, "--method", "prompts/list")["prompts"]
                 assert prompts
-                simple = next(p for p in prompts if not p.get("arguments"))
-                got = inspector(url, "--method", "prompts/get", "--prompt-name", simple["name"])
+                assert "test_simple_prompt" in {p["name"] for p in prompts}
+                got = inspector(url, "--method", "prompts/get", "--prompt-name", "test_simple_prompt")
                 assert got["messages"]
 
             await anyio.to_thread.run_sync(run_all)

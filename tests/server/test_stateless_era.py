@@ -16,7 +16,6 @@ from mcpfast.jsonrpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_INITIAL
 from mcpfast.protocol import meta_keys
 from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
 from mcpfast.protocol.versions import SPOKEN_VERSIONS
-from mcpfast.server.back_channel import BackChannelUnavailable
 from mcpfast.server.stateless import CachePolicy
 
 V2026 = "2026-07-28"
@@ -48,11 +47,8 @@ def make_server(**options: Any) -> Server:
 
     @app.tool()
     async def ask(ctx: Context) -> str:
-        try:
-            await ctx.sample("hello?")
-        except BackChannelUnavailable as exc:
-            return f"unavailable: {exc}"
-        return "sampled"
+        answer = await ctx.sample("hello?")
+        return f"sampled: {answer.text}"
 
     @app.resource("note://one")
     def one() -> str:
@@ -214,6 +210,7 @@ def test_log_messages_only_when_the_request_asks_for_them(mcp_schema):
 def test_no_requests_to_the_client_under_the_revision(mcp_schema):
     async def main():
         wire = Wire(make_server(), mcp_schema)
+        # A tool asking is answered with an InputRequiredResult, never with a request.
         wire.methods[1] = ("tools/call", V2026)
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                    "params": {"name": "ask", "arguments": {}, "_meta": meta({"sampling": {}})}}
@@ -224,9 +221,9 @@ def test_no_requests_to_the_client_under_the_revision(mcp_schema):
             if answers:
                 break
         assert [f for f in wire.frames if "method" in f and "id" in f] == []  # no request sent
-        text = answers[0]["result"]["content"][0]["text"]
-        assert text.startswith("unavailable:") and "sampling/createMessage" in text
-        assert answers[0]["result"]["resultType"] == "complete"
+        result = answers[0]["result"]
+        assert result["resultType"] == "input_required"
+        assert result["inputRequests"]["input_1"]["method"] == "sampling/createMessage"
 
     asyncio.run(main())
 
