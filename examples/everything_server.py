@@ -9,7 +9,7 @@ test_image_content, test_audio_content, test_embedded_resource,
 test_multiple_content_types, test_tool_with_logging, test_tool_with_progress,
 test_error_handling, test_sampling, test_elicitation, test_elicitation_sep1034_defaults,
 test_elicitation_sep1330_enums, json_schema_2020_12_tool (and for 2026-07-28:
-test_logging_tool, test_missing_capability, test_streaming_elicitation and the
+test_logging_tool, test_missing_capability, test_header_param, test_streaming_elicitation and the
 test_input_required_result_* tools and prompt); resources test://static-text,
 test://static-binary, test://watched-resource and the template test://template/{id}/data;
 prompts test_simple_prompt, test_prompt_with_arguments,
@@ -402,6 +402,21 @@ def test_remove_dynamic_tool() -> str:
     except KeyError:
         return "dynamic_tool was not registered"
     return "removed dynamic_tool"
+
+
+@app.tool(
+    description="Runs a query in a region; the region is mirrored into the Mcp-Param-Region header",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "description": "Where to run", "x-mcp-header": "Region"},
+            "query": {"type": "string", "description": "What to run"},
+        },
+        "required": ["region"],
+    },
+)
+def test_header_param(region: str, query: str = "") -> str:
+    return f"ran {query!r} in {region}"
 
 
 # -- 2026-07-28: questions to the client as InputRequiredResult round trips -------------

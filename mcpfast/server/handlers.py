@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError, MethodNotFound
 from mcpfast.protocol import meta_keys, methods
+from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.features import features_for
 from mcpfast.protocol.versions import STATELESS_VERSIONS, negotiate_version
 from mcpfast.server.completion import parse_completion_request
+from mcpfast.server.header_params import header_param_problem
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
 from mcpfast.server.stateless import discover_result
@@ -185,6 +187,13 @@ def install_handlers(server: Server) -> None:
             if type(name) is not str:
                 raise InvalidParams("tools/call: params.name must be a string", {"param": "name"})
             raise InvalidParams(f"Unknown tool: {name}", {"tool": name})
+        if tool.header_params:
+            # Over HTTP the reply channel has the request's headers (2026-07-28 leg).
+            headers = getattr(ctx.channel, "headers", None)
+            if headers is not None:
+                problem = header_param_problem(tool.header_params, params.get("arguments"), headers)
+                if problem is not None:
+                    raise JSONRPCError(HEADER_MISMATCH, problem)
         return tool.call(params.get("arguments"), ctx)
 
     # -- resources -------------------------------------------------------------------

@@ -47,6 +47,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
+from mcpfast.server.header_params import header_params_of
 from mcpfast.server.invocation import invoker
 from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
@@ -185,8 +186,8 @@ class Tool:
 
     __slots__ = (
         "name", "title", "description", "fn", "signature", "annotations", "icons", "meta",
-        "is_async", "context_param", "input_schema", "output_schema", "_validator",
-        "_dumper", "_wraps", "_definitions", "_invoke",
+        "is_async", "context_param", "input_schema", "output_schema", "header_params",
+        "_validator", "_dumper", "_wraps", "_definitions", "_invoke",
     )
 
     def __init__(
@@ -247,6 +248,8 @@ class Tool:
             self.input_schema = dict(input_schema)
         else:
             self.input_schema = signature.input_schema
+        # Arguments mirrored into Mcp-Param-* headers (2026-07-28 HTTP), checked per call.
+        self.header_params = header_params_of(self.input_schema)
         self.output_schema = signature.output_schema
         self._validator = signature.validator
         self._dumper = signature.output_dumper

@@ -26,6 +26,7 @@ ARGUMENTS = {
     "json_schema_2020_12_tool": {"name": "n", "address": {"city": "c"}},
     "test_sampling": {"prompt": "What is 2+2?"},
     "test_elicitation": {"message": "Who are you?"},
+    "test_header_param": {"region": "us-west1", "query": "select 1"},
 }
 
 

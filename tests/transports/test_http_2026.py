@@ -215,3 +215,30 @@ def test_notifications_turn_the_answer_into_sse_and_closing_it_cancels():
         assert cancelled == ["hang"]
 
     run(main())
+
+
+def test_mcp_param_headers_must_match_the_arguments():
+    async def main():
+        app = make_server()
+
+        @app.tool(input_schema={"type": "object", "required": ["region"], "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}})
+        def where(region: str) -> str:
+            return region
+
+        endpoint = app.http_endpoint()
+        arguments = {"name": "where", "arguments": {"region": "Zürich"}}
+        missing = await answer(endpoint.handle(post_2026("tools/call", arguments, name="where")))
+        assert missing.status == 400 and error_of(missing)["code"] == HEADER_MISMATCH
+        assert "Mcp-Param-Region" in error_of(missing)["message"]
+        header = "=?base64?" + base64.b64encode("Zürich".encode()).decode() + "?="
+        ok = await answer(endpoint.handle(post_2026("tools/call", arguments, name="where",
+                                                    mcp_param_region=header)))
+        assert ok.status == 200 and json.loads(ok.body)["result"]["content"][0]["text"] == "Zürich"
+        # Over the handshake leg (no 2026 headers) nothing is checked.
+        session = await initialize(endpoint)
+        old = await answer(endpoint.handle(post(request(3, "tools/call", arguments), session)))
+        assert old.status == 200
+        endpoint.close()
+
+    run(main())

@@ -316,7 +316,7 @@ class StreamableHTTPEndpoint:
         if token is not None:
             _bind(connection, token)
         return self._feed(None, connection, body, message, json_only, _status_2026,
-                          close_after=connection)
+                          close_after=connection, headers=headers)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -380,10 +380,11 @@ class StreamableHTTPEndpoint:
     def _feed(self, session: Optional[HTTPSession], connection: Connection, body: bytes,
               message: Any, json_only: bool,
               admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
-              close_after: Optional[Connection] = None) -> Outcome:
+              close_after: Optional[Connection] = None,
+              headers: Optional[dict[str, str]] = None) -> Outcome:
         side = session.send_unrelated if session is not None else _drop_side
         new_stream = session.new_stream if session is not None else _lone_stream(self)
-        reply = PostReply(json_only, side, new_stream)
+        reply = PostReply(json_only, side, new_stream, headers)
         try:
             owes = connection.feed(body, reply)
         except Exception:

@@ -17,38 +17,17 @@ surrounding spaces (HTTP's optional whitespace) are not part of a value.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any, Optional
 
 from mcpfast.protocol import meta_keys, methods
+from mcpfast.protocol.header_values import decode_header_value
 from mcpfast.transports.http import headers as h
 
 __all__ = ["decode_header_value", "routing_header_problem"]
 
-_SENTINEL_START = "=?base64?"
-_SENTINEL_END = "?="
 # Where Mcp-Name's value comes from, per method.
 NAME_SOURCES = {methods.TOOLS_CALL: "name", methods.PROMPTS_GET: "name",
                 methods.RESOURCES_READ: "uri"}
-
-
-def decode_header_value(value: str) -> str:
-    """A header value with the Base64 sentinel form decoded (ValueError when malformed)."""
-    if not (value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END)
-            and len(value) >= len(_SENTINEL_START) + len(_SENTINEL_END)):
-        return value
-    encoded = value[len(_SENTINEL_START):-len(_SENTINEL_END)]
-    try:
-        raw = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("malformed Base64 sentinel") from None
-    if base64.b64encode(raw).decode("ascii") != encoded:
-        raise ValueError("non-canonical Base64 in the sentinel")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("the Base64 sentinel does not hold UTF-8") from None
 
 
 def routing_header_problem(headers: dict[str, str], method: str, params: Any) -> Optional[str]:

@@ -108,11 +108,15 @@ class HTTPSession:
 class PostReply:
     """The reply channel of one POST (module docstring)."""
 
-    __slots__ = ("json_only", "outcome", "stream", "_side", "_new_stream", "_waiter")
+    __slots__ = ("json_only", "outcome", "stream", "headers", "_side", "_new_stream", "_waiter")
 
     def __init__(self, json_only: bool, side: Callable[[bytes], None],
-                 new_stream: Callable[[], SSEStream]) -> None:
+                 new_stream: Callable[[], SSEStream],
+                 headers: Optional[dict[str, str]] = None) -> None:
         self.json_only = json_only
+        # The POST's headers, for checks that compare them with the body (Mcp-Param-*);
+        # set on the 2026-07-28 leg only.
+        self.headers = headers
         # None while undecided, then ("json", frame or None) or ("sse", None).
         self.outcome: Optional[tuple[str, Optional[bytes]]] = None
         self.stream: Optional[SSEStream] = None

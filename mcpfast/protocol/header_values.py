@@ -1,0 +1,50 @@
+"""Values of the headers 2026-07-28 mirrors from a request body (``Mcp-Name``,
+``Mcp-Param-*``): the Base64 sentinel form, and how a body value reads as a header value.
+
+A value that is not plain visible ASCII travels as ``=?base64?<base64>?=`` (UTF-8,
+standard alphabet with padding); a receiver decodes it before comparing with the body. The
+markers are exact and case-sensitive: a value missing either is a literal.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+__all__ = ["decode_header_value", "header_matches"]
+
+_START = "=?base64?"
+_END = "?="
+
+
+def decode_header_value(value: str) -> str:
+    """A header value with the Base64 sentinel form decoded (ValueError when malformed)."""
+    if not (value.startswith(_START) and value.endswith(_END)
+            and len(value) >= len(_START) + len(_END)):
+        return value
+    encoded = value[len(_START):-len(_END)]
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("malformed Base64 sentinel") from None
+    if base64.b64encode(raw).decode("ascii") != encoded:
+        raise ValueError("non-canonical Base64 in the sentinel")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the Base64 sentinel does not hold UTF-8") from None
+
+
+def header_matches(header: str, value: Any) -> bool:
+    """Whether a decoded header value stands for the body value ``value`` (a string as it
+    is, an integer compared numerically, a boolean as ``true`` / ``false``)."""
+    if type(value) is bool:
+        return header == ("true" if value else "false")
+    if type(value) is int:
+        try:
+            number = float(header)
+        except ValueError:
+            return False
+        return number == value
+    return header == value
