@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, Optional
 
-__all__ = ["decode_header_value", "header_matches"]
+__all__ = ["decode_header_value", "header_matches", "mirrored_value_problem"]
 
 _START = "=?base64?"
 _END = "?="
@@ -48,3 +48,20 @@ def header_matches(header: str, value: Any) -> bool:
             return False
         return number == value
     return header == value
+
+
+def mirrored_value_problem(label: str, header: Optional[str], value: Any,
+                           required_for: str) -> Optional[str]:
+    """Why the header ``label`` (its raw value, None when absent) does not stand for the
+    body value ``value`` -- absent, malformed, or different -- as a HeaderMismatch message;
+    None when it does. ``required_for`` completes the "is required" message."""
+    if header is None:
+        return f"Header mismatch: the {label} header is required {required_for}"
+    try:
+        decoded = decode_header_value(header.strip())
+    except ValueError as exc:
+        return f"Header mismatch: {label} header value is invalid ({exc})"
+    if not header_matches(decoded, value):
+        return (f"Header mismatch: {label} header value {decoded!r} does not match body "
+                f"value {value!r}")
+    return None

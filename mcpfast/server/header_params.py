@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple, Optional
 
-from mcpfast.protocol.header_values import decode_header_value, header_matches
+from mcpfast.protocol.header_values import mirrored_value_problem
 
 __all__ = ["HeaderParam", "header_param_problem", "header_params_of"]
 
@@ -104,13 +104,7 @@ def header_param_problem(params: tuple[HeaderParam, ...], arguments: Any,
             if header is not None:
                 return f"Header mismatch: {label} is sent but the argument is absent"
             continue
-        if header is None:
-            return f"Header mismatch: the {label} header is required (its argument is given)"
-        try:
-            decoded = decode_header_value(header.strip())
-        except ValueError as exc:
-            return f"Header mismatch: {label} header value is invalid ({exc})"
-        if not header_matches(decoded, value):
-            return (f"Header mismatch: {label} header value {decoded!r} does not match body "
-                    f"value {value!r}")
+        problem = mirrored_value_problem(label, header, value, "(its argument is given)")
+        if problem is not None:
+            return problem
     return None

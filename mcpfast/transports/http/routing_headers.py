@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from mcpfast.protocol import meta_keys, methods
-from mcpfast.protocol.header_values import decode_header_value
+from mcpfast.protocol.header_values import decode_header_value, mirrored_value_problem
 from mcpfast.transports.http import headers as h
 
 __all__ = ["decode_header_value", "routing_header_problem"]
@@ -49,14 +49,4 @@ def routing_header_problem(headers: dict[str, str], method: str, params: Any) ->
     if source is None:
         return None
     body_name = params.get(source) if type(params) is dict else None
-    header_name = headers.get(h.MCP_NAME)
-    if header_name is None:
-        return f"Header mismatch: the Mcp-Name header is required for {method}"
-    try:
-        decoded = decode_header_value(header_name.strip())
-    except ValueError as exc:
-        return f"Header mismatch: Mcp-Name header value is invalid ({exc})"
-    if decoded != body_name:
-        return (f"Header mismatch: Mcp-Name header value {decoded!r} does not match body "
-                f"value {body_name!r}")
-    return None
+    return mirrored_value_problem("Mcp-Name", headers.get(h.MCP_NAME), body_name, f"for {method}")
