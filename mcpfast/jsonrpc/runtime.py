@@ -131,6 +131,12 @@ class AsyncioRuntime:
     def create_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task:
         return (self._loop or get_running_loop()).create_task(coroutine)
 
+    def task_factory(self) -> Callable[[Coroutine[Any, Any, Any]], asyncio.Task]:
+        """``create_task`` bound to the loop (the running one when none was given): for a
+        Session, which lives on one loop and starts a task per async request, one C call
+        instead of two Python ones each time. RuntimeError without a running loop."""
+        return (self._loop or get_running_loop()).create_task
+
     def __repr__(self) -> str:
         return f"<AsyncioRuntime loop={self._loop!r}>"
 

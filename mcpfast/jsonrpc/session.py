@@ -268,6 +268,8 @@ class Session:
         self.context_factory = context_factory
         self._batches_allowed = bool(batches_allowed)
         self._runtime = as_runtime(runtime, loop)
+        # The runtime's create_task, bound to its loop on first use (see _task_factory).
+        self._create_task: Optional[Callable[[Coroutine[Any, Any, Any]], TaskLike]] = None
         self._logger = logger if logger is not None else _LOGGER
         self._uncancellable = frozenset(uncancellable)
         self._max_in_flight = max_in_flight
@@ -592,13 +594,23 @@ class Session:
         else:
             channel.respond(frame)
 
+    def _task_factory(self) -> Callable[[Coroutine[Any, Any, Any]], TaskLike]:
+        # A session runs on one loop: the asyncio runtime's create_task is bound to it once
+        # (the C method itself); other runtimes are called as they are.
+        runtime = self._runtime
+        bind = getattr(runtime, "task_factory", None)
+        create: Callable[[Coroutine[Any, Any, Any]], TaskLike] = \
+            bind() if bind is not None else runtime.create_task
+        self._create_task = create
+        return create
+
     def _start(self, ctx: RequestContext, batch: Optional[BatchReply], handler: Any,
                params: Any, awaitable: Any) -> None:
         """Run an async handler (or the awaitable a sync one returned) as a task."""
         running = _Running(ctx, batch)
         coroutine = self._run(running, handler, params, awaitable)
         try:
-            running.task = self._runtime.create_task(coroutine)
+            running.task = (self._create_task or self._task_factory())(coroutine)
         except BaseException:
             # No runtime to run it (no event loop): the request is answered with an error.
             coroutine.close()
@@ -737,7 +749,7 @@ class Session:
         """Run coroutine_function(*args) as a task the session keeps track of."""
         coroutine = coroutine_function(*args)
         try:
-            task = self._runtime.create_task(coroutine)
+            task = (self._create_task or self._task_factory())(coroutine)
         except BaseException:
             coroutine.close()
             for arg in args:
