@@ -45,7 +45,7 @@ from mcpfast.jsonrpc.errors import (
 )
 from mcpfast.jsonrpc.progress import request_id_in
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
-from mcpfast.jsonrpc.runtime import FutureLike, Runtime, TimerHandle
+from mcpfast.jsonrpc.runtime import FutureLike, Runtime, TimerHandle, bound
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.context import RequestContext
@@ -162,7 +162,8 @@ class OutgoingRequests:
     """
 
     __slots__ = ("_send", "_runtime", "_table", "_progress", "_timer", "_timer_when",
-                 "_closed", "_uncancellable", "_spawn", "_logger", "default_timeout")
+                 "_closed", "_uncancellable", "_spawn", "_logger", "default_timeout",
+                 "_create_future", "_time")
 
     def __init__(
         self,
@@ -177,6 +178,9 @@ class OutgoingRequests:
     ) -> None:
         self._send = send
         self._runtime = runtime
+        # The runtime's create_future and time, bound to its loop on first use (bound()).
+        self._create_future: Optional[Callable[[], Any]] = None
+        self._time: Optional[Callable[[], float]] = None
         self._table: PendingTable[OutgoingRequest] = PendingTable(capacity)
         # Requests that asked for progress, by progress token (= request id).
         self._progress: dict[Any, OutgoingRequest] = {}
@@ -230,12 +234,18 @@ class OutgoingRequests:
         if progress is not None:
             params = _with_progress_token(params, request_id)
         frame = encode_request(request_id, method, params)
-        future = runtime.create_future()
+        create_future = self._create_future
+        if create_future is None:
+            create_future = self._create_future = bound(runtime, "create_future")
+        future = create_future()
         out = OutgoingRequest(self, request_id, method, future, progress, origin, timeout)
         if timeout is None or timeout == math.inf:
             deadline = None
         else:
-            deadline = runtime.time() + timeout
+            clock = self._time
+            if clock is None:
+                clock = self._time = bound(runtime, "time")
+            deadline = clock() + timeout
         # Registered before sending: a transport may deliver the response re-entrantly.
         table.add(request_id, out, deadline)
         if progress is not None:

@@ -42,7 +42,8 @@ from typing import (
     runtime_checkable,
 )
 
-__all__ = ["AsyncioRuntime", "FutureLike", "Runtime", "TaskLike", "TimerHandle", "as_runtime"]
+__all__ = ["AsyncioRuntime", "FutureLike", "Runtime", "TaskLike", "TimerHandle", "as_runtime",
+           "bound"]
 
 
 class TimerHandle(Protocol):
@@ -131,11 +132,10 @@ class AsyncioRuntime:
     def create_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task:
         return (self._loop or get_running_loop()).create_task(coroutine)
 
-    def task_factory(self) -> Callable[[Coroutine[Any, Any, Any]], asyncio.Task]:
-        """``create_task`` bound to the loop (the running one when none was given): for a
-        Session, which lives on one loop and starts a task per async request, one C call
-        instead of two Python ones each time. RuntimeError without a running loop."""
-        return (self._loop or get_running_loop()).create_task
+    def bound(self, name: str) -> Callable[..., Any]:
+        """The loop's own method ``name`` (``create_task``, ``create_future``, ``time``) of
+        the loop (the running one when none was given). RuntimeError without a loop."""
+        return getattr(self._loop or get_running_loop(), name)
 
     def __repr__(self) -> str:
         return f"<AsyncioRuntime loop={self._loop!r}>"
@@ -158,3 +158,14 @@ def as_runtime(runtime: Optional[Runtime] = None,
     if loop is None:
         return _RUNNING_LOOP_RUNTIME
     return AsyncioRuntime(loop)
+
+
+def bound(runtime: Runtime, name: str) -> Callable[..., Any]:
+    """``runtime.<name>`` as one callable to keep: for the asyncio runtime the loop's own
+    (C) method, so that a Session, which lives on one loop, pays one call per task, future
+    or clock reading instead of a Python call and a running-loop lookup (a getpid system
+    call) each time. Resolve it from inside the loop (RuntimeError otherwise)."""
+    if isinstance(runtime, AsyncioRuntime):
+        return runtime.bound(name)
+    method: Callable[..., Any] = getattr(runtime, name)
+    return method

@@ -162,7 +162,7 @@ from mcpfast.jsonrpc.outgoing import (
 from mcpfast.jsonrpc.progress import PROGRESS_METHOD, is_progress_token, request_id_in
 from mcpfast.jsonrpc.refused_frames import read_envelope
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
-from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime
+from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime, bound
 
 __all__ = ["CANCELLED_METHOD", "DEFAULT_MAX_IN_FLIGHT", "OutgoingRequest", "ReplyChannel",
            "Session", "check_max_in_flight"]
@@ -595,12 +595,8 @@ class Session:
             channel.respond(frame)
 
     def _task_factory(self) -> Callable[[Coroutine[Any, Any, Any]], TaskLike]:
-        # A session runs on one loop: the asyncio runtime's create_task is bound to it once
-        # (the C method itself); other runtimes are called as they are.
-        runtime = self._runtime
-        bind = getattr(runtime, "task_factory", None)
-        create: Callable[[Coroutine[Any, Any, Any]], TaskLike] = \
-            bind() if bind is not None else runtime.create_task
+        # A session runs on one loop: create_task is bound to it on first use.
+        create: Callable[[Coroutine[Any, Any, Any]], TaskLike] = bound(self._runtime, "create_task")
         self._create_task = create
         return create
 
