@@ -33,13 +33,15 @@ callable with the same signature) as ``context_factory``. The constructor signat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast._core.codec import encode_notification
 from mcpfast.jsonrpc.contract import ReplyChannel
 from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
 
 if TYPE_CHECKING:
+    from mcpfast.jsonrpc.batch import BatchReply
+    from mcpfast.jsonrpc.runtime import TaskLike
     from mcpfast.jsonrpc.session import Session
 
 __all__ = ["RequestContext"]
@@ -61,7 +63,17 @@ class RequestContext:
         "shape_result",
         # Where messages about this request go while it runs (None: the session's send).
         "_channel",
+        # The session's bookkeeping of a request whose handler runs as a task, set when
+        # the task is made (left unset for requests answered inline, which are most):
+        # the task, the batch the reply joins (None: none), and whether it started (a
+        # request cancelled before its task first runs never starts its handler).
+        "_task",
+        "_batch",
+        "_started",
     )
+    _task: TaskLike
+    _batch: Optional[BatchReply]
+    _started: bool
 
     def __init__(
         self,

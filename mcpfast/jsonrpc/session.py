@@ -200,19 +200,6 @@ def _discard(awaitable: Any) -> None:
         awaitable.cancel()
 
 
-class _Running:
-    """An incoming request whose handler runs as a task: the session's bookkeeping."""
-
-    __slots__ = ("ctx", "batch", "task", "started")
-
-    def __init__(self, ctx: RequestContext, batch: Optional[BatchReply]) -> None:
-        self.ctx = ctx
-        self.batch = batch
-        self.task: Optional[TaskLike] = None
-        # False until the task first runs: a request cancelled before that never starts.
-        self.started = False
-
-
 class Session:
     """One JSON-RPC 2.0 connection without I/O (see the module docstring).
 
@@ -287,7 +274,7 @@ class Session:
         # The hot path of every outgoing request: no extra call between caller and book.
         self.send_request = self._outgoing.start  # type: ignore[method-assign]
         # Incoming requests whose async handler is running, by request id.
-        self._in_flight: dict[Any, _Running] = {}
+        self._in_flight: dict[Any, RequestContext] = {}
         # Tasks of notification handlers and progress callbacks (kept referenced).
         self._tasks: set[Any] = set()
         self._closed = False
@@ -466,10 +453,10 @@ class Session:
         self._outgoing.close(exc)
         in_flight = list(self._in_flight.values())
         self._in_flight.clear()
-        for running in in_flight:
+        for ctx in in_flight:
             # A task that has not started yet sees the session closed when it does.
-            if running.started:
-                running.task.cancel()  # type: ignore[union-attr]
+            if ctx._started:
+                ctx._task.cancel()
         for task in list(self._tasks):
             task.cancel()
 
@@ -603,27 +590,27 @@ class Session:
     def _start(self, ctx: RequestContext, batch: Optional[BatchReply], handler: Any,
                params: Any, awaitable: Any) -> None:
         """Run an async handler (or the awaitable a sync one returned) as a task."""
-        running = _Running(ctx, batch)
-        coroutine = self._run(running, handler, params, awaitable)
+        ctx._batch = batch
+        ctx._started = False
+        coroutine = self._run(ctx, handler, params, awaitable)
         try:
-            running.task = (self._create_task or self._task_factory())(coroutine)
+            ctx._task = (self._create_task or self._task_factory())(coroutine)
         except BaseException:
             # No runtime to run it (no event loop): the request is answered with an error.
             coroutine.close()
             _discard(awaitable)
             raise
-        self._in_flight[ctx.request_id] = running
+        self._in_flight[ctx.request_id] = ctx
         if batch is not None:
             batch.hold()
 
-    async def _run(self, running: _Running, handler: Any, params: Any, awaitable: Any) -> None:
-        ctx = running.ctx
+    async def _run(self, ctx: RequestContext, handler: Any, params: Any, awaitable: Any) -> None:
         if ctx.cancelled or self._closed:
             # Cancelled (or closed) before the task got to run: the handler never starts.
             _discard(awaitable)
-            self._finish(running, None)
+            self._finish(ctx, None)
             return
-        running.started = True
+        ctx._started = True
         request_id: Any = ctx.request_id
         try:
             if awaitable is None:
@@ -634,30 +621,29 @@ class Session:
             frame = encode_response(request_id, result)
         except CancelledError:
             if ctx.cancelled or self._closed:
-                self._finish(running, None)
+                self._finish(ctx, None)
             else:
                 # Cancelled by something other than the peer: the peer still needs an answer.
                 self._logger.warning(
                     "handler for %r (request id %r) was cancelled locally", ctx.method, request_id
                 )
-                self._finish(running, encode_error(request_id, INTERNAL_ERROR, "Request cancelled"))
+                self._finish(ctx, encode_error(request_id, INTERNAL_ERROR, "Request cancelled"))
             raise
         except JSONRPCError as exc:
             frame = self._error_frame(request_id, ctx.method, exc)
         except Exception as exc:
             frame = self._internal_error_frame(request_id, ctx.method, exc)
-        self._finish(running, frame)
+        self._finish(ctx, frame)
 
-    def _finish(self, running: _Running, frame: Optional[bytes]) -> None:
+    def _finish(self, ctx: RequestContext, frame: Optional[bytes]) -> None:
         """Complete an async request: bookkeeping, then its reply (None: none)."""
-        ctx = running.ctx
         request_id = ctx.request_id
-        if self._in_flight.get(request_id) is running:
+        if self._in_flight.get(request_id) is ctx:
             del self._in_flight[request_id]
         channel = ctx.finish()
         if ctx.cancelled:
             frame = None
-        batch = running.batch
+        batch = ctx._batch
         try:
             if batch is not None:
                 batch.release(frame)
@@ -760,19 +746,18 @@ class Session:
         request_id = request_id_in(params, "requestId")
         if request_id is None:
             return False
-        running = self._in_flight.get(request_id)
-        if running is None:
+        ctx = self._in_flight.get(request_id)
+        if ctx is None:
             self._logger.debug("cancellation of unknown request id %r ignored", request_id)
             return False
-        ctx = running.ctx
         if ctx.method in self._uncancellable:
             self._logger.debug("cancellation of %r (id %r) ignored", ctx.method, request_id)
             return True
         reason = params.get("reason")
         ctx.mark_cancelled(reason if type(reason) is str else None)
         del self._in_flight[request_id]
-        if running.started:
-            running.task.cancel(ctx.cancel_reason)  # type: ignore[union-attr]
+        if ctx._started:
+            ctx._task.cancel(ctx.cancel_reason)
         return True
 
     # -- batches -----------------------------------------------------------------------
