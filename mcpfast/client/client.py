@@ -64,13 +64,20 @@ from mcpfast.client.notifications import (
     NotificationCallbacks,
     await_all,
 )
+from mcpfast.client.stateless import InputRounds, discover_facts, no_handler, request_meta, with_meta
 from mcpfast.client.subscriptions import Subscription
-from mcpfast.client.versions import LATEST_VERSION, check_requested_version, check_server_version
-from mcpfast.jsonrpc.errors import ConnectionClosed
+from mcpfast.client.versions import (
+    AUTO,
+    LATEST_VERSION,
+    check_requested_version,
+    check_server_version,
+)
+from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.log_levels import LEVELS
+from mcpfast.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 __all__ = ["CLIENT_NAME", "Client", "ClientConnection", "DEFAULT_INITIALIZE_TIMEOUT", "LOG_LEVELS"]
 
@@ -132,6 +139,19 @@ class ClientConnection:
         self._client._connection_lost(exc)
 
 
+class _Attempts:
+    """What ``call_tool`` awaits under 2026-07-28: the task running a request's input
+    rounds (``future``), cancelled as a whole."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, task: asyncio.Task) -> None:
+        self.future = task
+
+    def cancel(self, reason: Optional[str] = None) -> None:
+        self.future.cancel(reason)
+
+
 class Client:
     """An MCP client (see the module docstring).
 
@@ -144,7 +164,10 @@ class Client:
     methods of those names).
     capabilities: extra ClientCapabilities entries (``experimental``, sub-capabilities
     such as ``{"sampling": {"tools": {}}}`` or ``{"elicitation": {"url": {}}}``).
-    protocol_version: the version asked for in initialize (default: the newest).
+    protocol_version: the version asked for: a handshake version (initialize; default: the
+    newest), "2026-07-28" (server/discover and self-contained requests,
+    :mod:`mcpfast.client.stateless`), or "auto" (2026-07-28 when the server offers it, the
+    newest handshake version otherwise).
     timeout: default timeout in seconds of every request (None: wait as long as it takes).
     check_capabilities: refuse requests the server did not advertise (CapabilityError).
     max_pending: most requests in flight at once.
@@ -213,6 +236,10 @@ class Client:
         if on_resource_updated is not None:
             self.on_resource_updated(on_resource_updated)
 
+        # 2026-07-28: the _meta of every request, and the log level asked for in it.
+        self._meta: dict[str, Any] = {}
+        self._log_level: Optional[str] = None
+        self.discover_result: Optional[dict] = None
         self._subscriptions: dict[str, list[Subscription]] = {}
         self._session: Optional[Session] = None
         self._request: Callable[..., Any] = self._unbound_request
@@ -343,8 +370,9 @@ class Client:
             raise RuntimeError("bind the Client to a connection before initialize()")
         if self.protocol_version is not None:
             raise RuntimeError("initialize() was already done on this connection")
+        requested = self._requested_version
         params = {
-            "protocolVersion": self._requested_version,
+            "protocolVersion": requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION,
             "capabilities": self._capabilities,
             "clientInfo": self._client_info,
         }
@@ -361,11 +389,17 @@ class Client:
         instructions = result.get("instructions")
         if instructions is not None and type(instructions) is not str:
             raise InitializeError(f"instructions must be a string, got {instructions!r}")
-        features = ServerCapabilities(capabilities, version, self._check_capabilities)
         # JSON-RPC batches exist only in 2025-03-26.
         session.allow_batches(version == "2025-03-26")
         session.notify("notifications/initialized")
         self.initialize_result = result
+        self._adopt(version, capabilities, server_info, instructions)
+        return result
+
+    def _adopt(self, version: str, capabilities: dict, server_info: dict,
+               instructions: Optional[str]) -> None:
+        """Take the server's answer to initialize or server/discover as the connection's."""
+        features = ServerCapabilities(capabilities, version, self._check_capabilities)
         self.server_capabilities = capabilities
         self.server_info = server_info
         self.instructions = instructions
@@ -377,7 +411,71 @@ class Client:
         self._completions = features.completions
         self._logging = features.logging
         self.protocol_version = version
+
+    async def start(self, *, timeout: Optional[float] = DEFAULT_INITIALIZE_TIMEOUT) -> dict:
+        """Begin the conversation the way ``protocol_version`` asks: :meth:`initialize`
+        for a handshake version, :meth:`discover` for 2026-07-28, and for "auto" discover
+        with a fallback to initialize when the server does not offer 2026-07-28 (an error
+        answer, or a version list without it). Returns the InitializeResult or the
+        DiscoverResult."""
+        requested = self._requested_version
+        if requested == AUTO or requested in STATELESS_VERSIONS:
+            version = STATELESS_VERSIONS[0] if requested == AUTO else requested
+            try:
+                return await self.discover(version, timeout=timeout)
+            except (InvalidResult, JSONRPCError) as exc:
+                if requested != AUTO or isinstance(exc, ConnectionClosed):
+                    raise
+                self._logger.debug("server/discover failed (%s): falling back to initialize", exc)
+        return await self.initialize(timeout=timeout)
+
+    async def discover(self, version: str = "2026-07-28", *,
+                       timeout: Optional[float] = DEFAULT_INITIALIZE_TIMEOUT) -> dict:
+        """Start a 2026-07-28 conversation: ``server/discover``, then every request
+        self-contained (:mod:`mcpfast.client.stateless`). Returns the DiscoverResult;
+        InvalidResult when the server does not offer ``version``."""
+        session = self._session
+        if session is None:
+            raise RuntimeError("bind the Client to a connection before discover()")
+        if self.protocol_version is not None:
+            raise RuntimeError("this connection has already begun")
+        if version not in STATELESS_VERSIONS:
+            raise ValueError(f"discover() speaks {', '.join(STATELESS_VERSIONS)}, not {version!r}")
+        meta = request_meta(version, self._capabilities, self._client_info, self._log_level)
+        result = await session.request(methods.DISCOVER, {"_meta": meta}, timeout=timeout)
+        capabilities, server_info, instructions = discover_facts(result, version)
+        self._meta = meta
+        self.discover_result = result
+        self._adopt(version, capabilities, server_info, instructions)
+        self._request = self._request_2026
+        self._send_request = self._send_request_2026
         return result
+
+    async def _request_2026(self, method: str, params: Any = None, *,
+                            timeout: Optional[float] = None,
+                            progress: Optional[Callable[..., Any]] = None) -> Any:
+        session = self._session
+        assert session is not None
+
+        async def send(name: str, attempt: Any) -> Any:
+            return await session.request(name, with_meta(attempt, self._meta), timeout=timeout,
+                                         progress=progress)
+
+        return await InputRounds(send, self._answer_input).run(method, params)
+
+    def _send_request_2026(self, method: str, params: Any = None, *,
+                           timeout: Optional[float] = None,
+                           progress: Optional[Callable[..., Any]] = None) -> _Attempts:
+        # call_tool's path: its input rounds run as one task, cancelled as a whole.
+        coroutine = self._request_2026(method, params, timeout=timeout, progress=progress)
+        return _Attempts(asyncio.get_running_loop().create_task(coroutine))
+
+    def _answer_input(self, method: str, params: Any) -> Any:
+        """The client's answer to one input request, from its own handlers."""
+        route = self._router.requests.get(method)
+        if route is None:
+            raise no_handler(method)
+        return route.handler(params, None)
 
     def _refuse(self, capability: str, method: str) -> None:
         """Raise the right error for a request whose capability flag is False."""
@@ -632,6 +730,12 @@ class Client:
             self._refuse("logging", "logging/setLevel")
         if level not in LOG_LEVELS:
             raise ValueError(f"level must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
+        if self.discover_result is not None:
+            # 2026-07-28: the level travels in each request's _meta.
+            self._log_level = level
+            self._meta = request_meta(self.protocol_version or STATELESS_VERSIONS[0],
+                                      self._capabilities, self._client_info, level)
+            return
         await self._request("logging/setLevel", {"level": level}, timeout=timeout)
 
     # -- pagination ----------------------------------------------------------------------

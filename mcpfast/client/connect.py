@@ -169,7 +169,7 @@ class Connector:
             raise TransportUnavailable(target.kind, target.url or "")
         client.own_stream(stream)
         try:
-            await client.initialize(timeout=self._initialize_timeout)
+            await client.start(timeout=self._initialize_timeout)
         except BaseException:
             await stream.close()
             raise

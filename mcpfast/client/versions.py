@@ -12,17 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from mcpfast.client.errors import UnsupportedProtocolVersion
-from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from mcpfast.protocol.versions import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
-__all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "check_requested_version", "check_server_version"]
+__all__ = ["AUTO", "LATEST_VERSION", "SUPPORTED_VERSIONS", "check_requested_version",
+           "check_server_version"]
+
+# Ask for the newest stateless version when the server offers it (server/discover), the
+# handshake otherwise.
+AUTO = "auto"
+_REQUESTABLE = (AUTO, *STATELESS_VERSIONS, *SUPPORTED_VERSIONS)
 
 
 
 def check_requested_version(version: Any) -> str:
-    """The version to ask for: one of SUPPORTED_VERSIONS (ValueError otherwise)."""
-    if type(version) is not str or version not in SUPPORTED_VERSIONS:
+    """The version to ask for: "auto", a stateless version (2026-07-28) or one of
+    SUPPORTED_VERSIONS (ValueError otherwise)."""
+    if type(version) is not str or version not in _REQUESTABLE:
         raise ValueError(
-            f"protocol_version must be one of {', '.join(SUPPORTED_VERSIONS)}, got {version!r}"
+            f"protocol_version must be one of {', '.join(_REQUESTABLE)}, got {version!r}"
         )
     return version
 

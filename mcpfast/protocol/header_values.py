@@ -12,7 +12,8 @@ import base64
 import binascii
 from typing import Any, Optional
 
-__all__ = ["decode_header_value", "header_matches", "mirrored_value_problem"]
+__all__ = ["decode_header_value", "encode_header_value", "header_matches",
+           "mirrored_value_problem"]
 
 _START = "=?base64?"
 _END = "?="
@@ -34,6 +35,16 @@ def decode_header_value(value: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("the Base64 sentinel does not hold UTF-8") from None
+
+
+def encode_header_value(text: str) -> str:
+    """``text`` as a header value: as it is when it is plain visible ASCII (spaces inside
+    allowed), else in the Base64 sentinel form (also when it would read as one)."""
+    plain = (text and " " < text[0] <= "~" and " " < text[-1] <= "~"
+             and all(" " <= c <= "~" for c in text) and not text.startswith(_START))
+    if plain:
+        return text
+    return _START + base64.b64encode(text.encode("utf-8")).decode("ascii") + _END
 
 
 def header_matches(header: str, value: Any) -> bool:

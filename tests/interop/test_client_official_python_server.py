@@ -111,6 +111,21 @@ SERVER_SOURCE = textwrap.dedent('''
         return f"{result.data.name} is {result.data.age}"
 
 
+    from typing import Annotated
+
+    from mcp.server.mcpserver import Elicit, Resolve
+
+
+    def ask_person() -> Elicit[Person]:
+        return Elicit("Who are you?", Person)
+
+
+    @mcp.tool()
+    def greet_person(person: Annotated[Person, Resolve(ask_person)]) -> str:
+        """Elicits a person through a resolver: an InputRequiredResult round under 2026-07-28."""
+        return f"{person.name} is {person.age}"
+
+
     @mcp.tool()
     async def list_client_roots(ctx: Context) -> list[str]:
         """The client's roots."""
@@ -385,5 +400,32 @@ def test_an_official_server_at_an_older_version(tmp_path, mcp_schema):
         schema = mcp_schema("2025-03-26")
         for frame in client.sent_frames:
             schema.check_message(json.loads(frame))
+
+    _run(main())
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_mcpfast_client_speaks_2026_07_28_to_an_official_python_server(tmp_path, transport):
+    """Discovery, self-contained requests and the SDK server's question (a resolver's
+    elicitation) as an InputRequiredResult round answered by the client's handler."""
+    script = tmp_path / "official_server.py"
+    script.write_text(SERVER_SOURCE)
+
+    async def main():
+        async with _served(script, transport) as target, connect(
+                target, protocol_version="2026-07-28", name="mcpfast-interop", sampling=_sample,
+                elicitation=_elicit, roots=[{"uri": "file:///srv/one", "name": "one"}],
+                timeout=30) as client:
+            assert client.protocol_version == "2026-07-28"
+            assert client.discover_result is not None and client.initialize_result is None
+            assert client.server_info["name"] == "official-python"
+            assert _text(await client.call_tool("add", {"a": 2, "b": 40})) == "42"
+            # The SDK server asks through a resolver: an InputRequiredResult, answered by
+            # the client's elicitation handler and retried.
+            assert _text(await client.call_tool("greet_person")) == "Ada is 36"
+            read = await client.read_resource("memo://greeting")
+            assert read["contents"][0]["text"] == "Hello from the official SDK"
+            prompt = await client.get_prompt("review", {"code": "x = 1"})
+            assert "python code: x = 1" in prompt["messages"][0]["content"]["text"]
 
     _run(main())

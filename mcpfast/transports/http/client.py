@@ -33,9 +33,11 @@ from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
 from mcpfast._core.messages import ErrorResponse, Request, Response
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE, TRANSPORT_ERROR
-from mcpfast.protocol import methods
+from mcpfast.protocol import meta_keys, methods
+from mcpfast.protocol.header_values import encode_header_value
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
+from mcpfast.transports.http.routing_headers import NAME_SOURCES
 
 __all__ = ["HTTPClientStream", "HTTPStatusError", "open_http"]
 
@@ -52,6 +54,21 @@ class HTTPStatusError(ConnectionError):
         super().__init__(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
         self.status = status
         self.body = body
+
+
+def routing_headers(method: str, params: Any) -> dict[str, str]:
+    """The headers a 2026-07-28 request mirrors from its body (``MCP-Protocol-Version``,
+    ``Mcp-Method``, ``Mcp-Name``); none for a handshake-era request."""
+    meta = params.get("_meta") if type(params) is dict else None
+    version = meta.get(meta_keys.PROTOCOL_VERSION) if type(meta) is dict else None
+    if type(version) is not str:
+        return {}
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    source = NAME_SOURCES.get(method)
+    name = params.get(source) if source is not None else None
+    if type(name) is str:
+        headers["Mcp-Name"] = encode_header_value(name)
+    return headers
 
 
 def _answers_a_request(body: bytes) -> bool:
@@ -304,10 +321,12 @@ class HTTPClientStream:
         except DecodeError:
             message = None
         initialize = type(message) is Request and message.method == methods.INITIALIZE
+        headers = {"Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}
+        if type(message) is Request:
+            headers.update(routing_headers(message.method, message.params))
         async with self._slots:
             try:
-                connection, response = await self._authorized("POST", {
-                    "Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}, frame)
+                connection, response = await self._authorized("POST", headers, frame)
             except OSError as exc:
                 self._fail(message, f"cannot reach {self.url}: {exc}")
                 return

@@ -1,0 +1,165 @@
+"""The client speaking 2026-07-28: server/discover, self-contained requests, input rounds
+answered with the client's own handlers, and the fallback to the handshake."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import pytest
+
+from mcpfast import Context, Server, connect
+from mcpfast.client import InvalidResult
+from mcpfast.jsonrpc import JSONRPCError
+from mcpfast.protocol import meta_keys
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def make_server(**options: Any) -> Server:
+    app = Server("modern", version="3.1", instructions="Ask me.", **options)
+    seen: list[dict] = []
+    app.seen = seen  # type: ignore[attr-defined]
+
+    @app.tool()
+    def whoami(ctx: Context) -> dict:
+        seen.append(dict(ctx.params.get("_meta", {})))
+        return {"version": ctx.protocol_version, "client": ctx.client_info.get("name"),
+                "elicits": "elicitation" in ctx.client_capabilities}
+
+    @app.tool()
+    async def greet(ctx: Context) -> str:
+        first = await ctx.elicit("Name?", NAME, input_key="first")
+        capital = await ctx.sample("Capital of France?")
+        roots = await ctx.list_roots()
+        return f"{first.content['name']} / {capital.text} / {len(roots)} root(s)"
+
+    @app.tool()
+    async def insatiable(ctx: Context) -> str:
+        for index in range(100):
+            await ctx.elicit(f"Question {index}?", NAME, input_key=f"q{index}")
+        return "never"
+
+    @app.tool()
+    async def chatty(ctx: Context) -> str:
+        ctx.info("hello from the tool")
+        return "ok"
+
+    @app.prompt()
+    async def framed(ctx: Context) -> str:
+        answer = await ctx.elicit("Topic?", NAME, input_key="topic")
+        return f"Talk about {answer.content['name']}"
+
+    return app
+
+
+@asynccontextmanager
+async def serving(app: Server) -> AsyncIterator[str]:
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(app.serve_tcp("127.0.0.1", 0, ready=lambda h, p: ready.set_result(p)))
+    try:
+        yield f"tcp://127.0.0.1:{await ready}"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+HANDLERS = {
+    "elicitation": lambda params: {"action": "accept", "content": {"name": "Ada"}},
+    "sampling": lambda params: {"role": "assistant", "content": {"type": "text", "text": "Paris"},
+                                "model": "m"},
+    "roots": ["file:///work"],
+}
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+@pytest.mark.parametrize("requested", ["2026-07-28", "auto"])
+def test_discovery_then_self_contained_requests(requested):
+    async def main():
+        app = make_server()
+        async with serving(app) as url, connect(url, protocol_version=requested, name="me",
+                                                  **HANDLERS) as client:
+            assert client.protocol_version == "2026-07-28"
+            assert client.initialize_result is None and client.discover_result is not None
+            assert client.server_info == {"name": "modern", "version": "3.1"}
+            assert client.instructions == "Ask me."
+            result = await client.call_tool("whoami", {})
+            assert result["structuredContent"] == {"version": "2026-07-28", "client": "me",
+                                                   "elicits": True}
+            meta = app.seen[-1]
+            assert meta[meta_keys.PROTOCOL_VERSION] == "2026-07-28"
+            assert meta[meta_keys.CLIENT_INFO]["name"] == "me"
+            assert "sampling" in meta[meta_keys.CLIENT_CAPABILITIES]
+            assert meta_keys.LOG_LEVEL not in meta
+            # The caller's own _meta is kept beside the revision's keys.
+            await client.call_tool("whoami", {}, meta={"progressToken": "t"})
+            assert app.seen[-1]["progressToken"] == "t"
+
+    run(main())
+
+
+def test_input_rounds_are_answered_by_the_clients_handlers():
+    async def main():
+        async with serving(make_server()) as url, connect(url, protocol_version="2026-07-28",
+                                                          **HANDLERS) as client:
+            result = await client.call_tool("greet", {})
+            assert result["content"][0]["text"] == "Ada / Paris / 1 root(s)"
+            prompt = await client.get_prompt("framed")
+            assert prompt["messages"][0]["content"]["text"] == "Talk about Ada"
+            # A server that never stops asking is cut off.
+            with pytest.raises(InvalidResult, match="rounds"):
+                await client.call_tool("insatiable", {})
+
+    run(main())
+
+
+def test_a_capability_the_client_lacks_is_refused_by_the_server():
+    async def main():
+        async with serving(make_server()) as url, connect(
+                url, protocol_version="2026-07-28", sampling=HANDLERS["sampling"]) as client:
+            with pytest.raises(JSONRPCError) as refused:
+                await client.call_tool("greet", {})
+            assert refused.value.code == -32021
+            assert refused.value.data["requiredCapabilities"] == {"elicitation": {}}
+
+    run(main())
+
+
+def test_log_level_travels_in_meta():
+    async def main():
+        logs: list[dict] = []
+        app = make_server()
+        async with serving(app) as url, connect(url, protocol_version="2026-07-28",
+                                                on_log=logs.append) as client:
+            await client.call_tool("chatty", {})
+            assert logs == []
+            await client.set_logging_level("info")
+            await client.call_tool("chatty", {})
+            await asyncio.sleep(0.05)
+            assert [log["data"] for log in logs] == ["hello from the tool"]
+
+    run(main())
+
+
+def test_auto_falls_back_to_the_handshake_and_strict_2026_does_not():
+    async def main():
+        old = make_server(stateless=False)
+        async with serving(old) as url:
+            async with connect(url, protocol_version="auto", **HANDLERS) as client:
+                assert client.protocol_version == "2025-11-25"
+                assert client.initialize_result is not None and client.discover_result is None
+                assert (await client.call_tool("whoami", {}))["structuredContent"]["version"] == "2025-11-25"
+            with pytest.raises(JSONRPCError):
+                async with connect(url, protocol_version="2026-07-28"):
+                    pass
+
+    run(main())
+
+
+def test_requested_versions_are_checked():
+    with pytest.raises(ValueError, match="auto"):
+        connect("tcp://127.0.0.1:1", protocol_version="2099-01-01")
