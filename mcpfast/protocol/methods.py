@@ -12,8 +12,11 @@ CANCELLED: Final = "notifications/cancelled"
 PROGRESS: Final = "notifications/progress"
 SET_LOG_LEVEL: Final = "logging/setLevel"
 LOG_MESSAGE: Final = "notifications/message"
-# 2026-07-28: what the server speaks and offers (replaces what initialize told).
+# 2026-07-28: what the server speaks and offers (replaces what initialize told), and the
+# long-lived request whose stream carries list changes and resource updates.
 DISCOVER: Final = "server/discover"
+SUBSCRIPTIONS_LISTEN: Final = "subscriptions/listen"
+SUBSCRIPTIONS_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
 # Server features.
 TOOLS_LIST: Final = "tools/list"

@@ -14,6 +14,8 @@ Methods and their errors:
 - ``server/discover`` (2026-07-28): the versions spoken, capabilities, instructions
   (:func:`mcpfast.server.stateless.discover_result`); without the revision's ``_meta``:
   -32602.
+- ``subscriptions/listen`` (2026-07-28): a stream of list changes and resource updates
+  (:mod:`mcpfast.server.listen`); under the handshake versions: -32601.
 - ``ping``: ``{}``, also before initialization.
 - ``logging/setLevel``: the connection's minimum level; an unknown level: -32602.
 - ``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``:
@@ -43,6 +45,7 @@ from mcpfast.protocol.features import features_for
 from mcpfast.protocol.versions import STATELESS_VERSIONS, negotiate_version
 from mcpfast.server.completion import parse_completion_request
 from mcpfast.server.header_params import header_param_problem
+from mcpfast.server.listen import listen
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
 from mcpfast.server.stateless import discover_result
@@ -272,6 +275,8 @@ def install_handlers(server: Server) -> None:
     router.add_notification_handler(methods.INITIALIZED, initialized)
     router.add_request_handler(methods.PING, ping)
     router.add_request_handler(methods.DISCOVER, discover)
+    router.add_request_handler(methods.SUBSCRIPTIONS_LISTEN,
+                               lambda params, ctx: listen(server, params, ctx))
     router.add_request_handler(methods.SET_LOG_LEVEL, set_level)
     router.add_request_handler(methods.TOOLS_LIST, list_handler(tools, methods.TOOLS_LIST))
     router.add_request_handler(methods.TOOLS_CALL, call_tool)

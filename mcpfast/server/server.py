@@ -445,20 +445,17 @@ class Server:
     def capabilities(self, features: VersionFeatures) -> dict[str, Any]:
         """The ServerCapabilities for a connection that negotiated ``features``."""
         advertise = self.advertise
-        # Under the stateless era list changes and resource updates would come through
-        # subscriptions/listen, which is not served yet: not advertised there.
-        notifies = not features.stateless
         caps: dict[str, Any] = {}
         if (self.completer is not None or "completions" in advertise) and features.completions:
             caps["completions"] = {}
         if self.logging_enabled:
             caps["logging"] = {}
         if self.prompts_catalog.items or "prompts" in advertise:
-            caps["prompts"] = {"listChanged": True} if notifies else {}
+            caps["prompts"] = {"listChanged": True}
         if self.resources_catalog.items or self.templates_catalog.items or "resources" in advertise:
-            caps["resources"] = {"subscribe": True, "listChanged": True} if notifies else {}
+            caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.tools_catalog.items or "tools" in advertise:
-            caps["tools"] = {"listChanged": True} if notifies else {}
+            caps["tools"] = {"listChanged": True}
         return caps
 
     def server_info(self, features: VersionFeatures) -> dict[str, Any]:

@@ -99,8 +99,9 @@ def test_discover_answers_versions_capabilities_and_instructions(mcp_schema):
     assert result["resultType"] == "complete"
     assert result["supportedVersions"] == list(SPOKEN_VERSIONS)
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
-    # No list-change or subscription promises: subscriptions/listen is not served yet.
-    assert result["capabilities"]["tools"] == {} and result["capabilities"]["resources"] == {}
+    # List changes and resource updates come through subscriptions/listen.
+    assert result["capabilities"]["tools"] == {"listChanged": True}
+    assert result["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
     assert result["instructions"] == "Use echo."
     assert result["ttlMs"] == 60_000 and result["cacheScope"] == "public"
     assert result["_meta"][meta_keys.SERVER_INFO] == {"name": "era", "version": "2.0"}

@@ -270,6 +270,8 @@ class StreamableHTTPEndpoint:
                     {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         json_only = self.json_response or not sse_ok
         if version in STATELESS_VERSIONS:
+            if type(message) is Request and message.method == methods.SUBSCRIPTIONS_LISTEN:
+                json_only = not sse_ok  # a listen answer is a stream, even in JSON mode
             return self._post_2026(headers, body, message, json_only, token)
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         if self.stateless:
