@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from asyncio import CancelledError
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from mcpfast._core.pending import DEFAULT_CAPACITY
 from mcpfast.client.capabilities import ServerCapabilities, client_capabilities
@@ -57,6 +58,7 @@ from mcpfast.client.errors import (
     PaginationError,
 )
 from mcpfast.client.handlers import Roots, elicitation_handler, sampling_handler
+from mcpfast.client.listening import Listening, listen_filter
 from mcpfast.client.notifications import (
     LIST_CHANGED_METHODS,
     LOG_METHOD,
@@ -75,7 +77,7 @@ from mcpfast.client.versions import (
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.session import Session
-from mcpfast.protocol import methods
+from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.log_levels import LEVELS
 from mcpfast.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
@@ -88,6 +90,9 @@ DEFAULT_INITIALIZE_TIMEOUT = 60.0
 LOG_LEVELS = LEVELS
 
 _LOGGER = logging.getLogger("mcpfast.client")
+# The notifications a listen stream carries (tagged with its subscription id).
+LISTEN_NOTIFICATIONS = (*LIST_CHANGED_METHODS, RESOURCE_UPDATED_METHOD,
+                        methods.SUBSCRIPTIONS_ACKNOWLEDGED)
 
 
 def _package_version() -> str:
@@ -240,6 +245,9 @@ class Client:
         self._meta: dict[str, Any] = {}
         self._log_level: Optional[str] = None
         self.discover_result: Optional[dict] = None
+        # Open subscriptions/listen streams by subscription id (= their request id).
+        self._listens: dict[Any, Listening] = {}
+        self._listen_hooks: set[str] = set()
         self._subscriptions: dict[str, list[Subscription]] = {}
         self._session: Optional[Session] = None
         self._request: Callable[..., Any] = self._unbound_request
@@ -613,6 +621,51 @@ class Client:
             raise
         return subscription
 
+    def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
+               uris: Iterable[str] = (), timeout: Optional[float] = None) -> Listening:
+        """A 2026-07-28 ``subscriptions/listen`` stream of list changes (``tools``,
+        ``prompts``, ``resources``) and updates of the resources ``uris``: ``async with
+        client.listen(...) as stream: async for note in stream`` (see
+        :mod:`mcpfast.client.listening`). ``timeout``: for the acknowledgement.
+        ClientError over a handshake version (use ``subscribe`` and ``on_list_changed``)."""
+        if self.discover_result is None:
+            raise ClientError("subscriptions/listen belongs to 2026-07-28; over a handshake "
+                              "version use subscribe() and on_list_changed()")
+        return Listening(self, listen_filter(tools, prompts, resources, uris), timeout)
+
+    def _open_listen(self, listening: Listening) -> Any:
+        session = self._session
+        assert session is not None
+        for method in LISTEN_NOTIFICATIONS:
+            if method not in self._listen_hooks:
+                self._listen_hooks.add(method)
+                if method != RESOURCE_UPDATED_METHOD:
+                    self._notifications.add_hook(method, self._route_listen(method))
+        params = with_meta({"notifications": listening._filter}, self._meta)
+        out = session.send_request(methods.SUBSCRIPTIONS_LISTEN, params, timeout=math.inf)
+        self._listens[out.id] = listening
+        return out
+
+    def _forget_listen(self, listening: Listening) -> None:
+        if self._listens.get(listening.id) is listening:
+            del self._listens[listening.id]
+
+    def _route_listen(self, method: str) -> Callable[[Any], None]:
+        def route(params: Any) -> None:
+            self._to_listen(method, params)
+        return route
+
+    def _to_listen(self, method: str, params: Any) -> bool:
+        """Give a notification tagged with a subscription id to its stream."""
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is not dict or meta_keys.SUBSCRIPTION_ID not in meta:
+            return False
+        listening = self._listens.get(meta[meta_keys.SUBSCRIPTION_ID])
+        if listening is None:
+            return False
+        listening._push(method, params)
+        return True
+
     async def unsubscribe(self, uri: str, *, timeout: Optional[float] = None) -> None:
         """End every subscription to uri here and send resources/unsubscribe."""
         if not self._subscribe:
@@ -641,7 +694,10 @@ class Client:
                                 timeout=timeout)
 
     def _deliver_update(self, params: Any) -> Any:
-        """The notifications/resources/updated hook: feed the URI's subscriptions."""
+        """The notifications/resources/updated hook: feed the URI's subscriptions (or the
+        listen stream it is tagged for)."""
+        if self._listens and self._to_listen(RESOURCE_UPDATED_METHOD, params):
+            return None
         uri = params.get("uri") if type(params) is dict else None
         subscriptions = self._subscriptions.get(uri) if type(uri) is str else None
         if not subscriptions:

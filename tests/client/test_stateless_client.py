@@ -46,6 +46,10 @@ def make_server(**options: Any) -> Server:
         ctx.info("hello from the tool")
         return "ok"
 
+    @app.resource("note://a")
+    def note() -> str:
+        return "a note"
+
     @app.prompt()
     async def framed(ctx: Context) -> str:
         answer = await ctx.elicit("Topic?", NAME, input_key="topic")
@@ -163,3 +167,73 @@ def test_auto_falls_back_to_the_handshake_and_strict_2026_does_not():
 def test_requested_versions_are_checked():
     with pytest.raises(ValueError, match="auto"):
         connect("tcp://127.0.0.1:1", protocol_version="2099-01-01")
+
+
+def test_listen_streams_list_changes_and_updates_until_left():
+    async def main():
+        app = make_server()
+        async with serving(app) as url, connect(url, protocol_version="2026-07-28") as client:
+            async with client.listen(tools=True) as tools_stream, \
+                    client.listen(uris=["note://a"]) as note_stream:
+                assert tools_stream.acknowledged == {"toolsListChanged": True}
+                assert note_stream.acknowledged == {"resourceSubscriptions": ["note://a"]}
+
+                @app.tool()
+                def added() -> str:
+                    return "new"
+
+                app.notify_resource_updated("note://a")
+                tool_note = await asyncio.wait_for(tools_stream.__anext__(), 5)
+                assert tool_note["method"] == "notifications/tools/list_changed"
+                assert tool_note["params"]["_meta"][meta_keys.SUBSCRIPTION_ID] == tools_stream.id
+                update = await asyncio.wait_for(note_stream.__anext__(), 5)
+                assert update["params"]["uri"] == "note://a"
+            # Left: the server stopped both streams.
+            await asyncio.sleep(0.05)
+            assert len(app.publisher) == 1
+            assert [n async for n in tools_stream] == []
+
+    run(main())
+
+
+def test_listen_needs_2026():
+    async def main():
+        async with serving(make_server()) as url, connect(url) as client:
+            with pytest.raises(Exception, match="2026-07-28"):
+                client.listen(tools=True)
+            with pytest.raises(ValueError):
+                async with serving(make_server()) as other, connect(
+                        other, protocol_version="2026-07-28") as modern:
+                    modern.listen()
+
+    run(main())
+
+
+def test_listen_and_input_rounds_over_streamable_http():
+    async def main():
+        app = make_server()
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(app.serve_http("127.0.0.1", 0, ready=lambda h, p: ready.set_result(p)))
+        url = f"http://127.0.0.1:{await ready}/mcp"
+        try:
+            async with connect(url, protocol_version="auto", **HANDLERS) as client:
+                assert client.protocol_version == "2026-07-28"
+                assert (await client.call_tool("greet", {}))["content"][0]["text"] == "Ada / Paris / 1 root(s)"
+                async with client.listen(tools=True) as stream:
+                    @app.tool()
+                    def added_over_http() -> str:
+                        return "new"
+
+                    note = await asyncio.wait_for(stream.__anext__(), 5)
+                    assert note["method"] == "notifications/tools/list_changed"
+                # Leaving closed the listen POST: the server dropped the stream.
+                for _ in range(100):
+                    if len(app.publisher) == 0:
+                        break
+                    await asyncio.sleep(0.02)
+                assert len(app.publisher) == 0
+        finally:
+            server.cancel()
+            await asyncio.gather(server, return_exceptions=True)
+
+    run(main())

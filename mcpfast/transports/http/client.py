@@ -30,9 +30,10 @@ import httptools
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
-from mcpfast._core.messages import ErrorResponse, Request, Response
+from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE, TRANSPORT_ERROR
+from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.header_values import encode_header_value
 from mcpfast.transports.http import headers as h
@@ -54,6 +55,12 @@ class HTTPStatusError(ConnectionError):
         super().__init__(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
         self.status = status
         self.body = body
+
+
+def routing_headers_present(params: Any) -> bool:
+    """Whether a request carries 2026-07-28 ``_meta`` (and so routing headers)."""
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and meta_keys.PROTOCOL_VERSION in meta
 
 
 def routing_headers(method: str, params: Any) -> dict[str, str]:
@@ -227,6 +234,8 @@ class HTTPClientStream:
         # POSTs in progress at once (each holds a connection); the GET stream is apart.
         self._slots = asyncio.Semaphore(max_connections)
         self._tasks: set[asyncio.Task[Any]] = set()
+        # POSTs of 2026-07-28 requests in progress, by request id (cancelled by closing them).
+        self._stateless_posts: dict[Any, asyncio.Task[Any]] = {}
         self._get_task: Optional[asyncio.Task[None]] = None
         self._closed = False
         self.closed: asyncio.Future[None] = self.loop.create_future()
@@ -311,15 +320,28 @@ class HTTPClientStream:
         """The connection's writer: one POST per frame (answers arrive asynchronously)."""
         if self._closed:
             raise ConnectionError("the HTTP transport is closed")
-        task = self.loop.create_task(self._post(bytes(frame)))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _post(self, frame: bytes) -> None:
+        frame = bytes(frame)
         try:
             message: Any = decode(frame)
         except DecodeError:
             message = None
+        if type(message) is Notification and message.method == CANCELLED_METHOD:
+            # 2026-07-28 cancels a request by closing its response stream.
+            request_id = message.params.get("requestId") if type(message.params) is dict else None
+            stream_task = self._stateless_posts.pop(request_id, None)
+            if stream_task is not None:
+                stream_task.cancel()
+                return
+        task = self.loop.create_task(self._post(frame, message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if type(message) is Request and routing_headers_present(message.params):
+            request_key = message.id
+            self._stateless_posts[request_key] = task
+            task.add_done_callback(lambda done: self._stateless_posts.pop(request_key, None)
+                                   if self._stateless_posts.get(request_key) is done else None)
+
+    async def _post(self, frame: bytes, message: Any) -> None:
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         headers = {"Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}
         if type(message) is Request:
