@@ -316,6 +316,9 @@ def add_http_flags(run: argparse.ArgumentParser) -> None:
                        help="Origin header accepted (repeatable), e.g. https://app.example")
     group.add_argument("--max-body-size", type=int, default=None, metavar="BYTES",
                        help="largest POST body; larger ones get 413 (default 4 MiB)")
+    group.add_argument("--legacy-sse", action="store_true", default=None,
+                       help="also serve 2024-11-05 HTTP+SSE clients on /sse and /messages "
+                            "(default: off)")
 
 
 def http_options(args: argparse.Namespace) -> dict:
@@ -323,7 +326,7 @@ def http_options(args: argparse.Namespace) -> dict:
     given = {
         "path": args.path, "stateless": args.stateless, "json_response": args.json_response,
         "allowed_hosts": args.allow_host, "allowed_origins": args.allow_origin,
-        "max_body_size": args.max_body_size,
+        "max_body_size": args.max_body_size, "legacy_sse": args.legacy_sse,
     }
     options = {key: value for key, value in given.items() if value is not None}
     if options and args.transport != "http":

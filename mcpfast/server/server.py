@@ -583,7 +583,7 @@ class Server:
     def http_endpoint(self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
                       allowed_origins: Iterable[str] = (),
                       dns_rebinding_protection: Optional[bool] = None,
-                      **options: Any) -> Any:
+                      legacy_sse: bool = False, **options: Any) -> Any:
         """The Streamable HTTP endpoint of this server
         (:class:`~mcpfast.transports.http.StreamableHTTPEndpoint`; ``options`` are its
         keywords: path, json_response, stateless, max_body_size, max_sessions,
@@ -591,7 +591,9 @@ class Server:
 
         Host/Origin checks: on for a loopback ``host`` (loopback names allowed, plus
         ``allowed_hosts`` / ``allowed_origins``), else only when allow-lists are given;
-        ``dns_rebinding_protection`` forces them on (with exactly the lists) or off."""
+        ``dns_rebinding_protection`` forces them on (with exactly the lists) or off.
+        ``legacy_sse``: also serve clients of the 2024-11-05 HTTP+SSE transport (GET
+        ``/sse``, POST ``/messages``; :class:`~mcpfast.transports.http.LegacySSEEndpoint`)."""
         from mcpfast.transports.http import HostPolicy, StreamableHTTPEndpoint
 
         if dns_rebinding_protection is None:
@@ -599,8 +601,15 @@ class Server:
                                          extra_origins=allowed_origins)
         else:
             policy = HostPolicy(allowed_hosts, allowed_origins, enabled=dns_rebinding_protection)
-        return StreamableHTTPEndpoint(self.connect, stateless_factory=self.connect_stateless,
-                                      host_policy=policy, **options)
+        endpoint = StreamableHTTPEndpoint(self.connect, stateless_factory=self.connect_stateless,
+                                          host_policy=policy, **options)
+        if not legacy_sse:
+            return endpoint
+        from mcpfast.transports.http import LegacySSEEndpoint
+
+        # Old clients (2024-11-05 HTTP+SSE) on /sse and /messages, the rest on the endpoint.
+        return LegacySSEEndpoint(self.connect, streamable=endpoint,
+                                 max_body_size=endpoint.max_body_size)
 
     def asgi_app(self, **options: Any) -> Any:
         """An ASGI application serving this server's Streamable HTTP endpoint (mount it in

@@ -17,6 +17,7 @@ from mcpfast.transports.http.endpoint import (
     StreamableHTTPEndpoint,
 )
 from mcpfast.transports.http.event_store import EventStore, MemoryEventStore
+from mcpfast.transports.http.legacy_sse import LegacySSEEndpoint
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.server import serve_http
@@ -33,6 +34,7 @@ __all__ = [
     "HTTPResponse",
     "HostPolicy",
     "InvalidToken",
+    "LegacySSEEndpoint",
     "MemoryEventStore",
     "StreamableHTTPEndpoint",
     "serve_http",

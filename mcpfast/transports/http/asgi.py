@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, MutableMapping
 
-from mcpfast.transports.http.endpoint import StreamableHTTPEndpoint
+from mcpfast.transports.http.endpoint import HTTPEndpoint
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
 
 __all__ = ["ASGIApp"]
@@ -28,9 +28,9 @@ def _header_list(response: HTTPResponse) -> list[tuple[bytes, bytes]]:
 
 
 class ASGIApp:
-    """An ASGI application around a StreamableHTTPEndpoint (module docstring)."""
+    """An ASGI application around an HTTP endpoint (module docstring)."""
 
-    def __init__(self, endpoint: StreamableHTTPEndpoint) -> None:
+    def __init__(self, endpoint: HTTPEndpoint) -> None:
         self.endpoint = endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

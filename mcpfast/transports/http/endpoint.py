@@ -54,7 +54,7 @@ import asyncio
 import logging
 import secrets
 from time import monotonic
-from typing import Any, Awaitable, Callable, Optional, Union
+from typing import Any, Awaitable, Callable, Optional, Protocol, Union
 
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error, encode_notification
@@ -81,6 +81,8 @@ from mcpfast.transports.http.sse import message_event
 from mcpfast.transports.http.sse_stream import SSEStream
 
 __all__ = [
+    "HTTPEndpoint",
+    "error_response",
     "DEFAULT_KEEPALIVE_INTERVAL",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_SESSIONS",
@@ -106,7 +108,7 @@ _SSE_HEADERS = [("content-type", h.EVENT_STREAM), ("cache-control", "no-cache, n
                 (h.X_ACCEL_BUFFERING, "no")]
 
 
-def _error(status: int, message: str, code: int = INVALID_REQUEST,
+def error_response(status: int, message: str, code: int = INVALID_REQUEST,
            extra: Optional[list[tuple[str, str]]] = None) -> HTTPResponse:
     headers = list(_JSON_HEADERS)
     if extra:
@@ -126,6 +128,16 @@ def _accepts(accept: str, media_type: str) -> bool:
                 continue
             return True
     return False
+
+
+class HTTPEndpoint(Protocol):
+    """What mcpfast's HTTP server and the ASGI app serve: a socket-free endpoint."""
+
+    max_body_size: int
+
+    def handle(self, request: HTTPRequest) -> Outcome: ...
+
+    def close(self) -> None: ...
 
 
 class StreamableHTTPEndpoint:
@@ -189,7 +201,7 @@ class StreamableHTTPEndpoint:
         if request.path != self.path:
             if auth is not None and request.path in auth.metadata_paths:
                 return self._checked_host(request) or auth.metadata_response(request.method)
-            return _error(404, f"Not Found: the MCP endpoint is {self.path}")
+            return error_response(404, f"Not Found: the MCP endpoint is {self.path}")
         refused = self._checked_host(request)
         if refused is not None:
             return refused
@@ -205,7 +217,7 @@ class StreamableHTTPEndpoint:
     def _checked_host(self, request: HTTPRequest) -> Optional[HTTPResponse]:
         headers = request.headers
         refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
-        return _error(refused[0], refused[1]) if refused is not None else None
+        return error_response(refused[0], refused[1]) if refused is not None else None
 
     async def _route_after(self, request: HTTPRequest,
                            verdict: Awaitable[Union[AccessToken, HTTPResponse]]) -> HTTPResponse:
@@ -222,7 +234,7 @@ class StreamableHTTPEndpoint:
             return self._post(request, token)
         if request.headers.get(h.MCP_PROTOCOL_VERSION, "").strip() in STATELESS_VERSIONS:
             # 2026-07-28 has no GET stream and no session to delete.
-            return _error(405, f"Method Not Allowed: {method} (allowed under "
+            return error_response(405, f"Method Not Allowed: {method} (allowed under "
                                f"2026-07-28: POST)", extra=[(h.ALLOW, "POST")])
         if method == "GET":
             return self._get(request, token)
@@ -232,7 +244,7 @@ class StreamableHTTPEndpoint:
 
     def _not_allowed(self, method: str) -> HTTPResponse:
         allow = "POST" if self.stateless else "GET, POST, DELETE"
-        return _error(405, f"Method Not Allowed: {method} (allowed: {allow})",
+        return error_response(405, f"Method Not Allowed: {method} (allowed: {allow})",
                       extra=[(h.ALLOW, allow)])
 
     # -- POST --------------------------------------------------------------------------
@@ -241,23 +253,23 @@ class StreamableHTTPEndpoint:
         headers = request.headers
         content_type = headers.get(h.CONTENT_TYPE, "")
         if content_type.split(";")[0].strip().lower() != h.JSON:
-            return _error(415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
+            return error_response(415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
                                f"got {content_type or 'none'!r}")
         accept = headers.get(h.ACCEPT, "")
         sse_ok = _accepts(accept, h.EVENT_STREAM)
         if not _accepts(accept, h.JSON) or not (sse_ok or self.json_response):
             wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
-            return _error(406, f"Not Acceptable: Accept must allow {wanted}, got {accept!r}")
+            return error_response(406, f"Not Acceptable: Accept must allow {wanted}, got {accept!r}")
         body = request.body
         if len(body) > self.max_body_size:
-            return _error(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
+            return error_response(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
                                f"is {self.max_body_size}")
         try:
             message: Any = decode(body)
         except DecodeError as exc:
             return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
         if isinstance(message, list) and not message:
-            return _error(400, "Invalid Request: an empty batch")
+            return error_response(400, "Invalid Request: an empty batch")
         version = headers.get(h.MCP_PROTOCOL_VERSION)
         if version is not None:
             version = version.strip()
@@ -279,12 +291,12 @@ class StreamableHTTPEndpoint:
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
-                return _error(400, "Bad Request: Mcp-Session-Id header is required "
+                return error_response(400, "Bad Request: Mcp-Session-Id header is required "
                                    "(send initialize first to get one)")
             return self._post_initialize(body, message, json_only, token)
         session = self._known_session(session_id, token)
         if session is None:
-            return _error(404, "Not Found: unknown or ended session")
+            return error_response(404, "Not Found: unknown or ended session")
         return self._feed(session, session.connection, body, message, json_only, None)
 
     def _post_2026(self, headers: dict[str, str], body: bytes, message: Any, json_only: bool,
@@ -296,7 +308,7 @@ class StreamableHTTPEndpoint:
             # the response stream): accepted and dropped.
             return HTTPResponse(202)
         if type(message) is not Request:
-            return _error(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request")
+            return error_response(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request")
         params = message.params
         meta = params.get("_meta") if type(params) is dict else None
         if type(meta) is not dict or meta_keys.PROTOCOL_VERSION not in meta:
@@ -337,7 +349,7 @@ class StreamableHTTPEndpoint:
     def _post_initialize(self, body: bytes, message: Any, json_only: bool,
                          token: Optional[AccessToken]) -> Outcome:
         if len(self.sessions) >= self.max_sessions:
-            return _error(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
+            return error_response(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
                                f"try again later", extra=[("retry-after", "5")])
         session = HTTPSession(secrets.token_hex(16), self.factory, self.event_store,
                               self.keepalive_interval, self.retry_ms)
@@ -462,17 +474,17 @@ class StreamableHTTPEndpoint:
             return self._not_allowed(request.method)
         session_id = request.headers.get(h.MCP_SESSION_ID)
         if session_id is None:
-            return _error(400, "Bad Request: Mcp-Session-Id header is required")
+            return error_response(400, "Bad Request: Mcp-Session-Id header is required")
         session = self._known_session(session_id, token)
         if session is None:
-            return _error(404, "Not Found: unknown or ended session")
+            return error_response(404, "Not Found: unknown or ended session")
         return session
 
     def _get(self, request: HTTPRequest, token: Optional[AccessToken]) -> HTTPResponse:
         if self.stateless:
             return self._not_allowed("GET")
         if not _accepts(request.headers.get(h.ACCEPT, ""), h.EVENT_STREAM):
-            return _error(406, f"Not Acceptable: a GET stream needs Accept: {h.EVENT_STREAM}")
+            return error_response(406, f"Not Acceptable: a GET stream needs Accept: {h.EVENT_STREAM}")
         found = self._session_for(request, token)
         if isinstance(found, HTTPResponse):
             return found
@@ -492,7 +504,7 @@ class StreamableHTTPEndpoint:
         if stream is None and not replay:
             stream = session.open_get_stream()
             if stream.attached:
-                return _error(409, "Conflict: this session already has an open GET stream")
+                return error_response(409, "Conflict: this session already has an open GET stream")
         if stream is None:
             # Replay of a finished stream: the missed events, then the end.
             return HTTPResponse(200, list(_SSE_HEADERS), stream=_chunks(replay))

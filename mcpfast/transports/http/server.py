@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 
 import httptools
 
-from mcpfast.transports.http.endpoint import StreamableHTTPEndpoint
+from mcpfast.transports.http.endpoint import HTTPEndpoint
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
 
 __all__ = ["HTTPServerProtocol", "serve_http"]
@@ -60,7 +60,7 @@ def _head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
 class HTTPServerProtocol(asyncio.Protocol):
     """One HTTP/1.1 connection to the endpoint (module docstring)."""
 
-    def __init__(self, endpoint: StreamableHTTPEndpoint, keepalive_timeout: float,
+    def __init__(self, endpoint: HTTPEndpoint, keepalive_timeout: float,
                  connections: set[HTTPServerProtocol],
                  max_connections: Optional[int] = None) -> None:
         self.max_connections = max_connections
@@ -354,7 +354,7 @@ class HTTPServerProtocol(asyncio.Protocol):
 
 
 async def serve_http(
-    endpoint: StreamableHTTPEndpoint,
+    endpoint: HTTPEndpoint,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
