@@ -13,7 +13,8 @@ Targets (:func:`parse_target`):
 
 * a list or tuple: a command and its arguments, started as the server process (stdio);
 * a str URL: ``tcp://host:port``; ``http://host:port/path`` and ``https://...``
-  (Streamable HTTP; ``headers=`` adds headers to every request; ``auth=`` a bearer token
+  (Streamable HTTP; a path ending in ``/sse``: the 2024-11-05 HTTP+SSE transport of older
+  servers; ``headers=`` adds headers to every request; ``auth=`` a bearer token
   str or an :class:`~mcpfast.transports.http.client_auth.HTTPAuth`, asked for the
   Authorization header of every request and told of 401/403 refusals);
   ``ws://`` / ``wss://`` raise :class:`~mcpfast.client.errors.TransportUnavailable` --
@@ -124,6 +125,12 @@ def parse_target(target: Any, args: Optional[Sequence[str]] = None) -> Target:
     return Target("stdio", command=command, args=tuple(arguments))
 
 
+def is_legacy_sse_url(url: str) -> bool:
+    """Whether an http(s) URL names a 2024-11-05 HTTP+SSE endpoint (its path ends in /sse,
+    as those servers name it), rather than a Streamable HTTP one."""
+    return urlsplit(url).path.rstrip("/").endswith("/sse")
+
+
 class Connector:
     """What ``connect`` returns: ``async with`` it, or ``await`` it (module docstring)."""
 
@@ -160,6 +167,13 @@ class Connector:
             stream = await open_tcp(
                 target.host, target.port, client.bind, max_frame_size=self._max_frame_size,
             )
+        elif target.kind == "http" and target.url is not None and is_legacy_sse_url(target.url):
+            from mcpfast.transports.http.legacy_sse_client import open_sse
+
+            if "auth" in self._http:
+                raise TypeError("auth= is not available over HTTP+SSE: pass headers= instead")
+            stream = await open_sse(target.url, client.bind, max_frame_size=self._max_frame_size,
+                                    **self._http)
         elif target.kind == "http" and target.url is not None:
             from mcpfast.transports.http.client import open_http
 

@@ -46,3 +46,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+
+
+async def wait_for_port(port: int, attempts: int = 400) -> None:
+    """Return once something accepts connections on 127.0.0.1:port (asyncio)."""
+    import asyncio
+
+    for _ in range(attempts):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        return
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")

@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from everything_http import free_port, wait_for_port
 from mcpfast.client import connect
 from mcpfast.jsonrpc import JSONRPCError
 from recording_client import RecordingClient
@@ -243,20 +243,11 @@ async def _served(script, transport):
     if transport == "stdio":
         yield [sys.executable, str(script)]
         return
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen([sys.executable, str(script), str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(400):
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.05)
-                continue
-            writer.close()
-            break
+        await wait_for_port(port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()

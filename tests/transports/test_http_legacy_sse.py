@@ -186,3 +186,72 @@ def test_mcpfast_run_serves_legacy_clients_with_a_flag(tmp_path):
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_the_mcpfast_client_reaches_a_legacy_server_by_its_sse_url():
+    from mcpfast import connect
+
+    async def main():
+        cancelled: list = []
+        app = make_server(cancelled)
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(app.serve_http("127.0.0.1", 0, legacy_sse=True,
+                                                    ready=lambda h, p: ready.set_result(p)))
+        port = await ready
+        try:
+            async with connect(f"http://127.0.0.1:{port}/sse") as client:
+                assert client.protocol_version == "2025-11-25"
+                assert (await client.call_tool("echo", {"text": "via sse"}))["content"][0]["text"] == "via sse"
+                call = asyncio.create_task(client.call_tool("hang", {}))
+                await asyncio.sleep(0.05)
+            # Leaving closed the stream: the session ended and its request was cancelled.
+            await asyncio.sleep(0.05)
+            assert cancelled == ["hang"]
+            assert call.done()
+            with pytest.raises(ConnectionError):
+                async with connect(f"http://127.0.0.1:{port}/nothing/sse"):
+                    pass
+        finally:
+            server.cancel()
+            await asyncio.gather(server, return_exceptions=True)
+
+    asyncio.run(main())
+
+
+def test_the_mcpfast_client_reaches_the_official_sdks_sse_server(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    from everything_http import free_port, wait_for_port
+    from mcpfast import connect
+
+    script = tmp_path / "official_sse.py"
+    script.write_text(textwrap.dedent('''
+        import sys
+        from mcp.server.mcpserver import MCPServer
+
+        mcp = MCPServer("official-sse")
+
+        @mcp.tool()
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        mcp.run("sse", host="127.0.0.1", port=int(sys.argv[1]))
+    '''))
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(script), str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    async def main():
+        await wait_for_port(port)
+        async with connect(f"http://127.0.0.1:{port}/sse") as client:
+            assert client.server_info["name"] == "official-sse"
+            result = await client.call_tool("add", {"a": 2, "b": 40})
+            assert result["content"][0]["text"] == "42"
+
+    try:
+        asyncio.run(main())
+    finally:
+        process.terminate()
+        process.wait(10)

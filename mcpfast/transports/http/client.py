@@ -22,7 +22,7 @@ import asyncio
 import json
 import logging
 import ssl
-from typing import Any, Callable, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 from urllib.parse import urlsplit
 
 import httptools
@@ -39,6 +39,7 @@ from mcpfast.protocol.header_values import encode_header_value
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
 from mcpfast.transports.http.routing_headers import NAME_SOURCES
+from mcpfast.transports.http.sse import SSEEvent, split_events
 
 __all__ = ["HTTPClientStream", "HTTPStatusError", "open_http"]
 
@@ -114,6 +115,24 @@ class _EventCursor:
                 self.waiting.discard(item.id)
 
 
+class HTTPTarget:
+    """Where an http(s) URL's requests go: ``host``, ``port``, ``ssl`` (a context for
+    https, else None), ``path`` with its query, and the ``host_header``."""
+
+    __slots__ = ("url", "host", "port", "ssl", "path", "host_header")
+
+    def __init__(self, url: str, ssl_context: Optional[ssl.SSLContext] = None) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"an MCP HTTP endpoint is http(s)://host[:port]/path, got {url!r}")
+        self.url = url
+        self.host = parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.ssl: Any = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
+        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.host_header = parts.netloc.rsplit("@", 1)[-1]
+
+
 class _Response:
     """One HTTP response as it arrives: status and headers, then body chunks."""
 
@@ -124,6 +143,21 @@ class _Response:
         self.chunks: asyncio.Queue[Optional[bytes]] = asyncio.Queue()
         self.complete = False
         self.keep_alive = False
+
+    async def events(self, limit: int) -> AsyncIterator[SSEEvent]:
+        """The body's SSE events as they arrive (ValueError when an event still
+        arriving passes ``limit`` bytes)."""
+        buffer = b""
+        while True:
+            chunk = await self.chunks.get()
+            if chunk is None:
+                return
+            buffer += chunk.replace(b"\r\n", b"\n")
+            events, buffer = split_events(buffer)
+            for event in events:
+                yield event
+            if len(buffer) > limit:
+                raise ValueError(f"an SSE event is over the frame limit of {limit} bytes")
 
     async def body(self, limit: int) -> bytes:
         parts: list[bytes] = []
@@ -214,15 +248,13 @@ class HTTPClientStream:
         if isinstance(max_connections, bool) or not isinstance(max_connections, int) \
                 or max_connections < 1:
             raise ValueError(f"max_connections must be an int >= 1, got {max_connections!r}")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"a Streamable HTTP endpoint is http(s)://host[:port]/path, got {url!r}")
+        target = HTTPTarget(url, ssl_context)
         self.url = url
-        self.host = parts.hostname
-        self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self.ssl: Any = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
-        host_header = parts.netloc.rsplit("@", 1)[-1]
+        self.host = target.host
+        self.port = target.port
+        self.path = target.path
+        self.ssl: Any = target.ssl
+        host_header = target.host_header
         self.extra_headers = dict(headers or {})
         self.auth = auth
         self.host_header = host_header
@@ -407,31 +439,16 @@ class HTTPClientStream:
                            cursor: _EventCursor) -> None:
         """Feed the messages of an SSE answer to the connection until it ends, keeping
         the last event id and retry delay, and which awaited responses came."""
-        buffer = b""
-        while True:
-            chunk = await response.chunks.get()
-            if chunk is None:
-                return
-            buffer += chunk.replace(b"\r\n", b"\n")
-            while b"\n\n" in buffer:
-                raw, buffer = buffer.split(b"\n\n", 1)
-                data: list[bytes] = []
-                for line in raw.split(b"\n"):
-                    if line.startswith(b"data:"):
-                        data.append(line[5:].lstrip(b" "))
-                    elif line.startswith(b"id:"):
-                        cursor.last_event_id = line[3:].strip().decode("utf-8", "replace")
-                    elif line.startswith(b"retry:"):
-                        value = line[6:].strip()
-                        if value.isdigit():
-                            cursor.retry_ms = int(value)
-                payload = b"\n".join(data)
-                if payload.strip():
-                    if cursor.waiting:
-                        cursor.answered(payload)
-                    self._deliver(payload, initialize)
-            if len(buffer) > self.max_frame_size:
-                raise ValueError(f"an SSE event is over the frame limit of {self.max_frame_size} bytes")
+        async for event in response.events(self.max_frame_size):
+            if event.id is not None:
+                cursor.last_event_id = event.id
+            if event.retry is not None:
+                cursor.retry_ms = event.retry
+            payload = event.data
+            if payload.strip():
+                if cursor.waiting:
+                    cursor.answered(payload)
+                self._deliver(payload, initialize)
 
     async def _resume(self, cursor: _EventCursor, message: Any, initialize: bool) -> None:
         """A POST's stream ended before its responses: resume it with GET and

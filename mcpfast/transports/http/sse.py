@@ -8,9 +8,9 @@ proxies; ``retry:`` tells a client how long to wait before it reconnects.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
-__all__ = ["comment", "message_event", "priming_event"]
+__all__ = ["SSEEvent", "comment", "message_event", "priming_event", "split_events"]
 
 
 def message_event(frame: bytes, event_id: Optional[str] = None) -> bytes:
@@ -30,3 +30,38 @@ def priming_event(event_id: str, retry_ms: Optional[int] = None) -> bytes:
 def comment(text: str = "") -> bytes:
     """A comment line (ignored by clients): the keep-alive of an idle stream."""
     return b": " + text.encode("utf-8") + b"\n\n"
+
+
+class SSEEvent(NamedTuple):
+    """One event read from a stream: ``event`` (its type, "message" unless named),
+    ``data`` (its data lines joined), ``id`` and ``retry`` (None when absent)."""
+
+    event: str
+    data: bytes
+    id: Optional[str]
+    retry: Optional[int]
+
+
+def split_events(buffer: bytes) -> tuple[list[SSEEvent], bytes]:
+    """The complete events at the start of ``buffer`` (newlines already normalized to
+    ``\n``) and what is left of it (an event still arriving)."""
+    events: list[SSEEvent] = []
+    while b"\n\n" in buffer:
+        raw, buffer = buffer.split(b"\n\n", 1)
+        kind = "message"
+        data: list[bytes] = []
+        event_id: Optional[str] = None
+        retry: Optional[int] = None
+        for line in raw.split(b"\n"):
+            if line.startswith(b"data:"):
+                data.append(line[5:].lstrip(b" "))
+            elif line.startswith(b"event:"):
+                kind = line[6:].strip().decode("utf-8", "replace")
+            elif line.startswith(b"id:"):
+                event_id = line[3:].strip().decode("utf-8", "replace")
+            elif line.startswith(b"retry:"):
+                value = line[6:].strip()
+                if value.isdigit():
+                    retry = int(value)
+        events.append(SSEEvent(kind, b"\n".join(data), event_id, retry))
+    return events, buffer
