@@ -7,7 +7,9 @@ server acknowledges first (``notifications/subscriptions/acknowledged``, with th
 honours: the kinds it serves), then sends only those notifications, each carrying the
 listen request's id as ``_meta["io.modelcontextprotocol/subscriptionId"]``. The stream
 lives until the client cancels it (closing the HTTP stream, or ``notifications/cancelled``
-on stdio) or the connection ends. It is fed by the server's publisher
+on stdio), the connection ends, or the server ends it (``Server.end_subscriptions()``, which
+the HTTP server calls when it starts shutting down): then the listen request is answered
+with a completion result carrying the subscription id. It is fed by the server's publisher
 (:mod:`mcpfast.server.publisher`), so a publisher shared by several processes feeds every
 process's listeners.
 """
@@ -36,12 +38,14 @@ RESOURCE_FIELD = "resourceSubscriptions"
 class ListenStream:
     """One listen request as a subscriber of the publisher."""
 
-    __slots__ = ("ctx", "server", "meta", "kinds", "uris")
+    __slots__ = ("ctx", "server", "meta", "kinds", "uris", "ended")
 
     def __init__(self, ctx: Context, server: Server, kinds: frozenset[str],
                  uris: frozenset[str]) -> None:
         self.ctx = ctx
         self.server = server
+        # Done when the server ends the stream on its own (shutdown): a graceful end.
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.meta = {meta_keys.SUBSCRIPTION_ID: ctx.request_id}
         self.kinds = kinds
         self.uris = uris
@@ -50,7 +54,7 @@ class ListenStream:
         ctx = self.ctx
         if ctx.cancelled or ctx.session.closed:
             # Ended before its task ever ran (cancelled in the same breath): leave now.
-            self.server.publisher.detach(self)
+            self._leave()
             return False
         if isinstance(event, ListChanged):
             if event.kind not in self.kinds:
@@ -63,6 +67,15 @@ class ListenStream:
             self.ctx.notify(methods.RESOURCE_UPDATED, {"_meta": self.meta, "uri": event.uri})
             return True
         return False
+
+    def end(self) -> None:
+        """End the stream gracefully: its request is answered (a completion result)."""
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+    def _leave(self) -> None:
+        self.server.publisher.detach(self)
+        self.server.listen_streams.discard(self)
 
 
 def honoured_filter(server: Server, ctx: Context, params: Any) -> tuple[dict, frozenset, frozenset]:
@@ -105,12 +118,15 @@ def listen(server: Server, params: Any, ctx: Context) -> Any:
     stream = ListenStream(ctx, server, kinds, uris)
     ctx.notify(methods.SUBSCRIPTIONS_ACKNOWLEDGED, {"_meta": stream.meta, "notifications": honoured})
     server.publisher.attach(stream)
-    return _open(server, stream)
+    server.listen_streams.add(stream)
+    return _open(stream)
 
 
-async def _open(server: Server, stream: ListenStream) -> Any:
+async def _open(stream: ListenStream) -> Any:
     try:
-        # Until the client cancels it or the connection ends (both cancel this task).
-        await asyncio.get_running_loop().create_future()
+        # Until the client cancels it or the connection ends (both cancel this task), or
+        # the server ends it (then the request gets its completion result).
+        await stream.ended
     finally:
-        server.publisher.detach(stream)
+        stream._leave()
+    return {"_meta": dict(stream.meta)}

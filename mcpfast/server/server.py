@@ -179,6 +179,8 @@ class Server:
         if cache is not None and not isinstance(cache, CachePolicy):
             raise TypeError(f"cache must be a CachePolicy, not {type(cache).__name__}")
         self.cache_policy = cache if cache is not None else CachePolicy()
+        # Open subscriptions/listen streams (mcpfast.server.listen).
+        self.listen_streams: set[Any] = set()
         self.request_state_codec = RequestStateCodec(request_state_secret, request_state_ttl)
         # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
         self.stateless_era: Optional[StatelessEra] = StatelessEra(self) if stateless else None
@@ -357,6 +359,14 @@ class Server:
             if arguments is not None:
                 return template.read(uri, arguments, ctx)
         raise ResourceNotFound(uri)
+
+    def end_subscriptions(self) -> int:
+        """End every open subscriptions/listen stream gracefully (each request gets its
+        completion result): before shutting down. Returns how many were ended."""
+        streams = list(self.listen_streams)
+        for stream in streams:
+            stream.end()
+        return len(streams)
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to the connections subscribed to ``uri``;
@@ -602,7 +612,8 @@ class Server:
         else:
             policy = HostPolicy(allowed_hosts, allowed_origins, enabled=dns_rebinding_protection)
         endpoint = StreamableHTTPEndpoint(self.connect, stateless_factory=self.connect_stateless,
-                                          host_policy=policy, **options)
+                                          host_policy=policy, on_shutdown=self.end_subscriptions,
+                                          **options)
         if not legacy_sse:
             return endpoint
         from mcpfast.transports.http import LegacySSEEndpoint

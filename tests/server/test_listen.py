@@ -136,3 +136,20 @@ def test_a_listen_cancelled_before_its_task_runs_leaves_the_publisher(mcp_schema
         assert wire.frames == [] and len(app.publisher) == 1
 
     asyncio.run(main())
+
+
+def test_the_server_ends_a_stream_with_a_completion_result(mcp_schema):
+    async def main():
+        app = make_server()
+        wire = Wire(app, mcp_schema)
+        wire.methods[5] = ("subscriptions/listen", V2026)
+        wire.conn.feed(listen_frame(5, {"toolsListChanged": True}))
+        await settle()
+        assert app.end_subscriptions() == 1
+        await settle()
+        answer = [f for f in wire.frames if f.get("id") == 5][0]
+        assert answer["result"]["resultType"] == "complete"
+        assert answer["result"]["_meta"][SUB] == 5
+        assert app.listen_streams == set() and len(app.publisher) == 1
+
+    asyncio.run(main())

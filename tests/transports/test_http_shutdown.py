@@ -159,3 +159,25 @@ def test_sigterm_stops_mcpfast_run_gracefully(tmp_path: Path):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_listen_streams_end_gracefully_when_the_server_shuts_down():
+    async def main():
+        release, started, cancelled = asyncio.Event(), asyncio.Event(), []
+        app = make_app(release, started, cancelled)
+        server, url = await start(app, shutdown_timeout=None)
+        async with connect(url, protocol_version="2026-07-28") as client:
+            async with client.listen(tools=True) as stream:
+                server.cancel()
+                # The stream ends (the listen request is answered) and the server stops,
+                # instead of waiting for a stream that would never end by itself.
+                notes = await asyncio.wait_for(_drain(stream), 10)
+                assert notes == []
+                await asyncio.wait_for(asyncio.gather(server, return_exceptions=True), 10)
+                assert app.listen_streams == set()
+
+    asyncio.run(main())
+
+
+async def _drain(stream) -> list:
+    return [note async for note in stream]

@@ -48,6 +48,7 @@ class ASGIApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self.endpoint.begin_shutdown()
                 self.endpoint.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

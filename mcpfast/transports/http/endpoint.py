@@ -137,6 +137,8 @@ class HTTPEndpoint(Protocol):
 
     def handle(self, request: HTTPRequest) -> Outcome: ...
 
+    def begin_shutdown(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -160,6 +162,7 @@ class StreamableHTTPEndpoint:
         keepalive_interval: float = DEFAULT_KEEPALIVE_INTERVAL,
         retry_ms: Optional[int] = None,
         auth: Optional[BearerAuth] = None,
+        on_shutdown: Optional[Callable[[], Any]] = None,
     ) -> None:
         if not callable(factory):
             raise TypeError("factory must be a connection factory: factory(send) -> connection")
@@ -189,6 +192,9 @@ class StreamableHTTPEndpoint:
         if auth is not None and not isinstance(auth, BearerAuth):
             raise TypeError(f"auth must be a BearerAuth, not {type(auth).__name__}")
         self.auth = auth
+        # Called when the server starts shutting down (the MCP server ends its listen
+        # streams, so that the requests in progress can finish).
+        self.on_shutdown = on_shutdown
         self.sessions: dict[str, HTTPSession] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
@@ -552,6 +558,14 @@ class StreamableHTTPEndpoint:
             session.close()
         if self.sessions:
             self._schedule_reaper()
+
+    def begin_shutdown(self) -> None:
+        """The server stops taking requests: end what would never end by itself."""
+        if self.on_shutdown is not None:
+            try:
+                self.on_shutdown()
+            except Exception:
+                _LOGGER.exception("on_shutdown failed")
 
     def close(self) -> None:
         """End every session (the server is shutting down). Idempotent."""

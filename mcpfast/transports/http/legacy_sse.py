@@ -207,6 +207,11 @@ class LegacySSEEndpoint:
             return error_response(404, "Not Found: the session has ended")
         return HTTPResponse(202)
 
+    def begin_shutdown(self) -> None:
+        """The server stops taking requests (passed on to the Streamable endpoint)."""
+        if self.streamable is not None:
+            self.streamable.begin_shutdown()
+
     def close(self) -> None:
         """End every session (the server is shutting down). Idempotent."""
         for session in list(self.sessions.values()):

@@ -392,6 +392,7 @@ async def serve_http(
         await asyncio.Future()
     finally:
         server.close()
+        endpoint.begin_shutdown()
         pending = [f for f in (c.shutdown() for c in list(connections)) if f is not None]
         if pending and shutdown_timeout != 0:
             _LOGGER.info("shutting down: waiting for %d request(s) to finish", len(pending))
