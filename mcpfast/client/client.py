@@ -66,7 +66,14 @@ from mcpfast.client.notifications import (
     NotificationCallbacks,
     await_all,
 )
-from mcpfast.client.stateless import InputRounds, discover_facts, no_handler, request_meta, with_meta
+from mcpfast.client.stateless import (
+    InputRounds,
+    ResultCache,
+    discover_facts,
+    no_handler,
+    request_meta,
+    with_meta,
+)
 from mcpfast.client.subscriptions import Subscription
 from mcpfast.client.versions import (
     AUTO,
@@ -245,6 +252,8 @@ class Client:
         self._meta: dict[str, Any] = {}
         self._log_level: Optional[str] = None
         self.discover_result: Optional[dict] = None
+        # The caching hints of 2026-07-28 results, honoured.
+        self._cache = ResultCache()
         # Open subscriptions/listen streams by subscription id (= their request id).
         self._listens: dict[Any, Listening] = {}
         self._listen_hooks: set[str] = set()
@@ -465,11 +474,18 @@ class Client:
         session = self._session
         assert session is not None
 
+        cache = self._cache
+        cached = cache.get(method, params)
+        if cached is not None:
+            return cached
+
         async def send(name: str, attempt: Any) -> Any:
             return await session.request(name, with_meta(attempt, self._meta), timeout=timeout,
                                          progress=progress)
 
-        return await InputRounds(send, self._answer_input).run(method, params)
+        result = await InputRounds(send, self._answer_input).run(method, params)
+        cache.put(method, params, result)
+        return result
 
     def _send_request_2026(self, method: str, params: Any = None, *,
                            timeout: Optional[float] = None,
@@ -651,7 +667,11 @@ class Client:
             del self._listens[listening.id]
 
     def _route_listen(self, method: str) -> Callable[[Any], None]:
+        kind = LIST_CHANGED_METHODS.get(method)
+
         def route(params: Any) -> None:
+            if kind is not None:
+                self._cache.changed(kind)  # cached lists of that kind are stale now
             self._to_listen(method, params)
         return route
 

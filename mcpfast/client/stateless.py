@@ -16,13 +16,16 @@ own sampling / elicitation / roots handlers and sends the request again with the
 from __future__ import annotations
 
 import inspect
+import json
+import time
 from typing import Any, Awaitable, Callable, Mapping, Optional
 
 from mcpfast.client.errors import InvalidResult
 from mcpfast.jsonrpc.errors import InvalidParams
 from mcpfast.protocol import meta_keys, methods
 
-__all__ = ["InputRounds", "MAX_INPUT_ROUNDS", "discover_facts", "request_meta", "with_meta"]
+__all__ = ["InputRounds", "MAX_INPUT_ROUNDS", "ResultCache", "discover_facts", "request_meta",
+           "with_meta"]
 
 MAX_INPUT_ROUNDS = 16
 # The requests a server may answer with an InputRequiredResult.
@@ -135,3 +138,56 @@ def _input_required(result: Any) -> bool:
 def no_handler(method: str) -> InvalidParams:
     """The error for an input request this client has no handler for."""
     return InvalidParams(f"the server asked for {method}, which this client does not serve")
+
+
+# Results a server may mark cacheable (ttlMs, cacheScope), and what list change makes
+# each stale.
+CACHEABLE = {methods.TOOLS_LIST: "tools", methods.PROMPTS_LIST: "prompts",
+             methods.RESOURCES_LIST: "resources", methods.RESOURCE_TEMPLATES_LIST: "resources",
+             methods.RESOURCES_READ: "resources"}
+
+
+class ResultCache:
+    """The caching hints of 2026-07-28 results, honoured: a complete result with
+    ``ttlMs`` > 0 is reused for the same request until it expires or a list change of its
+    kind arrives (one client is one authorization context, so "private" and "public"
+    results are kept alike)."""
+
+    __slots__ = ("_entries", "_clock")
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._entries: dict[tuple[str, str], tuple[float, Any]] = {}
+        self._clock = clock
+
+    @staticmethod
+    def _key(method: str, params: Any) -> Optional[tuple[str, str]]:
+        if method not in CACHEABLE:
+            return None
+        bound = {k: v for k, v in params.items() if k != "_meta"} if type(params) is dict else params
+        return method, json.dumps(bound, sort_keys=True, separators=(",", ":"))
+
+    def get(self, method: str, params: Any) -> Any:
+        """A fresh cached result of the request, else None."""
+        key = self._key(method, params)
+        entry = self._entries.get(key) if key is not None else None
+        if entry is None:
+            return None
+        if self._clock() >= entry[0]:
+            del self._entries[key]  # type: ignore[arg-type]
+            return None
+        return entry[1]
+
+    def put(self, method: str, params: Any, result: Any) -> None:
+        """Keep a result its server marked cacheable."""
+        key = self._key(method, params)
+        if key is None or type(result) is not dict or result.get("resultType", "complete") != "complete":
+            return
+        ttl = result.get("ttlMs")
+        if type(ttl) is not int or ttl <= 0:
+            return
+        self._entries[key] = (self._clock() + ttl / 1000, result)
+
+    def changed(self, kind: str) -> None:
+        """A list of ``kind`` changed: its cached results are stale."""
+        for key in [k for k in self._entries if CACHEABLE[k[0]] == kind]:
+            del self._entries[key]

@@ -237,3 +237,46 @@ def test_listen_and_input_rounds_over_streamable_http():
             await asyncio.gather(server, return_exceptions=True)
 
     run(main())
+
+
+def test_caching_hints_are_honoured_until_expiry_or_a_list_change():
+    from mcpfast.client.stateless import ResultCache
+    from mcpfast.server.stateless import CachePolicy
+
+    async def main():
+        app = make_server(cache=CachePolicy(ttl_ms=60_000, scope="public"))
+        calls: list[str] = []
+        original = app.router.requests["tools/list"].handler
+
+        def counting(params, ctx):
+            calls.append("tools/list")
+            return original(params, ctx)
+
+        app.router.add_request_handler("tools/list", counting)
+        async with serving(app) as url, connect(url, protocol_version="2026-07-28") as client:
+            first = await client.list_tools()
+            again = await client.list_tools()
+            assert first == again and calls == ["tools/list"]  # the second came from the cache
+            async with client.listen(tools=True) as stream:
+                @app.tool()
+                def fresh() -> str:
+                    return "fresh"
+
+                await asyncio.wait_for(stream.__anext__(), 5)
+                # The list change made the cached list stale.
+                assert "fresh" in {tool["name"] for tool in await client.list_tools()}
+                assert calls == ["tools/list", "tools/list"]
+
+    run(main())
+
+    now = [0.0]
+    cache = ResultCache(clock=lambda: now[0])
+    result = {"tools": [], "resultType": "complete", "ttlMs": 500, "cacheScope": "private"}
+    cache.put("tools/list", {"_meta": {"x": 1}}, result)
+    assert cache.get("tools/list", {"_meta": {"y": 2}}) is result  # _meta is not part of the key
+    now[0] = 0.6
+    assert cache.get("tools/list", {}) is None  # expired
+    cache.put("tools/list", {}, {**result, "ttlMs": 0})
+    assert cache.get("tools/list", {}) is None  # 0: never reused
+    cache.put("tools/call", {}, result)
+    assert cache.get("tools/call", {}) is None  # not cacheable
