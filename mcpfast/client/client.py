@@ -85,6 +85,7 @@ from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import meta_keys, methods
+from mcpfast.protocol.header_params import header_params_of, param_headers
 from mcpfast.protocol.log_levels import LEVELS
 from mcpfast.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
@@ -149,6 +150,10 @@ class ClientConnection:
     def close(self, exc: Optional[BaseException] = None) -> None:
         """The transport is gone: fail everything waiting (idempotent)."""
         self._client._connection_lost(exc)
+
+    def param_headers(self, method: str, params: Any) -> dict[str, str]:
+        """For HTTP transports: the ``Mcp-Param-*`` headers of a request."""
+        return self._client.param_headers(method, params)
 
 
 class _Attempts:
@@ -254,6 +259,8 @@ class Client:
         self.discover_result: Optional[dict] = None
         # The caching hints of 2026-07-28 results, honoured.
         self._cache = ResultCache()
+        # x-mcp-header arguments of the tools, by tool name (learnt from tools/list).
+        self._header_params: dict[str, Any] = {}
         # Open subscriptions/listen streams by subscription id (= their request id).
         self._listens: dict[Any, Listening] = {}
         self._listen_hooks: set[str] = set()
@@ -568,10 +575,42 @@ class Client:
             raise
 
     async def list_tools(self, *, timeout: Optional[float] = None) -> list:
-        """Every tool (all pages)."""
+        """Every tool (all pages). Under 2026-07-28, a tool whose ``x-mcp-header``
+        annotations are malformed is left out (logged), as the revision asks."""
         if not self._tools:
             self._refuse("tools", "tools/list")
-        return await self._list_all("tools/list", "tools", timeout)
+        tools = await self._list_all("tools/list", "tools", timeout)
+        if self.discover_result is None:
+            return tools
+        return self._learn_header_params(tools)
+
+    def _learn_header_params(self, tools: list) -> list:
+        kept = []
+        for tool in tools:
+            name = tool.get("name") if type(tool) is dict else None
+            schema = tool.get("inputSchema") if type(tool) is dict else None
+            try:
+                params = header_params_of(schema) if isinstance(schema, dict) else ()
+            except ValueError as exc:
+                self._logger.warning("tool %r left out: its x-mcp-header is invalid (%s)", name, exc)
+                continue
+            if type(name) is str:
+                if params:
+                    self._header_params[name] = params
+                else:
+                    self._header_params.pop(name, None)
+            kept.append(tool)
+        return kept
+
+    def param_headers(self, method: str, params: Any) -> dict[str, str]:
+        """The ``Mcp-Param-*`` headers of a request (tools/call of a tool with
+        ``x-mcp-header`` arguments, as learnt from tools/list); {} for others."""
+        if method != methods.TOOLS_CALL or type(params) is not dict:
+            return {}
+        mirrored = self._header_params.get(params.get("name"))  # type: ignore[arg-type]
+        if not mirrored:
+            return {}
+        return param_headers(mirrored, params.get("arguments"))
 
     async def list_tools_page(self, cursor: Optional[str] = None, *,
                               timeout: Optional[float] = None) -> dict:

@@ -42,9 +42,9 @@ from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError,
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.features import features_for
+from mcpfast.protocol.header_params import header_param_problem
 from mcpfast.protocol.versions import STATELESS_VERSIONS, negotiate_version
 from mcpfast.server.completion import parse_completion_request
-from mcpfast.server.header_params import header_param_problem
 from mcpfast.server.listen import listen
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound

@@ -46,8 +46,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
+from mcpfast.protocol.header_params import header_params_of
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
-from mcpfast.server.header_params import header_params_of
 from mcpfast.server.invocation import invoker
 from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output

@@ -280,3 +280,47 @@ def test_caching_hints_are_honoured_until_expiry_or_a_list_change():
     assert cache.get("tools/list", {}) is None  # 0: never reused
     cache.put("tools/call", {}, result)
     assert cache.get("tools/call", {}) is None  # not cacheable
+
+
+def test_x_mcp_header_arguments_are_mirrored_over_http():
+    async def main():
+        app = make_server()
+
+        @app.tool(input_schema={"type": "object", "required": ["region"], "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"}}})
+        def where(region: str, count: int = 1) -> str:
+            return f"{region} x{count}"
+
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(app.serve_http("127.0.0.1", 0, ready=lambda h, p: ready.set_result(p)))
+        url = f"http://127.0.0.1:{await ready}/mcp"
+        try:
+            async with connect(url, protocol_version="2026-07-28") as client:
+                # Before tools/list the client does not know the annotations: the server refuses.
+                with pytest.raises(JSONRPCError) as refused:
+                    await client.call_tool("where", {"region": "Zürich", "count": 3})
+                assert refused.value.code == -32020
+                names = {tool["name"] for tool in await client.list_tools()}
+                assert "where" in names
+                result = await client.call_tool("where", {"region": "Zürich", "count": 3})
+                assert result["content"][0]["text"] == "Zürich x3"
+        finally:
+            server.cancel()
+            await asyncio.gather(server, return_exceptions=True)
+
+    run(main())
+
+
+def test_tools_with_malformed_x_mcp_header_are_left_out(caplog):
+    from mcpfast.protocol.header_params import header_params_of
+
+    client_tools = [{"name": "ok", "inputSchema": {"type": "object"}},
+                    {"name": "bad", "inputSchema": {"type": "object", "properties": {
+                        "a": {"type": "number", "x-mcp-header": "A"}}}}]
+    from mcpfast.client import Client
+
+    client = Client()
+    assert [t["name"] for t in client._learn_header_params(client_tools)] == ["ok"]
+    assert "bad" in caplog.text
+    assert header_params_of({"type": "object"}) == ()

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from mcpfast import Server
-from mcpfast.server.header_params import HeaderParam, header_param_problem, header_params_of
+from mcpfast.protocol.header_params import HeaderParam, header_param_problem, header_params_of
 
 
 def schema(**properties):

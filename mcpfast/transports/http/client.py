@@ -377,7 +377,13 @@ class HTTPClientStream:
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         headers = {"Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}
         if type(message) is Request:
-            headers.update(routing_headers(message.method, message.params))
+            mirrored = routing_headers(message.method, message.params)
+            if mirrored:
+                headers.update(mirrored)
+                # Arguments the tool mirrors into headers (x-mcp-header), known to the client.
+                param_headers = getattr(self.conn, "param_headers", None)
+                if param_headers is not None:
+                    headers.update(param_headers(message.method, message.params))
         async with self._slots:
             try:
                 connection, response = await self._authorized("POST", headers, frame)

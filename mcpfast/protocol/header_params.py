@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple, Optional
 
-from mcpfast.protocol.header_values import mirrored_value_problem
+from mcpfast.protocol.header_values import encode_header_value, mirrored_value_problem
 
-__all__ = ["HeaderParam", "header_param_problem", "header_params_of"]
+__all__ = ["HeaderParam", "header_param_problem", "header_params_of", "param_headers"]
 
 HEADER_KEY = "x-mcp-header"
 # RFC 9110 tchar: the characters of a header field name.
@@ -108,3 +108,22 @@ def header_param_problem(params: tuple[HeaderParam, ...], arguments: Any,
         if problem is not None:
             return problem
     return None
+
+
+def param_headers(params: tuple[HeaderParam, ...], arguments: Any) -> dict[str, str]:
+    """The ``Mcp-Param-*`` headers a client sends for a call with ``arguments``: one per
+    mirrored argument present and not null (integers in decimal, booleans as
+    ``true``/``false``, strings as they are or in the Base64 sentinel form)."""
+    headers: dict[str, str] = {}
+    for param in params:
+        value = _argument(arguments, param.path)
+        if value is None:
+            continue
+        if type(value) is bool:
+            text = "true" if value else "false"
+        elif type(value) is int:
+            text = str(value)
+        else:
+            text = str(value)
+        headers[f"Mcp-Param-{param.name}"] = encode_header_value(text)
+    return headers
