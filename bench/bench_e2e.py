@@ -9,7 +9,9 @@ Pairs (each a client in this process and a server subprocess with one ``echo`` t
   Until the package exports both, its rows are reported as "not available yet".
 
 Transports: stdio, tcp (newline-framed JSON-RPC over a loopback socket), http (Streamable HTTP
-on 127.0.0.1).  For each pair and transport, with 1 (sequential), 16 and 256 calls in flight,
+on 127.0.0.1, the 2025-11-25 handshake), http2026 (Streamable HTTP at 2026-07-28: every
+request self-contained, no session; the official SDK's ``mcp.client.client.Client`` in its
+"auto" mode, which discovers the revision, against mcpfast's ``protocol_version="2026-07-28"``).  For each pair and transport, with 1 (sequential), 16 and 256 calls in flight,
 one pyperf benchmark ``e2e/<transport>/in_flight_<n>/rt/<impl>`` times the calls: wall seconds
 per completed call (the report shows round trips per second).  One pyperf loop is ``n`` calls
 (``inner_loops=n``): ``n`` client tasks each make ``loops`` sequential calls, so ``n`` requests
@@ -47,7 +49,7 @@ if __package__ in (None, ""):
 
 from bench import harness
 
-TRANSPORTS = ("stdio", "tcp", "http")
+TRANSPORTS = ("stdio", "tcp", "http", "http2026")
 IN_FLIGHT = (1, 16, 256)
 ECHO_TEXT = "The quick brown fox jumps over the lazy dog"
 SERVERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
@@ -66,7 +68,8 @@ _METRIC_TITLE = {
     "p99": "p99 latency",
     "cpu": "CPU per call",
 }
-_TRANSPORT_TITLE = {"stdio": "stdio", "tcp": "TCP", "http": "Streamable HTTP"}
+_TRANSPORT_TITLE = {"stdio": "stdio", "tcp": "TCP", "http": "Streamable HTTP",
+                    "http2026": "Streamable HTTP 2026-07-28"}
 
 
 class Connection:
@@ -203,6 +206,14 @@ class OfficialPair(Pair):
                     async with ClientSession(read, write) as session:
                         await session.initialize()
                         yield self._connection(session, process.pid)
+        elif transport == "http2026":
+            from mcp.client.client import Client
+
+            port = _free_port()
+            with _server_process(self.script, "http", str(port)) as process:
+                await _wait_for_port(port, process)
+                async with Client(f"http://127.0.0.1:{port}/mcp", mode="auto") as client:
+                    yield self._connection(client, process.pid)
         else:
             raise ValueError(f"the official SDK has no {transport} transport")
 
@@ -249,13 +260,15 @@ class McpfastPair(Pair):
             with open(os.devnull, "w") as errlog:
                 async with mcpfast.connect([sys.executable, script, "stdio"], stderr=errlog) as client:
                     yield self._connection(client, _child_running(self.script))
-        elif transport in ("tcp", "http"):
+        elif transport in ("tcp", "http", "http2026"):
             port = _free_port()
             target = (f"tcp://127.0.0.1:{port}" if transport == "tcp"
                       else f"http://127.0.0.1:{port}/mcp")
             # connect() refuses a transport it does not have at once, before a server starts.
-            connector = mcpfast.connect(target)
-            with _server_process(self.script, transport, str(port)) as process:
+            connector = (mcpfast.connect(target, protocol_version="2026-07-28")
+                         if transport == "http2026" else mcpfast.connect(target))
+            with _server_process(self.script, "tcp" if transport == "tcp" else "http",
+                                 str(port)) as process:
                 await _wait_for_port(port, process)
                 async with connector as client:
                     yield self._connection(client, process.pid)
