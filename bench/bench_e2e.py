@@ -11,9 +11,10 @@ Pairs (each a client in this process and a server subprocess with one ``echo`` t
 Transports: stdio, tcp (newline-framed JSON-RPC over a loopback socket), http (Streamable HTTP
 on 127.0.0.1, the 2025-11-25 handshake), http2026 (Streamable HTTP at 2026-07-28: every
 request self-contained, no session; the official SDK's ``mcp.client.client.Client`` in its
-"auto" mode, which discovers the revision, against mcpfast's ``protocol_version="2026-07-28"``).  For each pair and transport, with 1 (sequential), 16 and 256 calls in flight,
-one pyperf benchmark ``e2e/<transport>/in_flight_<n>/rt/<impl>`` times the calls: wall seconds
-per completed call (the report shows round trips per second).  One pyperf loop is ``n`` calls
+"auto" mode, which discovers the revision, against mcpfast's ``protocol_version="2026-07-28"``).
+For each pair and transport, with 1 (sequential), 16 and 256 calls in flight, one pyperf
+benchmark ``e2e/<transport>/in_flight_<n>/rt/<impl>`` times the calls: wall seconds per
+completed call (the report shows round trips per second).  One pyperf loop is ``n`` calls
 (``inner_loops=n``): ``n`` client tasks each make ``loops`` sequential calls, so ``n`` requests
 stay outstanding.
 
