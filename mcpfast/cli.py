@@ -285,6 +285,8 @@ def _run(args: argparse.Namespace) -> int:
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             if args.transport == "http":
                 where = f"http://{where}{options.get('path', '/mcp')}"
+            elif args.transport == "websocket":
+                where = f"ws://{where}/mcp"
             print(f"mcpfast: serving {server.name!r} over {args.transport} on {where}",
                   file=sys.stderr, flush=True)
 

@@ -17,8 +17,8 @@ Targets (:func:`parse_target`):
   servers; ``headers=`` adds headers to every request; ``auth=`` a bearer token
   str or an :class:`~mcpfast.transports.http.client_auth.HTTPAuth`, asked for the
   Authorization header of every request and told of 401/403 refusals);
-  ``ws://`` / ``wss://`` raise :class:`~mcpfast.client.errors.TransportUnavailable` --
-  WebSocket is not available yet;
+  ``ws://`` / ``wss://``: MCP over WebSocket (subprotocol ``mcp``,
+  :mod:`mcpfast.transports.websocket`);
 * any other str: a command line, split like a POSIX shell does (``shlex``) unless ``args``
   is given, in which case the str is the program and ``args`` its arguments (use this, or a
   list, for a program path containing spaces).
@@ -49,10 +49,9 @@ from mcpfast.client.errors import TransportUnavailable
 
 __all__ = ["Connector", "Target", "connect", "parse_target"]
 
-_UNAVAILABLE_SCHEMES = {
-    "ws": "WebSocket",
-    "wss": "WebSocket",
-}
+# Transports named by URL scheme that this build cannot reach (none at present; kept so
+# that a scheme can be declared before its transport exists).
+_UNAVAILABLE_SCHEMES: dict[str, str] = {}
 
 
 class Target(NamedTuple):
@@ -84,10 +83,14 @@ def _parse_url(url: str) -> Target:
         if not parts.hostname:
             raise ValueError(f"a Streamable HTTP target needs a host: http://host:port/path, got {url!r}")
         return Target("http", url=url)
+    if scheme in ("ws", "wss"):
+        if not parts.hostname:
+            raise ValueError(f"a WebSocket target needs a host: ws://host:port/path, got {url!r}")
+        return Target("websocket", url=url)
     if scheme in _UNAVAILABLE_SCHEMES:
         return Target(_UNAVAILABLE_SCHEMES[scheme], url=url)
     raise ValueError(
-        f"unknown URL scheme {parts.scheme!r} in {url!r}: expected tcp://, http:// or https://"
+        f"unknown URL scheme {parts.scheme!r} in {url!r}: expected tcp://, http(s):// or ws(s)://"
     )
 
 
@@ -167,6 +170,13 @@ class Connector:
             stream = await open_tcp(
                 target.host, target.port, client.bind, max_frame_size=self._max_frame_size,
             )
+        elif target.kind == "websocket" and target.url is not None:
+            from mcpfast.transports.websocket import open_websocket
+
+            if "auth" in self._http:
+                raise TypeError("auth= is not available over WebSocket: pass headers= instead")
+            stream = await open_websocket(target.url, client.bind, max_frame_size=self._max_frame_size,
+                                          **self._http)
         elif target.kind == "http" and target.url is not None and is_legacy_sse_url(target.url):
             from mcpfast.transports.http.legacy_sse_client import open_sse
 
@@ -225,10 +235,10 @@ def connect(
     went away during the handshake), JSONRPCError (initialize refused).
     """
     parsed = parse_target(target, args)
-    if parsed.kind not in ("stdio", "tcp", "http"):
+    if parsed.kind not in ("stdio", "tcp", "http", "websocket"):
         raise TransportUnavailable(parsed.kind, parsed.url or str(target))
-    if (headers is not None or auth is not None) and parsed.kind != "http":
-        raise TypeError("headers and auth apply to an http(s):// target only")
+    if (headers is not None or auth is not None) and parsed.kind not in ("http", "websocket"):
+        raise TypeError("headers and auth apply to an http(s):// or ws(s):// target only")
     http: dict[str, Any] = {}
     if headers is not None:
         http["headers"] = headers

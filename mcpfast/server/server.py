@@ -81,7 +81,8 @@ logging_module = logging
 
 _ADVERTISABLE = frozenset({"tools", "resources", "prompts", "completions"})
 _HTTP_TRANSPORTS = ("http", "streamable-http", "streamable_http")
-_UNAVAILABLE_TRANSPORTS = ("sse", "websocket", "ws")
+_UNAVAILABLE_TRANSPORTS = ("sse",)
+_WEBSOCKET_TRANSPORTS = ("websocket", "ws")
 # "Not given": the transport's own default applies (None means something there).
 _UNSET: Any = object()
 
@@ -571,6 +572,8 @@ class Server:
             return lambda: self.serve_tcp(host, port, **options)
         if kind in _HTTP_TRANSPORTS:
             return lambda: self.serve_http(host, port, **options)
+        if kind in _WEBSOCKET_TRANSPORTS:
+            return lambda: self.serve_websocket(host, port, **options)
         if kind in _UNAVAILABLE_TRANSPORTS:
             raise ValueError(f"the {transport} transport is not available yet")
         raise ValueError(f"unknown transport {transport!r}: expected 'stdio', 'tcp' or 'http'")
@@ -589,6 +592,20 @@ class Server:
 
         self.loop = asyncio.get_running_loop()
         await serve_tcp(self.connect, host, port, ready=ready, **options)
+
+    async def serve_websocket(self, host: str = "127.0.0.1", port: int = 8000, *,
+                              ready: Optional[Callable[[str, int], None]] = None,
+                              allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
+                              **options: Any) -> None:
+        """Serve MCP over WebSocket on ``ws://host:port/mcp`` (``path=``) until cancelled
+        (:func:`~mcpfast.transports.websocket.serve_websocket`; Host/Origin checks as for
+        HTTP, ``max_frame_size``)."""
+        from mcpfast.transports.http import HostPolicy
+        from mcpfast.transports.websocket import serve_websocket
+
+        self.loop = asyncio.get_running_loop()
+        policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts, extra_origins=allowed_origins)
+        await serve_websocket(self.connect, host, port, host_policy=policy, ready=ready, **options)
 
     def http_endpoint(self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
                       allowed_origins: Iterable[str] = (),

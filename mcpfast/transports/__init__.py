@@ -38,6 +38,7 @@ from mcpfast.transports.stream import (
     WriteBufferFull,
 )
 from mcpfast.transports.tcp import open_tcp, serve_tcp
+from mcpfast.transports.websocket import open_websocket, serve_websocket
 
 __all__ = [
     "ConnFactory",
@@ -56,9 +57,11 @@ __all__ = [
     "new_event_loop",
     "open_stdio",
     "open_tcp",
+    "open_websocket",
     "run",
     "serve_http",
     "serve_stdio",
     "serve_tcp",
+    "serve_websocket",
     "uvloop_available",
 ]

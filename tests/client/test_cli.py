@@ -117,10 +117,9 @@ def test_usage_errors_exit_2(capsys):
         cli.main([])
 
 
-def test_an_unavailable_transport_exits_2(capsys):
-    assert cli.main(["call", "ws://127.0.0.1:1/mcp", "echo"]) == 2
-    assert "not available yet" in capsys.readouterr().err
-    assert cli.main(["list", "wss://example.com/mcp"]) == 2
+def test_an_unreachable_websocket_server_exits_1(capsys):
+    assert cli.main(["call", "ws://127.0.0.1:1/mcp", "echo"]) == 1
+    assert "mcpfast:" in capsys.readouterr().err
 
 
 def test_an_unstartable_server_exits_1(capsys):
@@ -250,7 +249,7 @@ def test_run_serves_tcp(server_file):
         process.stderr.close()
 
 
-@pytest.mark.parametrize("transport", ["sse", "websocket"])
+@pytest.mark.parametrize("transport", ["sse"])
 def test_run_with_an_unavailable_transport_exits_2(server_file, transport):
     done = _mcpfast("run", str(server_file), "--transport", transport)
     assert done.returncode == 2

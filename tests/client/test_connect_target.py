@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpfast.client import Client, TransportUnavailable, connect, parse_target
+from mcpfast.client import Client, connect, parse_target
 from mcpfast.client.connect import Target
 
 
@@ -49,16 +49,12 @@ def test_http_urls_are_streamable_http_targets():
         connect("tcp://127.0.0.1:1", headers={"Authorization": "x"})
 
 
-@pytest.mark.parametrize("url, transport", [
-    ("ws://example.com/mcp", "WebSocket"),
-    ("wss://example.com/mcp", "WebSocket"),
-])
-def test_unavailable_transports_fail_clearly_at_once(url, transport):
-    assert parse_target(url).kind == transport
-    with pytest.raises(TransportUnavailable) as info:
-        connect(url)
-    assert info.value.transport == transport and info.value.target == url
-    assert "not available yet" in str(info.value) and url in str(info.value)
+@pytest.mark.parametrize("url", ["ws://example.com/mcp", "wss://example.com:8443/mcp"])
+def test_websocket_urls_are_websocket_targets(url):
+    target = parse_target(url)
+    assert target.kind == "websocket" and target.url == url
+    with pytest.raises(ValueError, match="host"):
+        parse_target("ws:///mcp")
 
 
 @pytest.mark.parametrize("target, args, error, match", [

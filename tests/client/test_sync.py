@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from mcpfast.client import CapabilityError, SyncClient, TransportUnavailable, connect_sync
+from mcpfast.client import CapabilityError, SyncClient, connect_sync
 from mcpfast.client.sync import LoopThread
 from mcpfast.jsonrpc import ConnectionClosed, InvalidParams
 
@@ -213,8 +213,8 @@ def test_close_is_idempotent_and_stops_the_thread(fake, sync_pair):
 
 def test_connect_sync_raises_what_connect_raises_and_leaves_no_thread():
     before = {t.name for t in threading.enumerate()}
-    with pytest.raises(TransportUnavailable):
-        connect_sync("ws://127.0.0.1:1/mcp")
+    with pytest.raises(OSError):
+        connect_sync("ws://127.0.0.1:1/mcp")  # nothing listens there
     with pytest.raises(FileNotFoundError):
         connect_sync(["mcpfast-no-such-program"])
     alive = [t for t in threading.enumerate() if t.name == "mcpfast-client" and t.name not in before]

@@ -1,0 +1,198 @@
+"""MCP over WebSocket: one JSON-RPC message per text frame, subprotocol ``mcp``.
+
+WebSocket is not one of MCP's standard transports; this is the binding the ecosystem
+uses (the subprotocol ``mcp``, one message per text frame), for clients and servers
+that want one long-lived socket through proxies that pass WebSockets.
+
+The library is picows (its frame parser and masking are C/Cython; about three times the
+messages per second of ``websockets`` in the echo comparison recorded in the design notes,
+section 5), on the running loop (uvloop under ``mcpfast.transports.run``).
+
+Server (:func:`serve_websocket`): the upgrade is refused with 404 on another path, 421 /
+403 when Host / Origin fail the :class:`~mcpfast.transports.http.HostPolicy`, and 400 when
+the client offers subprotocols without ``mcp`` (a client offering none is served, without
+the header). A binary frame closes the socket with 1003 (unsupported data); a message
+over ``max_frame_size`` with 1009 (message too big); a malformed JSON text is answered
+-32700 and the socket goes on. The peer going away closes the connection, which cancels
+what its requests still run.
+
+Client (:func:`open_websocket`, used by ``mcpfast.connect("ws://...")``): asks for the
+``mcp`` subprotocol; the server's messages feed the connection; ``close()`` sends a
+normal closure (1000).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Optional
+
+from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
+from mcpfast.jsonrpc.contract import Connection
+from mcpfast.transports.http.security import HostPolicy
+
+__all__ = ["SUBPROTOCOL", "open_websocket", "serve_websocket"]
+
+SUBPROTOCOL = "mcp"
+
+
+def _picows() -> Any:
+    try:
+        import picows
+    except ImportError as exc:  # pragma: no cover - a dependency of mcpfast
+        raise ImportError("the WebSocket transport needs picows (pip install picows)") from exc
+    return picows
+
+
+def _listener_class() -> Any:
+    picows = _picows()
+
+    class MCPListener(picows.WSListener):  # type: ignore[name-defined]
+        """One WebSocket as a transport: text frames in and out of a connection."""
+
+        def __init__(self, factory: Callable[[Callable[[bytes], None]], Connection]) -> None:
+            super().__init__()
+            self.factory = factory
+            self.transport: Any = None
+            self.conn: Optional[Connection] = None
+            self.parts: list[bytes] = []
+            self.connected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self.disconnected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def send(self, frame: bytes) -> None:
+            transport = self.transport
+            if transport is None or transport.is_disconnected:
+                raise ConnectionError("the WebSocket is closed")
+            transport.send(picows.WSMsgType.TEXT, frame)
+
+        def on_ws_connected(self, transport: Any) -> None:
+            self.transport = transport
+            self.conn = self.factory(self.send)
+            if not self.connected.done():
+                self.connected.set_result(None)
+
+        def on_ws_frame(self, transport: Any, frame: Any) -> None:
+            kind = frame.msg_type
+            if kind in (picows.WSMsgType.TEXT, picows.WSMsgType.CONTINUATION):
+                self.parts.append(frame.get_payload_as_bytes())
+                if frame.fin:
+                    message = b"".join(self.parts) if len(self.parts) > 1 else self.parts[0]
+                    self.parts = []
+                    if self.conn is not None:
+                        self.conn.feed(message)
+            elif kind == picows.WSMsgType.BINARY:
+                transport.send_close(picows.WSCloseCode.UNSUPPORTED_DATA,
+                                     b"MCP over WebSocket uses text frames")
+                transport.disconnect()
+            elif kind == picows.WSMsgType.CLOSE:
+                transport.send_close(frame.get_close_code())
+                transport.disconnect()
+
+        def on_ws_disconnected(self, transport: Any) -> None:
+            if self.conn is not None:
+                self.conn.close(None)
+            if not self.disconnected.done():
+                self.disconnected.set_result(None)
+
+    return MCPListener
+
+
+def _offered(headers: Any) -> list[str]:
+    value = headers.get("sec-websocket-protocol") if headers is not None else None
+    if not value:
+        return []
+    return [item.strip() for item in str(value).split(",") if item.strip()]
+
+
+async def serve_websocket(
+    factory: Callable[[Callable[[bytes], None]], Connection],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    path: str = "/mcp",
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    host_policy: Optional[HostPolicy] = None,
+    ready: Optional[Callable[[str, int], None]] = None,
+) -> None:
+    """Serve MCP over WebSocket on ``ws://host:port/path`` until cancelled (module
+    docstring). ``host_policy``: Host/Origin checks (on for loopback binds unless given)."""
+    picows = _picows()
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ValueError(f"path must start with '/', got {path!r}")
+    policy = host_policy if host_policy is not None else HostPolicy.for_bind(host)
+    listener_class = _listener_class()
+
+    def upgrade(request: Any) -> Any:
+        headers = request.headers
+        request_path = request.path.decode("latin-1") if isinstance(request.path, bytes) else request.path
+        if request_path.split("?", 1)[0] != path:
+            return _refusal(picows, 404, f"Not Found: the MCP WebSocket is {path}")
+        refused = policy.check(headers.get("host"), headers.get("origin"))
+        if refused is not None:
+            return _refusal(picows, refused[0], refused[1])
+        offered = _offered(headers)
+        extra = {}
+        if offered:
+            if SUBPROTOCOL not in offered:
+                return _refusal(picows, 400, f"Bad Request: the subprotocol must be "
+                                             f"{SUBPROTOCOL!r}, offered {offered}")
+            extra["Sec-WebSocket-Protocol"] = SUBPROTOCOL
+        response = picows.WSUpgradeResponse.create_101_response(extra_headers=extra)
+        return picows.WSUpgradeResponseWithListener(response, listener_class(factory))
+
+    server = await picows.ws_create_server(upgrade, host, port, max_frame_size=max_frame_size,
+                                           enable_auto_pong=True)
+    try:
+        bound = server.sockets[0].getsockname()
+        if ready is not None:
+            ready(bound[0], bound[1])
+        await asyncio.Future()
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def _refusal(picows: Any, status: int, message: str) -> Any:
+    response = picows.WSUpgradeResponse.create_error_response(status, message.encode("utf-8"))
+    return picows.WSUpgradeResponseWithListener(response, None)
+
+
+class WebSocketClientStream:
+    """The transport handle ``open_websocket`` returns: ``conn``, ``send``, ``close()``."""
+
+    def __init__(self, transport: Any, listener: Any) -> None:
+        self.transport = transport
+        self.listener = listener
+        self.conn = listener.conn
+        self.send = listener.send
+
+    async def close(self) -> None:
+        """A normal closure (1000), then wait for the socket to go."""
+        picows = _picows()
+        transport = self.transport
+        if not transport.is_disconnected:
+            transport.send_close(picows.WSCloseCode.OK)
+            transport.disconnect()
+        await transport.wait_disconnected()
+
+    async def __aenter__(self) -> WebSocketClientStream:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+
+async def open_websocket(url: str, factory: Callable[[Callable[[bytes], None]], Connection], *,
+                         headers: Optional[dict[str, str]] = None,
+                         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> WebSocketClientStream:
+    """Connect to an MCP WebSocket server (``ws://`` or ``wss://``), asking for the
+    ``mcp`` subprotocol; the connection is made by ``factory(send)``."""
+    picows = _picows()
+    listener_class = _listener_class()
+    extra = {"Sec-WebSocket-Protocol": SUBPROTOCOL, **(headers or {})}
+    try:
+        transport, listener = await picows.ws_connect(lambda: listener_class(factory), url,
+                                                      extra_headers=extra,
+                                                      max_frame_size=max_frame_size)
+    except picows.WSError as exc:
+        raise ConnectionError(f"cannot open {url}: {exc}") from exc
+    return WebSocketClientStream(transport, listener)
