@@ -37,6 +37,7 @@ from typing import Annotated, Optional, TypedDict
 if importlib.util.find_spec("mcpfast") is None:  # run from a source checkout, not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mcpfast.jsonrpc import INTERNAL_ERROR, JSONRPCError  # noqa: E402
 from mcpfast.server import (  # noqa: E402
     Audio,
     Context,
@@ -47,6 +48,7 @@ from mcpfast.server import (  # noqa: E402
     ResourceLink,
     Server,
     ToolAnnotations,
+    ToolResult,
 )
 
 
@@ -507,6 +509,66 @@ async def test_streaming_elicitation(ctx: Context) -> str:
     answer = await ctx.elicit("What is your name?", NAME_FORM, input_key="user_name")
     await ctx.report_progress(2, 2, "answered")
     return f"Hello, {(answer.content or {}).get('name')}!"
+
+
+# -- tasks (the 2026-07-28 extension io.modelcontextprotocol/tasks; 2025-11-25 tasks) -----
+
+_CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@app.tool()
+def greet(name: str) -> str:
+    """Greets by name (never a task)."""
+    return f"Hello, {name}!"
+
+
+@app.tool(task_support="optional")
+async def slow_compute(seconds: Annotated[float, Field(ge=0, le=600)], label: str = "") -> str:
+    """Sleeps for `seconds`, then reports; runs as a task when the client allows."""
+    await asyncio.sleep(seconds)
+    return f"computed {label or 'result'} after {seconds:g} s"
+
+
+@app.tool(task_support="required")
+async def failing_job() -> ToolResult:
+    """Ends with a tool error after about a second (only as a task)."""
+    await asyncio.sleep(1.0)
+    return ToolResult("the job failed, as it always does", is_error=True)
+
+
+@app.tool(task_support="optional")
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error (a failed task)."""
+    await asyncio.sleep(0.05)
+    raise JSONRPCError(INTERNAL_ERROR, "Internal error: the job broke down")
+
+
+@app.tool(task_support="optional")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks the user to confirm, then 'deletes' the file."""
+    answer = await ctx.elicit(f"Delete {filename}?", _CONFIRM, input_key="confirm")
+    if answer.action == "accept" and answer.content.get("confirm"):
+        return f"Deleted {filename}"
+    return f"Kept {filename}"
+
+
+@app.tool(task_support="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions side by side (both pending at once)."""
+    name, confirm = await asyncio.gather(
+        ctx.elicit("Your name?", _NAME, input_key="name"),
+        ctx.elicit("Proceed?", _CONFIRM, input_key="proceed"))
+    return f"name={name.content.get('name')!r} proceed={confirm.content.get('confirm')!r}"
+
+
+@app.tool(task_support="required", task_start="handler")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks for a name on the request itself, then goes on as a task that greets."""
+    answer = await ctx.elicit("What is your name?", _NAME, input_key="user_name")
+    await ctx.run_as_task()
+    await asyncio.sleep(0.05)
+    return f"Hello, {answer.content.get('name', 'stranger')}!"
 
 
 # -- resources -------------------------------------------------------------------------

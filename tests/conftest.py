@@ -249,6 +249,10 @@ class SpecSchema:
             # 2026-07-28: tools/call, prompts/get and resources/read may answer this instead.
             assert answers in ("tools/call", "prompts/get", "resources/read"), answers
             result_definition = "InputRequiredResult"
+        elif isinstance(result, dict) and answers == "tools/call" and "task" in result \
+                and "CreateTaskResult" in self.definitions:
+            # 2025-11-25: a task-augmented tools/call answers with the task's handle.
+            result_definition = "CreateTaskResult"
         self.validate(result_definition, result)
         return result_definition
 

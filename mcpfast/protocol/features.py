@@ -34,6 +34,9 @@ class VersionFeatures:
                           Implementation.description and websiteUrl             (>= 2025-11-25)
     url_elicitation       elicitation/create with mode "url"                    (>= 2025-11-25)
     sampling_tools        tools / toolChoice in sampling/createMessage          (>= 2025-11-25)
+    experimental_tasks    the 2025-11-25 tasks utility: the ``tasks`` capability, Tool.execution,
+                          task-augmented tools/call, tasks/get|result|list|cancel (2025-11-25
+                          only: 2026-07-28 moved tasks to an extension)
     content_current       content blocks need no downgrade (see content.downgrade_content)
     stateless             the stateless era: state per request from ``_meta``, no handshake,
                           ``resultType`` and server info on results, caching hints on
@@ -56,6 +59,7 @@ class VersionFeatures:
         "icons",
         "url_elicitation",
         "sampling_tools",
+        "experimental_tasks",
         "content_current",
         "stateless",
     )
@@ -78,6 +82,7 @@ class VersionFeatures:
         self.icons = version >= "2025-11-25"
         self.url_elicitation = version >= "2025-11-25"
         self.sampling_tools = version >= "2025-11-25"
+        self.experimental_tasks = version == "2025-11-25"
         self.stateless = era_of(version) == STATELESS
         self.content_current = version >= "2025-11-25"
 

@@ -15,8 +15,10 @@ __all__ = [
     "LOG_LEVEL",
     "PROGRESS_TOKEN",
     "PROTOCOL_VERSION",
+    "RELATED_TASK",
     "SERVER_INFO",
     "SUBSCRIPTION_ID",
+    "TASKS_EXTENSION",
 ]
 
 # Every version: the token a requester gives to receive notifications/progress.
@@ -31,3 +33,7 @@ LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 # of the subscriptions/listen request a notification belongs to.
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+# 2025-11-25 tasks: what a message about a task carries ({"taskId": ...}).
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+# The tasks extension's identifier (2026-07-28: a key of capabilities.extensions).
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"

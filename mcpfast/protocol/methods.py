@@ -49,6 +49,17 @@ ELICITATION_CREATE: Final = "elicitation/create"
 ROOTS_LIST: Final = "roots/list"
 ROOTS_LIST_CHANGED: Final = "notifications/roots/list_changed"
 
+# Tasks: tasks/get and tasks/cancel in both the 2025-11-25 experimental form and the
+# 2026-07-28 extension (io.modelcontextprotocol/tasks); tasks/result, tasks/list and
+# notifications/tasks/status only in the former, tasks/update and notifications/tasks
+# only in the latter.
+TASKS_GET: Final = "tasks/get"
+TASKS_CANCEL: Final = "tasks/cancel"
+TASKS_RESULT: Final = "tasks/result"
+TASKS_LIST: Final = "tasks/list"
+TASKS_UPDATE: Final = "tasks/update"
+TASKS_STATUS: Final = "notifications/tasks/status"
+
 # Requests allowed before the handshake completes (the specification: only pings and the
 # initialize request itself; server/discover belongs to the stateless era, where it is
 # answered without a handshake, and is refused by its handler without 2026 _meta).

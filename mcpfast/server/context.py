@@ -33,7 +33,8 @@ What it offers:
   2026-07-28 an InputRequiredResult and the client's retry
   (:mod:`mcpfast.server.input_required`; ``input_key=`` names the input there); where
   there is no way back to the client, one that fails at once naming the method;
-- ``await read_resource(uri)``: read one of this server's resources.
+- ``await read_resource(uri)``: read one of this server's resources;
+- tasks: ``await run_as_task()``, ``task_id`` (:mod:`mcpfast.server.tasks`).
 
 Logging and progress are sent at once; they return an already-completed awaitable that is
 truthy when something was sent, so both ``ctx.info("x")`` (sync code) and
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from mcpfast.jsonrpc.session import ReplyChannel, Session
     from mcpfast.server.connection import ServerConnection
     from mcpfast.server.server import Server
+    from mcpfast.server.tasks import TaskRun
 
 __all__ = ["Context", "Sent"]
 
@@ -105,7 +107,9 @@ NOT_SENT = Sent(False)
 class Context(RequestContext):
     """Context of one request or notification handled by the MCP server (module docstring)."""
 
-    __slots__ = ("connection", "state", "back_channel")
+    # task_run: the TaskRun of a tools/call that may become a task (set only then).
+    __slots__ = ("connection", "state", "back_channel", "task_run")
+    task_run: TaskRun
 
     def __init__(
         self,
@@ -312,6 +316,28 @@ class Context(RequestContext):
     async def ping(self, *, timeout: Optional[float] = None) -> None:
         """Ping the client; returns when it answered (RequestTimeout / JSONRPCError else)."""
         await self._ask_client(methods.PING, None, timeout)
+
+    # -- tasks -------------------------------------------------------------------------
+
+    async def run_as_task(self) -> bool:
+        """Go on as a task (:mod:`mcpfast.server.tasks`, a tool with
+        ``task_start="handler"``): the request is answered now with the task's handle and
+        the function goes on in the background. True when it is (or already was) a task;
+        False when the request allows none -- the function then goes on as a plain call."""
+        try:
+            run = self.task_run
+        except AttributeError:
+            return False
+        return await run.escalate()
+
+    @property
+    def task_id(self) -> Optional[str]:
+        """The id of the task this function runs as (None: not a task)."""
+        try:
+            record = self.task_run.record
+        except AttributeError:
+            return None
+        return record.task_id if record is not None else None
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's resources: the ``contents`` a client would get."""

@@ -20,7 +20,10 @@ Methods and their errors:
 - ``logging/setLevel``: the connection's minimum level; an unknown level: -32602.
 - ``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``:
   cached per version, paginated when the server has a page size (bad cursor: -32602).
-- ``tools/call``: unknown tool -32602; everything else is a CallToolResult (tools.py).
+- ``tools/call``: unknown tool -32602; everything else is a CallToolResult (tools.py), or
+  for a tool with task support a task (:mod:`mcpfast.server.tasks`); a 2025-11-25
+  ``params.task`` for a tool without: -32601.
+- ``tasks/*``: :mod:`mcpfast.server.task_methods`.
 - ``resources/read``: unknown URI -32002 (resources.py).
 - ``resources/subscribe`` / ``unsubscribe``: subscribing to a URI that is neither a
   resource nor matches a template is -32002; unsubscribing from a URI not subscribed is
@@ -49,6 +52,7 @@ from mcpfast.server.listen import listen
 from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
 from mcpfast.server.stateless import discover_result
+from mcpfast.server.task_methods import install_task_handlers
 
 if TYPE_CHECKING:
     from mcpfast.server.connection import ServerConnection
@@ -101,6 +105,7 @@ def install_handlers(server: Server) -> None:
     templates = server.templates_catalog
     prompts = server.prompts_catalog
     tools_get = tools.items.get
+    task_manager = server.tasks
     empty: dict[str, Any] = {}
 
     # -- lifecycle -----------------------------------------------------------------
@@ -197,6 +202,12 @@ def install_handlers(server: Server) -> None:
                 problem = header_param_problem(tool.header_params, params.get("arguments"), headers)
                 if problem is not None:
                     raise JSONRPCError(HEADER_MISMATCH, problem)
+        if tool.task_support is not None:
+            return task_manager.call_tool(tool, params, ctx)
+        if "task" in params and ctx.state.features is not None and ctx.state.features.experimental_tasks:
+            # 2025-11-25: a task-augmented call of a tool that never runs as a task.
+            raise MethodNotFound(f"Method not found: the tool {name!r} does not run as a task",
+                                 {"tool": name})
         return tool.call(params.get("arguments"), ctx)
 
     # -- resources -------------------------------------------------------------------
@@ -291,6 +302,7 @@ def install_handlers(server: Server) -> None:
     router.add_request_handler(methods.PROMPTS_GET, get_prompt)
     router.add_request_handler(methods.COMPLETE, complete)
     router.add_notification_handler(methods.ROOTS_LIST_CHANGED, roots_changed)
+    install_task_handlers(server)
 
 
 async def _gather(awaitables: list[Any]) -> None:

@@ -38,7 +38,7 @@ from typing import Any, Optional
 
 from mcpfast.jsonrpc.errors import InvalidParams
 
-__all__ = ["InputRequired", "InputRequiredBackChannel", "RequestStateCodec"]
+__all__ = ["InputRequired", "InputRequiredBackChannel", "RequestStateCodec", "input_key"]
 
 # Seconds a requestState stays valid unless the server says otherwise.
 DEFAULT_REQUEST_STATE_TTL = 600.0
@@ -127,6 +127,16 @@ class RequestStateCodec:
         return answers if type(answers) is dict else {}
 
 
+def input_key(count: int, key: Optional[str]) -> str:
+    """The key of a handler's ``count``-th question: ``input_key=`` when given (a non-empty
+    str), else ``input_<count>``."""
+    if key is None:
+        return f"input_{count}"
+    if type(key) is not str or not key:
+        raise ValueError(f"input_key must be a non-empty str, got {key!r}")
+    return key
+
+
 def _refused(reason: str) -> InvalidParams:
     return InvalidParams(f"Invalid params: {reason}", {"param": "requestState"})
 
@@ -160,10 +170,7 @@ class InputRequiredBackChannel:
     async def request(self, origin: Any, method: str, params: Any = None, *,
                       timeout: Optional[float] = None, key: Optional[str] = None) -> Any:
         self._count += 1
-        if key is None:
-            key = f"input_{self._count}"
-        elif type(key) is not str or not key:
-            raise ValueError(f"input_key must be a non-empty str, got {key!r}")
+        key = input_key(self._count, key)
         answer = self.answers.get(key)
         if answer is not None:
             self.used.add(key)

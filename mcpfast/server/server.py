@@ -54,6 +54,7 @@ from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import VersionFeatures
+from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.protocol.versions import SUPPORTED_VERSIONS
 from mcpfast.server.catalog import Catalog
 from mcpfast.server.completion import Completer
@@ -67,6 +68,8 @@ from mcpfast.server.publisher import ListChanged, LocalPublisher, LogMessage, Pu
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
 from mcpfast.server.state_source import StateSource
 from mcpfast.server.stateless import CachePolicy, StatelessEra
+from mcpfast.server.task_store import TaskStore
+from mcpfast.server.tasks import DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, TaskManager
 from mcpfast.server.tools import Tool, check_icons
 from mcpfast.server.uri_template import UriTemplate, is_template
 
@@ -114,6 +117,10 @@ class Server:
     request_state_secret, request_state_ttl: the HMAC key (random per Server unless given:
     give every process of one service the same) and lifetime in seconds (600) of the
     requestState of 2026-07-28 InputRequiredResults (:mod:`mcpfast.server.input_required`).
+    task_store, task_ttl_ms, task_poll_interval_ms: where the records of tasks live (a
+    :class:`~mcpfast.server.task_store.MemoryTaskStore` unless given), how long they are
+    kept (1 h) and the polling interval suggested to clients (500 ms)
+    (:mod:`mcpfast.server.tasks`; tools opt in with ``task_support=``).
     advertise: capabilities to declare even while nothing of the kind is registered
     ("tools", "resources", "prompts", "completions") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
@@ -145,6 +152,9 @@ class Server:
         cache: Optional[CachePolicy] = None,
         request_state_secret: Optional[bytes] = None,
         request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
+        task_store: Optional[TaskStore] = None,
+        task_ttl_ms: Optional[int] = DEFAULT_TASK_TTL_MS,
+        task_poll_interval_ms: Optional[int] = DEFAULT_POLL_INTERVAL_MS,
     ) -> None:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
@@ -183,6 +193,8 @@ class Server:
         # Open subscriptions/listen streams (mcpfast.server.listen).
         self.listen_streams: set[Any] = set()
         self.request_state_codec = RequestStateCodec(request_state_secret, request_state_ttl)
+        self.tasks = TaskManager(task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms,
+                                 offered=self.offers_tasks)
         # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
         self.stateless_era: Optional[StatelessEra] = StatelessEra(self) if stateless else None
         self.request_checks: tuple[Callable[[Context], None], ...] = tuple(request_checks)
@@ -255,9 +267,13 @@ class Server:
         meta: Optional[Mapping[str, Any]] = None,
         input_schema: Optional[Mapping[str, Any]] = None,
         structured_output: Optional[bool] = None,
+        task_support: str = "forbidden",
+        task_start: str = "call",
     ) -> Any:
         """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
-        or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function."""
+        or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function.
+        ``task_support`` ("forbidden", "optional", "required") and ``task_start`` ("call",
+        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`)."""
         if isinstance(fn, str):
             name, fn = fn, None
 
@@ -265,7 +281,8 @@ class Server:
             self.add_tool(
                 function, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta, input_schema=input_schema,
-                structured_output=structured_output,
+                structured_output=structured_output, task_support=task_support,
+                task_start=task_start,
             )
             return function
 
@@ -467,7 +484,16 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.tools_catalog.items or "tools" in advertise:
             caps["tools"] = {"listChanged": True}
+        if (features.experimental_tasks or features.stateless) and self.offers_tasks():
+            if features.stateless:
+                caps["extensions"] = {TASKS_EXTENSION: {}}
+            else:
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         return caps
+
+    def offers_tasks(self) -> bool:
+        """True while a tool that may run as a task is registered."""
+        return any(tool.task_support is not None for tool in self.tools_catalog.items.values())
 
     def server_info(self, features: VersionFeatures) -> dict[str, Any]:
         """The serverInfo Implementation for a version."""

@@ -15,7 +15,8 @@ For a claimed request:
   -> -32602; ``clientInfo`` is optional (an object when given); ``logLevel`` optional
   (no ``notifications/message`` for the request without it; an unknown level -> -32602).
 - Methods the revision removed (``initialize``, ``ping``, ``logging/setLevel``,
-  ``resources/subscribe``, ``resources/unsubscribe``) -> -32601.
+  ``resources/subscribe``, ``resources/unsubscribe``; ``tasks/result`` and ``tasks/list``,
+  which the tasks extension dropped) -> -32601.
 - A tool that needs a capability the request did not declare (``ctx.sample`` without
   ``sampling``, say) answers -32021 with ``data.requiredCapabilities`` instead of a tool
   error.
@@ -59,7 +60,9 @@ __all__ = ["CachePolicy", "StatelessEra", "discover_result"]
 # Methods 2026-07-28 removed: a stateless request for them is a method not found.
 REMOVED_METHODS = frozenset({methods.INITIALIZE, methods.INITIALIZED, methods.PING,
                              methods.SET_LOG_LEVEL, methods.RESOURCES_SUBSCRIBE,
-                             methods.RESOURCES_UNSUBSCRIBE})
+                             methods.RESOURCES_UNSUBSCRIBE,
+                             # the tasks extension inlines results in tasks/get, lists none
+                             methods.TASKS_RESULT, methods.TASKS_LIST})
 # Results that carry caching hints (CacheableResult in the schema).
 CACHEABLE_METHODS = frozenset({methods.DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST,
                                methods.RESOURCES_LIST, methods.RESOURCE_TEMPLATES_LIST,

@@ -32,6 +32,11 @@ schema has: ``title`` and ``outputSchema`` from 2025-06-18, ``annotations`` from
 2025-03-26 (for 2025-03-26 a title goes into ``annotations.title``), ``icons`` from
 2025-11-25, ``_meta`` from 2025-06-18.
 
+Tasks (:mod:`mcpfast.server.tasks`): ``task_support`` ("forbidden", the default;
+"optional"; "required") says whether a call may run as a task, ``task_start`` when the
+task is made ("call": before the function starts; "handler": at ``ctx.run_as_task()``).
+Under 2025-11-25 the definition carries ``execution.taskSupport``.
+
 Tool names: the specification (2025-11-25) recommends 1-128 characters of
 ``A-Z a-z 0-9 _ - .``; other names are accepted with a warning, empty names refused.
 """
@@ -48,9 +53,10 @@ from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.header_params import header_params_of
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
-from mcpfast.server.invocation import invoker
+from mcpfast.server.invocation import PASS_JSONRPC_ERRORS, invoker
 from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
+from mcpfast.server.tasks import TASK_STARTS, TASK_SUPPORT
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
 
@@ -181,13 +187,15 @@ class Tool:
     input_schema: a JSON Schema dict advertised instead of the derived one (arguments are
     still validated against the function's signature); structured_output: None derives an
     output schema when the return annotation allows, False never, True requires one;
-    context_type: the class whose annotated parameter receives the request context.
+    context_type: the class whose annotated parameter receives the request context;
+    task_support, task_start: whether and when a call runs as a task (module docstring).
     """
 
     __slots__ = (
         "name", "title", "description", "fn", "signature", "annotations", "icons", "meta",
         "is_async", "context_param", "input_schema", "output_schema", "header_params",
-        "_validator", "_dumper", "_wraps", "_definitions", "_invoke",
+        "task_support", "task_start",
+        "_validator", "_dumper", "_wraps", "_definitions", "_invoke", "_invoke_task",
     )
 
     def __init__(
@@ -203,6 +211,8 @@ class Tool:
         input_schema: Optional[Mapping[str, Any]] = None,
         structured_output: Optional[bool] = None,
         context_type: Optional[type] = None,
+        task_support: str = "forbidden",
+        task_start: str = "call",
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool must be callable, got {fn!r}")
@@ -241,6 +251,15 @@ class Tool:
         self.is_async = is_async_handler(fn)
         # Every failure of a tool, JSON-RPC errors included, is a result with isError.
         self._invoke = invoker(fn, self.is_async, self._finish, self._failed, ())
+        if task_support not in TASK_SUPPORT:
+            raise ValueError(f"task_support must be one of {', '.join(TASK_SUPPORT)}, got {task_support!r}")
+        if task_start not in TASK_STARTS:
+            raise ValueError(f"task_start must be one of {', '.join(TASK_STARTS)}, got {task_start!r}")
+        # None: never a task (the hot path tests this once per call).
+        self.task_support: Optional[str] = None if task_support == "forbidden" else task_support
+        self.task_start = task_start
+        # In a task a JSON-RPC error raised by the function fails the task: it passes through.
+        self._invoke_task = invoker(fn, self.is_async, self._finish, self._failed, PASS_JSONRPC_ERRORS)
         self.context_param = signature.context_param
         if input_schema is not None:
             if not isinstance(input_schema, Mapping) or input_schema.get("type") != "object":
@@ -285,21 +304,29 @@ class Tool:
             tool["icons"] = self.icons
         if self.meta is not None and features.meta:
             tool["_meta"] = self.meta
+        if self.task_support is not None and features.experimental_tasks:
+            tool["execution"] = {"taskSupport": self.task_support}
         self._definitions[features.version] = tool
         return tool
 
     # -- calling -----------------------------------------------------------------------
 
-    def call(self, arguments: Any, ctx: Any) -> Any:
+    def call(self, arguments: Any, ctx: Any, as_task: bool = False) -> Any:
         """Run the tool for a tools/call: the CallToolResult dict, or (async tools, and
-        sync tools returning an awaitable) a coroutine producing it."""
+        sync tools returning an awaitable) a coroutine producing it. ``as_task``: a
+        JSONRPCError raised by the function propagates (inside a task it fails the task;
+        :meth:`failed_result` makes it a tool error otherwise)."""
         try:
             kwargs = self._validator(arguments)
         except ArgumentError as exc:
             return _invalid_arguments(self.name, exc)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return self._invoke((), kwargs, ctx, ctx.state.features)
+        return (self._invoke_task if as_task else self._invoke)((), kwargs, ctx, ctx.state.features)
+
+    def failed_result(self, exc: Exception, ctx: Any) -> dict[str, Any]:
+        """The CallToolResult of a function that raised ``exc`` (as :meth:`call` makes)."""
+        return self._failed(exc, ctx.state.features)
 
     def _finish(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         if type(value) is str and self._dumper is None:

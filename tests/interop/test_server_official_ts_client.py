@@ -125,3 +125,36 @@ def test_typescript_client_initializes_lists_calls_and_reads(ensure_ts_sdk, tran
     }
     assert report["errors"]["missingResource"]["code"] == -32002
     assert report["pinged"] is True
+
+
+def test_typescript_client_drives_experimental_tasks(ensure_ts_sdk):
+    """The SDK's experimental task API (2025-11-25) against mcpfast's tasks: a streamed
+    task-augmented call, a required-task tool, a failing task, tasks/get, tasks/list,
+    tasks/cancel and its refusal for an ended task (tests/interop/ts_client/tasks_client.mjs)."""
+    ensure_ts_sdk(CLIENT_DIR)
+    node = shutil.which("node")
+    assert node is not None, "node is required for the TypeScript interop test"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    completed = subprocess.run([node, "tasks_client.mjs", sys.executable, str(SERVER)],
+                               cwd=CLIENT_DIR, capture_output=True, text=True, timeout=120, env=env)
+    assert completed.returncode == 0, f"the TypeScript client failed:\n{completed.stderr}"
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert "fatal" not in report, report["fatal"]
+    assert report["tasksCapability"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert report["execution"]["slow_compute"] == "optional"
+    assert report["execution"]["failing_job"] == "required"
+    assert "greet" not in report["execution"]
+    completed_task = report["completed"]
+    assert completed_task["kinds"][0] == "taskCreated" and completed_task["kinds"][-1] == "result"
+    assert completed_task["text"] == "computed ts after 0.2 s" and completed_task["isError"] is False
+    # A required-task tool is made a task by the SDK on its own (it read execution.taskSupport);
+    # a tool error fails a 2025-11-25 task, a JSON-RPC error too.
+    assert report["required"]["kinds"][0] == "taskCreated" and report["required"]["error"] is not None
+    assert report["protocolError"]["kinds"][-1] == "error"
+    assert report["got"]["taskId"] == completed_task["taskId"] and report["got"]["status"] == "completed"
+    assert report["got"]["ttl"] == 60000
+    assert completed_task["taskId"] in report["listed"] and len(report["listed"]) == 3
+    assert report["cancelled"]["status"] == "cancelled"
+    assert report["errors"]["cancelAgain"]["code"] == -32602
+    assert report["errors"]["unknown"]["code"] == -32602

@@ -4,10 +4,10 @@ Under 2026-07-28 a client mirrors parts of the JSON-RPC body into headers so tha
 balancers and gateways can route without parsing the body: ``MCP-Protocol-Version``
 (= ``_meta["io.modelcontextprotocol/protocolVersion"]``), ``Mcp-Method`` (= ``method``) and,
 for ``tools/call`` / ``prompts/get`` / ``resources/read``, ``Mcp-Name`` (= ``params.name``
-or ``params.uri``). A server that reads the body must refuse a request whose headers are
-missing or disagree with it (-32020 HeaderMismatch, HTTP 400): otherwise the component
-that routed on the header and the one that executed the body would act on different
-requests.
+or ``params.uri``; for ``tasks/get`` / ``update`` / ``cancel``: ``params.taskId``). A
+server that reads the body must refuse a request whose headers are missing or disagree
+with it (-32020 HeaderMismatch, HTTP 400): otherwise the component that routed on the
+header and the one that executed the body would act on different requests.
 
 ``Mcp-Name`` may carry its value in the Base64 sentinel form ``=?base64?<base64>?=``
 (UTF-8, standard alphabet with padding), which is decoded before comparing; a malformed
@@ -27,7 +27,10 @@ __all__ = ["decode_header_value", "routing_header_problem"]
 
 # Where Mcp-Name's value comes from, per method.
 NAME_SOURCES = {methods.TOOLS_CALL: "name", methods.PROMPTS_GET: "name",
-                methods.RESOURCES_READ: "uri"}
+                methods.RESOURCES_READ: "uri",
+                # The tasks extension: the task id, so that a task's requests reach its owner.
+                methods.TASKS_GET: "taskId", methods.TASKS_UPDATE: "taskId",
+                methods.TASKS_CANCEL: "taskId"}
 
 
 def routing_header_problem(headers: dict[str, str], method: str, params: Any) -> Optional[str]:
