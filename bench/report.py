@@ -27,7 +27,7 @@ from bench import harness
 
 REFERENCE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference.json")
 PRIMARY = "mcpfast"
-GROUP_ORDER = ("codec", "framing", "pending", "e2e")
+GROUP_ORDER = ("codec", "framing", "pending", "e2e", "http")
 PASS = "PASS"
 SHORT = "SHORT"
 
@@ -57,6 +57,17 @@ TARGETS: tuple[Target, ...] = (
            "stdio, 256 in flight: at least 100x the official SDK's round trips/s"),
     Target("e2e/http/in_flight_1/rt", "official", 30.0,
            "Streamable HTTP, sequential: at least 30x the official SDK's round trips/s"),
+) + tuple(
+    target
+    for kind, title in (("stateless", "stateless HTTP"), ("2026", "HTTP at 2026-07-28"))
+    for target in (
+        Target(f"http/{kind}/conns_32/rt", "official", 20.0,
+               f"{title}, 32 connections: at least 20x the official SDK's requests/s"),
+        Target(f"http/{kind}/conns_1/rt", "floor", 0.7,
+               f"{title}, sequential: at least 0.7x the uvloop+httptools floor"),
+        Target(f"http/{kind}/conns_32/rt", "floor", 0.7,
+               f"{title}, 32 connections: at least 0.7x the uvloop+httptools floor"),
+    )
 )
 
 

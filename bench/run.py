@@ -1,10 +1,10 @@
 """Run the benchmark groups, save their pyperf JSON, print the comparison table.
 
-    python -m bench.run [--quick] [--only codec|framing|pending|e2e] [--out DIR]
+    python -m bench.run [--quick] [--only codec|framing|pending|e2e|http] [--out DIR]
 
 Without --only, a full run times every group, end to end included; --quick times codec, framing
 and pending with fewer processes and shorter values (under 2 minutes on a 2-core machine), and
-e2e only when asked for with --only e2e.  Results go to bench/results/<date-time>/ (git-ignored):
+e2e or http only when asked for with --only.  Results go to bench/results/<date-time>/ (git-ignored):
 ``<group>.json`` (pyperf; ``pyperf stats`` and ``pyperf compare_to`` read them),
 ``e2e-detail.json`` (pyperf: latencies and CPU of the e2e calls), ``status/<group>.json`` (what
 was not timed and why), ``run.json`` and ``table.txt``.
@@ -28,7 +28,7 @@ from bench import report
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
-GROUPS = ("codec", "framing", "pending", "e2e")
+GROUPS = ("codec", "framing", "pending", "e2e", "http")
 VERSIONS_OF = ("mcpfast", "pyperf", "orjson", "msgspec", "pysimdjson", "mcp", "pydantic", "pydantic-core")
 QUICK_GROUPS = ("codec", "framing", "pending")
 
@@ -44,6 +44,9 @@ PYPERF_ARGS = {
     ("framing", "quick"): ["--processes", "1", "--values", "6", "--min-time", "0.03"],
     ("pending", "quick"): ["--processes", "1", "--values", "6", "--min-time", "0.01"],
     ("e2e", "quick"): ["--processes", "1", "--values", "2", "--min-time", "0.1"],
+    # bench_http.py: wrk runs of --duration seconds, one server process per row.
+    ("http", "full"): ["--values", "3", "--duration", "2"],
+    ("http", "quick"): ["--values", "2", "--duration", "1"],
 }
 # A whole group is stopped after this long (a hung server or extension fails, never stalls).
 GROUP_TIMEOUT = {"full": 3 * 3600, "quick": 1200}

@@ -3,6 +3,7 @@
     python bench/servers/mcpfast_echo.py stdio
     python bench/servers/mcpfast_echo.py tcp PORT    (newline-framed JSON-RPC on 127.0.0.1:PORT)
     python bench/servers/mcpfast_echo.py http PORT   (Streamable HTTP at http://127.0.0.1:PORT/mcp)
+    python bench/servers/mcpfast_echo.py http-stateless PORT   (no sessions, JSON answers)
 
 The same tool as bench/servers/official_echo.py, written with mcpfast's server API
 (``mcpfast.Server``, the ``tool`` decorator and ``Server.run(transport, host=..., port=...)``).
@@ -30,8 +31,10 @@ def main(argv: list[str]) -> None:
         server.run("stdio")
     elif argv[:1] in (["tcp"], ["http"]) and len(argv) == 2:
         server.run(argv[0], host="127.0.0.1", port=int(argv[1]))
+    elif argv[:1] == ["http-stateless"] and len(argv) == 2:
+        server.run("http", host="127.0.0.1", port=int(argv[1]), stateless=True, json_response=True)
     else:
-        sys.exit("usage: mcpfast_echo.py stdio | tcp PORT | http PORT")
+        sys.exit("usage: mcpfast_echo.py stdio | tcp PORT | http PORT | http-stateless PORT")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
     python bench/servers/official_echo.py stdio
     python bench/servers/official_echo.py http PORT     (Streamable HTTP at http://127.0.0.1:PORT/mcp)
+    python bench/servers/official_echo.py http-stateless PORT   (its fastest HTTP settings:
+        stateless, JSON answers, uvicorn with uvloop and httptools)
 
 Written with ``mcp.server.MCPServer`` (the FastMCP API of mcp 2.x).  The tool is ``async`` because
 MCPServer runs plain functions in a worker thread, and logging is at WARNING so that neither the
@@ -26,8 +28,14 @@ def main(argv: list[str]) -> None:
         server.run("stdio")
     elif argv[:1] == ["http"] and len(argv) == 2:
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
+    elif argv[:1] == ["http-stateless"] and len(argv) == 2:
+        import uvicorn
+
+        app = server.streamable_http_app(stateless_http=True, json_response=True)
+        uvicorn.run(app, host="127.0.0.1", port=int(argv[1]), loop="uvloop", http="httptools",
+                    log_level="warning", access_log=False)
     else:
-        sys.exit("usage: official_echo.py stdio | http PORT")
+        sys.exit("usage: official_echo.py stdio | http PORT | http-stateless PORT")
 
 
 if __name__ == "__main__":

@@ -166,6 +166,27 @@ class ServerConnection:
     def closed(self) -> bool:
         return self.session.closed
 
+    def recycle(self) -> bool:
+        """Make this connection ready for another stateless HTTP request (the transport
+        contract's optional method, for connections that answer one self-contained POST
+        at a time): True when it was -- nothing running, nothing awaited from the client,
+        not closed; what a request may have left (the caller's identity, subscriptions,
+        a log level) is reset, and while idle it is no subscriber of the server's
+        publisher nor among its connections (``revive()`` when it serves again). False:
+        the caller closes it."""
+        session = self.session
+        if session.closed or session.in_flight or session.pending:
+            return False
+        self.auth = None
+        self.subscriptions.clear()
+        self.state.log_level = self.server.default_log_level
+        self.server._detach(self)
+        return True
+
+    def revive(self) -> None:
+        """A recycled connection serves again (the transport contract's optional method)."""
+        self.server._attach(self)
+
     def close(self, exc: Optional[BaseException] = None) -> None:
         """The transport is gone: stop everything (idempotent)."""
         self.server._detach(self)

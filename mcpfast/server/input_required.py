@@ -142,15 +142,22 @@ def _refused(reason: str) -> InvalidParams:
 
 
 class InputRequiredBackChannel:
-    """The back channel of a 2026-07-28 request that may ask for input (module docstring)."""
+    """The back channel of a 2026-07-28 request that may ask for input (module docstring).
 
-    __slots__ = ("codec", "method", "digest", "principal", "answers", "pending", "used", "_count")
+    Made for every such request, most of which never ask: the digest of the params is
+    computed only when a requestState must be checked or issued (so it covers the params
+    as they are then: a handler that changes its argument dicts in place before asking
+    binds the state to the changed ones, and the client's retry is refused)."""
+
+    __slots__ = ("codec", "method", "params", "_digest", "principal", "answers", "pending", "used",
+                 "_count")
 
     def __init__(self, codec: RequestStateCodec, method: str, params: dict[str, Any],
                  principal: Optional[str]) -> None:
         self.codec = codec
         self.method = method
-        self.digest = params_digest(params)
+        self.params = params
+        self._digest: Optional[str] = None
         self.principal = principal
         answers: dict[str, Any] = {}
         state = params.get("requestState")
@@ -166,6 +173,14 @@ class InputRequiredBackChannel:
         self.pending: dict[str, dict[str, Any]] = {}
         self.used: set[str] = set()
         self._count = 0
+
+    @property
+    def digest(self) -> str:
+        """The digest of the request's params (what its requestState is bound to)."""
+        digest = self._digest
+        if digest is None:
+            digest = self._digest = params_digest(self.params)
+        return digest
 
     async def request(self, origin: Any, method: str, params: Any = None, *,
                       timeout: Optional[float] = None, key: Optional[str] = None) -> Any:

@@ -242,3 +242,25 @@ def test_mcp_param_headers_must_match_the_arguments():
         endpoint.close()
 
     run(main())
+
+
+def test_2026_posts_reuse_an_idle_connection():
+    async def main():
+        app = make_server()
+        endpoint = app.http_endpoint()
+        made = []
+        factory = endpoint.factory
+
+        def counting(send):
+            made.append(send)
+            return factory(send)
+
+        endpoint.factory = counting
+        for id in range(4):
+            call = post_2026("tools/call", {"name": "echo", "arguments": {"text": str(id)}}, id=id, name="echo")
+            response = await answer(endpoint.handle(call))
+            assert json.loads(response.body)["result"]["content"][0]["text"] == str(id)
+        assert len(made) == 1 and app.connections == ()
+        endpoint.close()
+
+    run(main())

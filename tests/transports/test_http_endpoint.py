@@ -352,3 +352,57 @@ def test_a_dropped_stream_is_resumed_with_last_event_id():
         endpoint.close()
 
     run(main())
+
+
+def test_stateless_posts_reuse_idle_connections():
+    async def main():
+        app = make_server()
+        made = []
+
+        def stateless_factory(send, version):
+            made.append(version)
+            return app.connect_stateless(send, version)
+
+        from mcpfast.transports.http import StreamableHTTPEndpoint
+
+        endpoint = StreamableHTTPEndpoint(app.connect, stateless=True, stateless_factory=stateless_factory)
+        echo = {"name": "echo", "arguments": {"text": "x"}}
+        for id in range(5):
+            call = await answer(endpoint.handle(post(request(id, "tools/call", echo))))
+            assert json.loads(call.body)["result"]["content"][0]["text"] == "x"
+            slow_call = request(100 + id, "tools/call", {"name": "slow", "arguments": {}})
+            slow = await answer(endpoint.handle(post(slow_call)))
+            assert json.loads(slow.body)["result"]["content"][0]["text"] == "done"
+        # One connection served them all, and while idle it is not among the server's.
+        assert made == ["2025-11-25"]
+        assert app.connections == ()
+        # Two at once need two; both are kept for the next POSTs.
+        hang_call = request(50, "tools/call", {"name": "hang", "arguments": {}})
+        hang = asyncio.ensure_future(answer(endpoint.handle(post(hang_call))))
+        await asyncio.sleep(0)
+        call = await answer(endpoint.handle(post(request(51, "tools/call", echo))))
+        assert call.status == 200 and len(made) == 2
+        assert len(app.connections) == 1  # the one running hang
+        endpoint.close()
+        hang.cancel()
+        await asyncio.gather(hang, return_exceptions=True)
+
+    run(main())
+
+
+def test_a_recycled_connection_forgets_its_request():
+    from mcpfast import AccessToken
+
+    app = make_server()
+    connection = app.connect_stateless(lambda frame: None, "2025-11-25")
+    connection.auth = AccessToken("alice")
+    connection.subscriptions.add("test://x")
+    connection.state.log_level = 7
+    assert connection.recycle() is True
+    assert connection.auth is None and connection.subscriptions == set()
+    assert connection.state.log_level == app.default_log_level
+    assert connection not in app.connections
+    connection.revive()
+    assert connection in app.connections
+    connection.close()
+    assert connection.recycle() is False  # closed: the caller closes (again) instead

@@ -196,6 +196,9 @@ class StreamableHTTPEndpoint:
         # streams, so that the requests in progress can finish).
         self.on_shutdown = on_shutdown
         self.sessions: dict[str, HTTPSession] = {}
+        # Idle connections of the stateless legs, reused by the next POST (_Lease): keyed
+        # by the protocol version of stateless mode, or _LEG_2026.
+        self._idle: dict[str, list[Connection]] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
 
@@ -328,15 +331,24 @@ class StreamableHTTPEndpoint:
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
-
-        def drop(frame: bytes) -> None:
-            _LOGGER.debug("2026-07-28 POST: a server message outside the request was dropped")
-
-        connection = self.factory(drop)
+        lease = self._lease(_LEG_2026, lambda: self.factory(_drop_outside))
         if token is not None:
-            _bind(connection, token)
-        return self._feed(None, connection, body, message, json_only, _status_2026,
-                          close_after=connection, headers=headers)
+            _bind(lease.connection, token)
+        return self._feed(None, lease.connection, body, message, json_only, _status_2026,
+                          close_after=lease, headers=headers)
+
+    def _lease(self, key: str, make: Callable[[], Connection]) -> _Lease:
+        """A connection for one stateless POST: an idle one of its leg, or a new one."""
+        idle = self._idle.get(key)
+        if idle is None:
+            idle = self._idle[key] = []
+        if not idle:
+            return _Lease(make(), idle)
+        connection = idle.pop()
+        revive = getattr(connection, "revive", None)
+        if revive is not None:
+            revive()
+        return _Lease(connection, idle)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -379,28 +391,24 @@ class StreamableHTTPEndpoint:
     def _post_stateless(self, body: bytes, message: Any, initialize: bool,
                         version: Optional[str], json_only: bool,
                         token: Optional[AccessToken]) -> Outcome:
-        # A connection per POST, closed once its answer is out.
-        def drop(frame: bytes) -> None:
-            _LOGGER.debug("stateless POST: a server message outside the request was dropped")
-
+        # A connection per POST: an initialize gets a new one, closed once answered; the
+        # others reuse an idle connection of their version (_Lease).
         if initialize:
-            connection = self.factory(drop)
+            lease = _Lease(self.factory(_drop_outside), None)
         else:
-            assert self.stateless_factory is not None
-            connection = self.stateless_factory(drop, version or ASSUMED_VERSION)
+            factory = self.stateless_factory
+            assert factory is not None
+            version = version or ASSUMED_VERSION
+            lease = self._lease(version, lambda: factory(_drop_outside, version))
         if token is not None:
-            _bind(connection, token)
-
-        def finished(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
-            return response
-
-        return self._feed(None, connection, body, message, json_only, finished,
-                          close_after=connection)
+            _bind(lease.connection, token)
+        return self._feed(None, lease.connection, body, message, json_only, None,
+                          close_after=lease)
 
     def _feed(self, session: Optional[HTTPSession], connection: Connection, body: bytes,
               message: Any, json_only: bool,
               admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
-              close_after: Optional[Connection] = None,
+              close_after: Optional[_Lease] = None,
               headers: Optional[dict[str, str]] = None) -> Outcome:
         side = session.send_unrelated if session is not None else _drop_side
         new_stream = session.new_stream if session is not None else _lone_stream(self)
@@ -413,7 +421,7 @@ class StreamableHTTPEndpoint:
             raise
         if not owes:
             if close_after is not None:
-                close_after.close()
+                close_after.release()
             return HTTPResponse(202)
         if reply.outcome is not None:
             return self._answer(session, connection, reply, message, admit, close_after)
@@ -421,7 +429,7 @@ class StreamableHTTPEndpoint:
 
     async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,
                             reply: PostReply, message: Any, admit: Any,
-                            close_after: Optional[Connection]) -> HTTPResponse:
+                            close_after: Optional[_Lease]) -> HTTPResponse:
         try:
             await reply.wait(self.keepalive_interval)
         except asyncio.CancelledError:
@@ -433,11 +441,11 @@ class StreamableHTTPEndpoint:
         return self._answer(session, connection, reply, message, admit, close_after)
 
     def _answer(self, session: Optional[HTTPSession], connection: Connection, reply: PostReply,
-                message: Any, admit: Any, close_after: Optional[Connection]) -> HTTPResponse:
+                message: Any, admit: Any, close_after: Optional[_Lease]) -> HTTPResponse:
         kind, frame = reply.outcome  # type: ignore[misc]
         if kind == "json":
             if close_after is not None:
-                close_after.close()
+                close_after.release()
             if frame is None:
                 # Cancelled or the session closed: nothing left to answer with.
                 response = HTTPResponse(204)
@@ -459,7 +467,7 @@ class StreamableHTTPEndpoint:
             if session is not None:
                 session.stream_done(stream)
             if close_after is not None:
-                close_after.close()
+                close_after.release()
 
         response = HTTPResponse(200, list(_SSE_HEADERS), stream=stream.events(), on_close=closed)
         return admit(response, None) if admit is not None else response
@@ -577,6 +585,10 @@ class StreamableHTTPEndpoint:
         self.sessions.clear()
         for session in sessions:
             session.close()
+        idle = [connection for connections in self._idle.values() for connection in connections]
+        self._idle.clear()
+        for connection in idle:
+            connection.close()
 
     def __repr__(self) -> str:
         mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
@@ -595,6 +607,43 @@ def _status_2026(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse
         if type(answer) is ErrorResponse:
             response.status = _STATUS_2026.get(answer.code, 200)
     return response
+
+
+# The key of the 2026-07-28 leg's idle connections (stateless mode uses versions).
+_LEG_2026 = "2026-leg"
+# Idle connections kept per leg: enough for the POSTs of many keep-alive clients at once.
+IDLE_CONNECTIONS = 64
+
+
+class _Lease:
+    """A connection serving one stateless POST. ``release()`` once the POST is answered:
+    back to its leg's idle list when it can serve another (its ``recycle()`` says so, and
+    ``revive()`` wakes it for the next: the contract's optional methods, see
+    ServerConnection.recycle), else closed; ``close()`` on the error paths (a client that
+    went away, a failed feed). Why: making a connection and its session for every POST was
+    most of a stateless request's cost."""
+
+    __slots__ = ("connection", "idle")
+
+    def __init__(self, connection: Connection, idle: Optional[list[Connection]]) -> None:
+        self.connection = connection
+        self.idle = idle
+
+    def release(self) -> None:
+        connection = self.connection
+        idle = self.idle
+        recycle = getattr(connection, "recycle", None)
+        if idle is not None and recycle is not None and len(idle) < IDLE_CONNECTIONS and recycle():
+            idle.append(connection)
+        else:
+            connection.close()
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def _drop_outside(frame: bytes) -> None:
+    _LOGGER.debug("stateless POST: a server message outside the request was dropped")
 
 
 def _bind(connection: Connection, token: AccessToken) -> None:

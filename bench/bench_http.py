@@ -1,0 +1,254 @@
+"""HTTP server benchmark: stateless tools/call POSTs from wrk, against each server process.
+
+Servers (each a subprocess on a loopback port, one ``echo`` tool):
+- mcpfast: bench/servers/mcpfast_echo.py ``http-stateless`` (mcpfast's own HTTP/1.1 server,
+  no sessions, JSON answers; its 2026-07-28 leg on the same endpoint);
+- official: bench/servers/official_echo.py ``http-stateless`` -- the official SDK at its
+  fastest HTTP settings: stateless, JSON answers, uvicorn with uvloop and httptools;
+- floor: bench/servers/http_floor.py -- a bare uvloop + httptools + orjson server that parses
+  the request, echoes the text in a CallToolResult and nothing else: the Python floor.
+
+Loads: the same POST repeated by wrk (one thread) over 1 keep-alive connection (sequential:
+the next request leaves when the answer arrived) and over 32. Two request kinds: ``stateless``
+(a 2025-11-25 tools/call with ``MCP-Protocol-Version``) and ``2026`` (a 2026-07-28
+tools/call: ``_meta`` with version and client capabilities, ``Mcp-Method`` / ``Mcp-Name``).
+Before timing, one request of the kind must come back 200 with the echoed text; during timing
+any non-2xx answer or socket error makes the row wrong (a fast error is not a fast server).
+
+Each value is one wrk run of ``--duration`` seconds: seconds per request (the report shows
+requests/s). The values of a row come from one server process, after a warm-up run. wrk is
+Debian's package (``scripts/bench`` installs it when missing); without it the rows say so.
+
+pyperf JSON and the status file are written in the harness's format, so the report reads
+this group like the others:
+
+    python bench/bench_http.py -o http.json --status-output status/http.json [--values 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import harness
+
+SERVERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
+ECHO_TEXT = "The quick brown fox jumps over the lazy dog"
+CONNECTIONS = (1, 32)
+KINDS = ("stateless", "2026")
+KIND_TITLE = {"stateless": "Streamable HTTP, stateless (2025-11-25)",
+              "2026": "Streamable HTTP, 2026-07-28"}
+STARTUP_TIMEOUT = 60.0
+
+# impl -> (label, server script and its arguments before the port)
+SERVERS = {
+    "mcpfast": ("mcpfast", ("mcpfast_echo.py", "http-stateless")),
+    "official": ("official mcp SDK (uvicorn)", ("official_echo.py", "http-stateless")),
+    "floor": ("floor: uvloop+httptools", ("http_floor.py",)),
+}
+
+
+def request_of(kind: str) -> tuple[dict[str, str], bytes]:
+    """The headers and body of one POST of ``kind``."""
+    params: dict = {"name": "echo", "arguments": {"text": ECHO_TEXT}}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if kind == "2026":
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                           "io.modelcontextprotocol/clientCapabilities": {}}
+        headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                        "Mcp-Name": "echo"})
+    else:
+        headers["MCP-Protocol-Version"] = "2025-11-25"
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+                      separators=(",", ":")).encode()
+    return headers, body
+
+
+def wrk_script(kind: str) -> str:
+    headers, body = request_of(kind)
+    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(body.decode())}"]
+    lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
+    return "\n".join(lines) + "\n"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ServerProcess:
+    """One server subprocess on a free port; ``url`` once it listens."""
+
+    def __init__(self, impl: str) -> None:
+        script, *args = SERVERS[impl][1]
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.join(SERVERS_DIR, script), *args, str(self.port)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{script} exited with status {self.process.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"{script} did not listen within {STARTUP_TIMEOUT} s") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def check_answer(url: str, kind: str) -> tuple[str, str]:
+    """One POST of ``kind``: OK when it answers 200 with the echoed text."""
+    headers, body = request_of(kind)
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=30) as answer:
+            status, payload = answer.status, answer.read()
+    except Exception as exc:
+        return harness.WRONG, f"the request failed: {exc}"
+    try:
+        text = json.loads(payload)["result"]["content"][0]["text"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return harness.WRONG, f"status {status}, not a tools/call result: {payload[:200]!r}"
+    if status != 200 or text != ECHO_TEXT:
+        return harness.WRONG, f"status {status}, text {text!r}"
+    return harness.OK, ""
+
+
+_REQUESTS = re.compile(r"(\d+) requests in ([\d.]+)(us|ms|s|m)")
+_UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
+
+
+def run_wrk(url: str, script: str, connections: int, duration: int) -> float:
+    """Seconds per request of one wrk run (RuntimeError when any answer was not 2xx)."""
+    done = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "-s", script, url],
+        capture_output=True, text=True, timeout=duration + 60)
+    out = done.stdout
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed: {done.stderr.strip() or out.strip()}")
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise RuntimeError("errors during the run: " + " ".join(
+            line.strip() for line in out.splitlines() if "Non-2xx" in line or "Socket errors" in line))
+    found = _REQUESTS.search(out)
+    if found is None or int(found.group(1)) == 0:
+        raise RuntimeError(f"no requests completed: {out.strip()}")
+    seconds = float(found.group(2)) * _UNIT[found.group(3)]
+    return seconds / int(found.group(1))
+
+
+def impl_available(impl: str) -> str | None:
+    """Why the server of ``impl`` cannot run here, or None."""
+    try:
+        if impl == "official":
+            import mcp.server  # noqa: F401
+            import uvicorn  # noqa: F401
+        elif impl == "floor":
+            import httptools  # noqa: F401
+            import orjson  # noqa: F401
+            import uvloop  # noqa: F401
+        else:
+            import mcpfast  # noqa: F401
+    except ImportError as exc:
+        return f"cannot import {exc.name}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pyperf
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-o", "--output", required=True, help="pyperf JSON to append to")
+    parser.add_argument("--status-output", help="the harness's status file")
+    parser.add_argument("--values", type=int, default=3, help="timed wrk runs per row (3)")
+    parser.add_argument("--duration", type=int, default=2, help="whole seconds per wrk run (2)")
+    parser.add_argument("--match", default="", help="only the cases whose name matches")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--timeout", help=argparse.SUPPRESS)
+    args, _ = parser.parse_known_args(argv)
+
+    statuses = []
+    wrk = shutil.which("wrk")
+    pattern = re.compile(args.match) if args.match else None
+    with tempfile.TemporaryDirectory() as scratch:
+        scripts = {}
+        for kind in KINDS:
+            scripts[kind] = os.path.join(scratch, f"{kind}.lua")
+            with open(scripts[kind], "w", encoding="utf-8") as f:
+                f.write(wrk_script(kind))
+        for kind in KINDS:
+            for connections in CONNECTIONS:
+                load = "sequential (1 connection)" if connections == 1 else f"{connections} keep-alive connections"
+                title = f"{KIND_TITLE[kind]}, tools/call, {load}"
+                for impl, (label, _) in SERVERS.items():
+                    name = f"http/{kind}/conns_{connections}/rt/{impl}"
+                    if pattern is not None and not pattern.search(name):
+                        continue
+                    case = harness.Case(name, label, title, lambda: (harness.OK, ""),
+                                        lambda: (lambda loops: 0.0, ()), display=harness.DISPLAY_CALLS,
+                                        metadata={"connections": connections, "request_kind": kind})
+                    status, detail = _time_row(case, impl, kind, connections, scripts[kind], wrk, args, pyperf)
+                    statuses.append({"name": name, "case": case.case, "impl": impl, "impl_label": label,
+                                     "case_title": title, "display": case.display,
+                                     "status": status, "detail": detail})
+                    if not args.quiet:
+                        print(f"{name}: {status} {detail}", file=sys.stderr)
+    if args.status_output:
+        harness.write_status(args.status_output, "http", statuses)
+    return 0
+
+
+def _time_row(case: harness.Case, impl: str, kind: str, connections: int, script: str,
+              wrk: str | None, args: argparse.Namespace, pyperf) -> tuple[str, str]:
+    if wrk is None:
+        return harness.UNAVAILABLE, "wrk is not installed (Debian package wrk; scripts/bench installs it)"
+    missing = impl_available(impl)
+    if missing is not None:
+        return harness.UNAVAILABLE, missing
+    try:
+        server = ServerProcess(impl)
+    except RuntimeError as exc:
+        return harness.UNAVAILABLE, str(exc)
+    try:
+        status, detail = check_answer(server.url, kind)
+        if status != harness.OK:
+            return status, detail
+        try:
+            run_wrk(server.url, script, connections, 1)  # warm-up
+            values = [run_wrk(server.url, script, connections, args.duration) for _ in range(args.values)]
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            return harness.WRONG, str(exc)
+    finally:
+        server.stop()
+    meta = case.pyperf_metadata()
+    meta.update({"name": case.name, "unit": "second"})
+    run = pyperf.Run(values, metadata=meta, collect_metadata=False)
+    pyperf.add_runs(args.output, pyperf.Benchmark([run]))
+    return harness.OK, ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
