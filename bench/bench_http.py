@@ -52,11 +52,23 @@ KIND_TITLE = {"stateless": "Streamable HTTP, stateless (2025-11-25)",
               "2026": "Streamable HTTP, 2026-07-28"}
 STARTUP_TIMEOUT = 60.0
 
-# impl -> (label, server script and its arguments before the port)
+# impl -> (label, the server's command line with {port}, connection counts it is timed at)
+_ECHO = os.path.join(SERVERS_DIR, "mcpfast_echo.py")
 SERVERS = {
-    "mcpfast": ("mcpfast", ("mcpfast_echo.py", "http-stateless")),
-    "official": ("official mcp SDK (uvicorn)", ("official_echo.py", "http-stateless")),
-    "floor": ("floor: uvloop+httptools", ("http_floor.py",)),
+    "mcpfast": ("mcpfast", [os.path.join(SERVERS_DIR, "mcpfast_echo.py"), "http-stateless", "{port}"],
+                CONNECTIONS),
+    "official": ("official mcp SDK (uvicorn)",
+                 [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless", "{port}"], CONNECTIONS),
+    "floor": ("floor: uvloop+httptools", [os.path.join(SERVERS_DIR, "http_floor.py"), "{port}"],
+              CONNECTIONS),
+    # Two processes on one port (the scaling of an added worker; this machine has 2 cores,
+    # which wrk shares): mcpfast run --workers 2, uvicorn --workers 2.
+    "mcpfast-2w": ("mcpfast, 2 workers",
+                   ["-m", "mcpfast", "run", f"{_ECHO}:server", "--transport", "http", "--stateless",
+                    "--json-response", "--workers", "2", "--port", "{port}"], (32,)),
+    "official-2w": ("official mcp SDK, 2 uvicorn workers",
+                    [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless-workers", "2", "{port}"],
+                    (32,)),
 }
 
 
@@ -93,11 +105,12 @@ class ServerProcess:
     """One server subprocess on a free port; ``url`` once it listens."""
 
     def __init__(self, impl: str) -> None:
-        script, *args = SERVERS[impl][1]
+        command = SERVERS[impl][1]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
+        script = "mcpfast run" if command[0] == "-m" else os.path.basename(command[0])
         self.process = subprocess.Popen(
-            [sys.executable, os.path.join(SERVERS_DIR, script), *args, str(self.port)],
+            [sys.executable, *(part.replace("{port}", str(self.port)) for part in command)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
@@ -163,7 +176,7 @@ def run_wrk(url: str, script: str, connections: int, duration: int) -> float:
 def impl_available(impl: str) -> str | None:
     """Why the server of ``impl`` cannot run here, or None."""
     try:
-        if impl == "official":
+        if impl.startswith("official"):
             import mcp.server  # noqa: F401
             import uvicorn  # noqa: F401
         elif impl == "floor":
@@ -203,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
             for connections in CONNECTIONS:
                 load = "sequential (1 connection)" if connections == 1 else f"{connections} keep-alive connections"
                 title = f"{KIND_TITLE[kind]}, tools/call, {load}"
-                for impl, (label, _) in SERVERS.items():
+                for impl, (label, _, loads) in SERVERS.items():
+                    if connections not in loads:
+                        continue
                     name = f"http/{kind}/conns_{connections}/rt/{impl}"
                     if pattern is not None and not pattern.search(name):
                         continue

@@ -38,6 +38,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from mcpfast.workers import READY_FD_VARIABLE, Supervisor, announce_ready
+
 __all__ = ["main", "parse_arguments", "parse_value"]
 
 EXIT_OK = 0
@@ -279,9 +281,22 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
+    workers = args.workers
+    if workers < 1:
+        _error(f"--workers must be >= 1, got {workers}")
+        return EXIT_USAGE
+    if workers > 1:
+        if args.transport != "http":
+            _error("--workers applies to --transport http")
+            return EXIT_USAGE
+        return _supervise(args, workers, options)
+    if os.environ.get(READY_FD_VARIABLE) and args.transport == "http":
+        options["reuse_port"] = True  # one of several workers on this port
     if args.transport != "stdio":
         # Said once listening, with the port the system gave (--port 0 picks a free one).
         def announce(host: str, port: int) -> None:
+            if announce_ready(host, port, server.name):
+                return  # a worker: the supervisor says where the workers listen
             where = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
             if args.transport == "http":
                 where = f"http://{where}{options.get('path', '/mcp')}"
@@ -298,6 +313,30 @@ def _run(args: argparse.Namespace) -> int:
                f"{exc.strerror or exc}")
         return EXIT_ERROR
     return EXIT_OK
+
+
+def _supervise(args: argparse.Namespace, workers: int, options: dict) -> int:
+    """``--workers N``: this process supervises N workers running the same command."""
+    command = [sys.executable, "-m", "mcpfast", *_worker_argv(args.raw_argv)]
+    shutdown = 30.0
+    return Supervisor(command, workers, options.get("port", 8000), shutdown_timeout=shutdown).run()
+
+
+def _worker_argv(argv: Sequence[str]) -> list[str]:
+    """The command line of a worker: this one without --workers, its port ``{port}``."""
+    out: list[str] = []
+    skip = False
+    for part in argv:
+        if skip:
+            skip = False
+            continue
+        if part in ("--workers", "--port"):
+            skip = True
+            continue
+        if part.startswith(("--workers=", "--port=")):
+            continue
+        out.append(part)
+    return [*out, "--port", "{port}"]
 
 
 # -- run: Streamable HTTP options ------------------------------------------------------------
@@ -418,8 +457,11 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a server defined in a Python file")
     run.add_argument("target", metavar="path/to/server.py[:name]")
     run.add_argument("--transport", default="stdio", choices=RUN_TRANSPORTS)
-    run.add_argument("--host", default=None)
-    run.add_argument("--port", type=int, default=None)
+    run.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    run.add_argument("--port", type=int, default=None, help="port to bind (default 8000; 0: any free one)")
+    run.add_argument("--workers", type=int, default=1, metavar="N",
+                     help="HTTP: N server processes on one port (SO_REUSEPORT; default 1): "
+                          "SIGHUP restarts them one at a time, SIGTERM stops them gracefully")
     add_stream_limit_flags(run)
     add_http_flags(run)
     return parser
@@ -427,7 +469,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (the console script exits with it)."""
+    if argv is None:
+        argv = sys.argv[1:]
     args = _parser().parse_args(argv)
+    args.raw_argv = list(argv)
     try:
         if args.command == "call":
             return _run_client_command(_call, args)

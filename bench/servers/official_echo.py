@@ -4,6 +4,7 @@
     python bench/servers/official_echo.py http PORT     (Streamable HTTP at http://127.0.0.1:PORT/mcp)
     python bench/servers/official_echo.py http-stateless PORT   (its fastest HTTP settings:
         stateless, JSON answers, uvicorn with uvloop and httptools)
+    python bench/servers/official_echo.py http-stateless-workers N PORT   (the same, N uvicorn workers)
 
 Written with ``mcp.server.MCPServer`` (the FastMCP API of mcp 2.x).  The tool is ``async`` because
 MCPServer runs plain functions in a worker thread, and logging is at WARNING so that neither the
@@ -23,11 +24,26 @@ async def echo(text: str) -> str:
     return text
 
 
+def stateless_app():
+    """The SDK's fastest HTTP app (stateless, JSON answers), for uvicorn's workers."""
+    return server.streamable_http_app(stateless_http=True, json_response=True)
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["stdio"]:
         server.run("stdio")
     elif argv[:1] == ["http"] and len(argv) == 2:
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
+    elif argv[:1] == ["http-stateless-workers"] and len(argv) == 3:
+        import os
+
+        import uvicorn
+
+        # uvicorn's workers import the app by name: this module's stateless_app factory.
+        uvicorn.run("official_echo:stateless_app", factory=True, workers=int(argv[1]),
+                    app_dir=os.path.dirname(os.path.abspath(__file__)), host="127.0.0.1",
+                    port=int(argv[2]), loop="uvloop", http="httptools", log_level="warning",
+                    access_log=False)
     elif argv[:1] == ["http-stateless"] and len(argv) == 2:
         import uvicorn
 
@@ -35,7 +51,8 @@ def main(argv: list[str]) -> None:
         uvicorn.run(app, host="127.0.0.1", port=int(argv[1]), loop="uvloop", http="httptools",
                     log_level="warning", access_log=False)
     else:
-        sys.exit("usage: official_echo.py stdio | http PORT | http-stateless PORT")
+        sys.exit("usage: official_echo.py stdio | http PORT | http-stateless PORT "
+                 "| http-stateless-workers N PORT")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ a digest of its params (without ``_meta``, ``inputResponses``, ``requestState``)
 authenticated subject (when the transport authenticates) and an expiry, serialized as
 JSON and signed with HMAC-SHA256 under the server's secret. A state that fails any check
 is refused with -32602, since the client controls it. Serving several processes: give
-them the same ``Server(request_state_secret=...)``.
+them the same ``Server(request_state_secret=...)`` or the same ``MCPFAST_SECRET``
+(:mod:`mcpfast.server.shared_secret`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ import base64
 import hashlib
 import hmac
 import json
-import secrets
 import time
 from typing import Any, Optional
 
 from mcpfast.jsonrpc.errors import InvalidParams
+from mcpfast.server.shared_secret import derived_key
 
 __all__ = ["InputRequired", "InputRequiredBackChannel", "RequestStateCodec", "input_key"]
 
@@ -84,7 +85,9 @@ class RequestStateCodec:
             raise ValueError("request_state_secret must be bytes, at least 16 of them")
         if not ttl > 0:
             raise ValueError(f"request_state_ttl must be > 0 seconds, got {ttl!r}")
-        self._secret = secret if secret is not None else secrets.token_bytes(32)
+        # The deployment's key unless given (MCPFAST_SECRET: every process of a deployment
+        # then takes the others' requestState).
+        self._secret = secret if secret is not None else derived_key("request-state")
         self.ttl = ttl
 
     def _mac(self, payload: bytes) -> bytes:

@@ -30,9 +30,10 @@ import base64
 import hashlib
 import hmac
 import re
-import secrets
 import struct
 from typing import Any, Callable, Generic, Sequence, TypeVar
+
+from mcpfast.server.shared_secret import derived_key
 
 __all__ = ["InvalidCursor", "Paginator"]
 
@@ -46,8 +47,6 @@ _MAC_SIZE = 16
 _RAW_SIZE = _PAYLOAD.size + _MAC_SIZE
 # base64url of 33 bytes is exactly 44 characters, without padding.
 _CURSOR_SHAPE = re.compile(r"[A-Za-z0-9_-]{%d}" % (_RAW_SIZE * 4 // 3))
-
-_PROCESS_SECRET = secrets.token_bytes(32)
 
 
 class InvalidCursor(ValueError):
@@ -73,7 +72,8 @@ class Paginator(Generic[T]):
     """Splits lists into pages of ``page_size`` items with opaque cursors.
 
     ``page_size`` must be an int >= 1. ``namespace`` binds cursors to one list method;
-    ``secret`` (>= 16 bytes) replaces the per-process random key; ``item_key`` enables the
+    ``secret`` (>= 16 bytes) replaces the deployment's key
+    (:mod:`mcpfast.server.shared_secret`: ``MCPFAST_SECRET``, else random per process); ``item_key`` enables the
     anchor-based resumption described in the module docstring.
     """
 
@@ -92,7 +92,8 @@ class Paginator(Generic[T]):
         if not isinstance(namespace, str):
             raise TypeError(f"namespace must be a str, got {type(namespace).__name__}")
         if secret is None:
-            secret = _PROCESS_SECRET
+            # The deployment's (MCPFAST_SECRET), so that any process of it takes a cursor.
+            secret = derived_key("cursor")
         elif not isinstance(secret, (bytes, bytearray)) or len(secret) < 16:
             raise ValueError("secret must be at least 16 bytes")
         self.page_size = page_size

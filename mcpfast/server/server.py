@@ -693,10 +693,11 @@ class Server:
                          keepalive_timeout: Optional[float] = None,
                          max_connections: Optional[int] = None,
                          shutdown_timeout: Any = _UNSET,
+                         reuse_port: bool = False,
                          **options: Any) -> None:
         """Serve Streamable HTTP on host:port (endpoint ``/mcp`` unless ``path=``) until
-        cancelled, then shut down gracefully; ``keepalive_timeout``, ``max_connections``
-        and ``shutdown_timeout`` as for :func:`~mcpfast.transports.http.serve_http` (75 s,
+        cancelled, then shut down gracefully; ``keepalive_timeout``, ``max_connections``,
+        ``shutdown_timeout`` and ``reuse_port`` as for :func:`~mcpfast.transports.http.serve_http` (75 s,
         1024, 30 s), other ``options`` as for :meth:`http_endpoint`."""
         from mcpfast.transports.http import serve_http
 
@@ -709,5 +710,5 @@ class Server:
             limits["max_connections"] = max_connections
         if shutdown_timeout is not _UNSET:
             limits["shutdown_timeout"] = shutdown_timeout
-        await serve_http(endpoint, host, port, ready=ready, **limits)
+        await serve_http(endpoint, host, port, ready=ready, reuse_port=reuse_port, **limits)
 

@@ -187,12 +187,13 @@ def test_a_tampered_or_foreign_state_is_refused(mcp_schema):
             answer = await client.send("tools/call", call("greet"), inputResponses={"user_name": ELICITED},
                                        requestState=bad)
             assert answer["error"]["code"] == INVALID_PARAMS, bad
-        # A state from another request (other params) or another server is refused too.
+        # A state from another request (other params) or another deployment (another secret:
+        # the processes of one deployment share theirs, MCPFAST_SECRET) is refused too.
         other = await client.send("tools/call", {"name": "greet", "arguments": {"x": 1}},
                                   requestState=state)
         assert "another request" in other["error"]["message"]
-        foreign = await Client(make_server(), mcp_schema).send("tools/call", call("greet"),
-                                                               requestState=state)
+        foreign = await Client(make_server(request_state_secret=b"another deployment"),
+                               mcp_schema).send("tools/call", call("greet"), requestState=state)
         assert "integrity" in foreign["error"]["message"]
 
     run(main())

@@ -116,6 +116,23 @@ def error_response(status: int, message: str, code: int = INVALID_REQUEST,
     return HTTPResponse(status, headers, json_error_body(code, message))
 
 
+# What an Accept header allows: (JSON, SSE), by header value. Clients send the same one or
+# two values again and again; bounded, since the values come from the network.
+_ACCEPTS: dict[str, tuple[bool, bool]] = {}
+_ACCEPTS_KEPT = 256
+
+
+def _accepted(accept: str) -> tuple[bool, bool]:
+    """Whether an Accept header allows JSON and whether it allows SSE (cached)."""
+    found = _ACCEPTS.get(accept)
+    if found is None:
+        found = (_accepts(accept, h.JSON), _accepts(accept, h.EVENT_STREAM))
+        if len(_ACCEPTS) >= _ACCEPTS_KEPT:
+            _ACCEPTS.clear()
+        _ACCEPTS[accept] = found
+    return found
+
+
 def _accepts(accept: str, media_type: str) -> bool:
     """Whether an Accept header allows media_type (wildcards included; q=0 refuses)."""
     major = media_type.split("/")[0] + "/*"
@@ -265,8 +282,8 @@ class StreamableHTTPEndpoint:
             return error_response(415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
                                f"got {content_type or 'none'!r}")
         accept = headers.get(h.ACCEPT, "")
-        sse_ok = _accepts(accept, h.EVENT_STREAM)
-        if not _accepts(accept, h.JSON) or not (sse_ok or self.json_response):
+        json_ok, sse_ok = _accepted(accept)
+        if not json_ok or not (sse_ok or self.json_response):
             wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
             return error_response(406, f"Not Acceptable: Accept must allow {wanted}, got {accept!r}")
         body = request.body

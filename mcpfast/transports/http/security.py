@@ -38,7 +38,7 @@ def _matches(value: str, patterns: tuple[str, ...]) -> bool:
 class HostPolicy:
     """Allowed Host and Origin values (module docstring); ``enabled=False`` checks nothing."""
 
-    __slots__ = ("enabled", "allowed_hosts", "allowed_origins")
+    __slots__ = ("enabled", "allowed_hosts", "allowed_origins", "_verdicts")
 
     def __init__(self, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
                  *, enabled: bool = True) -> None:
@@ -48,6 +48,9 @@ class HostPolicy:
         self.enabled = bool(enabled)
         self.allowed_hosts = tuple(str(h).lower() for h in allowed_hosts)
         self.allowed_origins = tuple(str(o).lower().rstrip("/") for o in allowed_origins)
+        # Verdicts by (Host, Origin): clients send the same pair on every request. Bounded,
+        # since the values come from the network.
+        self._verdicts: dict[tuple[Optional[str], Optional[str]], Optional[tuple[int, str]]] = {}
 
     @classmethod
     def for_bind(cls, host: str, *, extra_hosts: Iterable[str] = (),
@@ -67,6 +70,17 @@ class HostPolicy:
         """None when allowed, else (HTTP status, message)."""
         if not self.enabled:
             return None
+        key = (host, origin)
+        verdicts = self._verdicts
+        if key in verdicts:
+            return verdicts[key]
+        verdict = self._check(host, origin)
+        if len(verdicts) >= 256:
+            verdicts.clear()
+        verdicts[key] = verdict
+        return verdict
+
+    def _check(self, host: Optional[str], origin: Optional[str]) -> Optional[tuple[int, str]]:
         if host is None or not _matches(host.lower(), self.allowed_hosts):
             return 421, (
                 f"Misdirected request: Host {host!r} is not allowed (DNS-rebinding protection). "

@@ -42,18 +42,36 @@ _STATUS_LINES = {
 }
 
 
+# Response heads without their length, by (status, headers, keep-alive): most responses share
+# a handful of them. Bounded (a handler's own headers could vary without end).
+_HEADS: dict[tuple[int, tuple[tuple[str, str], ...], bool], bytes] = {}
+
+
 def _head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
           length: Optional[int]) -> bytes:
+    if length is None:
+        return _build_head(status, headers, keep_alive, None)
+    key = (status, tuple(headers), keep_alive)
+    prefix = _HEADS.get(key)
+    if prefix is None:
+        if len(_HEADS) >= 256:
+            _HEADS.clear()
+        prefix = _HEADS[key] = _build_head(status, headers, keep_alive, None, end=False)
+    return prefix + b"content-length: %d\r\n\r\n" % length
+
+
+def _build_head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
+                length: Optional[int], end: bool = True) -> bytes:
+    """The head of a response; without ``end``, neither the framing header nor the blank line."""
     parts = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} Status\r\n".encode("latin-1")]
     for name, value in headers:
         parts.append(f"{name}: {value}\r\n".encode("latin-1"))
-    if length is None:
-        parts.append(b"transfer-encoding: chunked\r\n")
-    else:
-        parts.append(b"content-length: %d\r\n" % length)
     if not keep_alive:
         parts.append(b"connection: close\r\n")
-    parts.append(b"\r\n")
+    if end:
+        parts.append(b"transfer-encoding: chunked\r\n" if length is None
+                     else b"content-length: %d\r\n" % length)
+        parts.append(b"\r\n")
     return b"".join(parts)
 
 
@@ -363,10 +381,12 @@ async def serve_http(
     max_connections: Optional[int] = DEFAULT_MAX_CONNECTIONS,
     shutdown_timeout: Optional[float] = DEFAULT_SHUTDOWN_TIMEOUT,
     backlog: int = 1024,
+    reuse_port: bool = False,
 ) -> None:
     """Serve the endpoint on host:port until cancelled; ``ready(host, port)`` once
     listening (port 0 picks a free one); ``max_connections`` (None: no limit) caps the
-    connections open at once.
+    connections open at once; ``reuse_port``: SO_REUSEPORT, so that several processes
+    listen on one port and the kernel spreads the connections (``mcpfast run --workers``).
 
     Cancelling it shuts down gracefully: the listening socket closes, idle connections
     close, requests being answered get up to ``shutdown_timeout`` seconds (None: as long
@@ -383,7 +403,7 @@ async def serve_http(
     connections: set[HTTPServerProtocol] = set()
     server = await loop.create_server(
         lambda: HTTPServerProtocol(endpoint, keepalive_timeout, connections, max_connections),
-        host, port, backlog=backlog,
+        host, port, backlog=backlog, reuse_port=reuse_port or None,
     )
     try:
         bound = server.sockets[0].getsockname()

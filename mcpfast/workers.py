@@ -1,0 +1,250 @@
+"""Several server processes on one port: ``mcpfast run ... --transport http --workers N``.
+
+One Python process serves from one core. The supervisor (this module, in the process the
+command started) starts N worker processes, each a full server running ``mcpfast run``
+with the same arguments; each listens on the same port with SO_REUSEPORT and the kernel
+spreads new connections over them. The supervisor serves nothing itself:
+
+- start: the first worker binds the port asked for (``--port 0``: one the system picks),
+  the others the same port; each reports on a pipe once it listens. A worker that fails
+  to start (port in use, an error in the server's file) stops the others: exit status 1.
+- ``MCPFAST_SECRET``: set to a fresh random secret for the workers when the environment has
+  none, so that a pagination cursor or a 2026-07-28 requestState one worker signed is
+  taken by the others (:mod:`mcpfast.server.shared_secret`).
+- a worker that dies is replaced (and said so on stderr); more than
+  ``MAX_RESTARTS`` deaths within ``RESTART_WINDOW`` seconds stop everything (exit 1) rather
+  than looping.
+- SIGHUP: a rolling restart, one worker at a time: its replacement starts and listens, then
+  the old one is sent SIGTERM and finishes what it is answering (graceful shutdown) while
+  the others keep serving.
+- SIGTERM / SIGINT: every worker is sent SIGTERM and shuts down gracefully; the supervisor
+  waits for them (``shutdown_timeout`` plus a margin, then SIGKILL) and exits 0.
+
+What workers do not share: everything a process keeps in memory -- 2025-era sessions (a
+session lives in the worker that created it: put a load balancer with session affinity in
+front, or use stateless mode), event stores, subscriptions, tasks. Stateless requests
+(stateless mode, every 2026-07-28 request) may land on any worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from typing import Optional, Sequence
+
+from mcpfast.server.shared_secret import ENVIRONMENT_VARIABLE
+
+__all__ = ["READY_FD_VARIABLE", "Supervisor", "announce_ready"]
+
+# The environment variable telling a worker which file descriptor to report on.
+READY_FD_VARIABLE = "MCPFAST_WORKER_READY_FD"
+STARTUP_TIMEOUT = 60.0
+MAX_RESTARTS = 5
+RESTART_WINDOW = 30.0
+
+
+def announce_ready(host: str, port: int, name: str) -> bool:
+    """In a worker: report listening to the supervisor (True), or do nothing (False: not a
+    worker)."""
+    fd = os.environ.get(READY_FD_VARIABLE)
+    if not fd:
+        return False
+    line = json.dumps({"pid": os.getpid(), "host": host, "port": port, "name": name}) + "\n"
+    try:
+        os.write(int(fd), line.encode())
+        os.close(int(fd))
+    except OSError:
+        pass
+    return True
+
+
+def _say(message: str) -> None:
+    print(f"mcpfast: {message}", file=sys.stderr, flush=True)
+
+
+class Worker:
+    """One worker process and what it reported."""
+
+    def __init__(self, process: asyncio.subprocess.Process, ready: asyncio.Future[dict]) -> None:
+        self.process = process
+        self.ready = ready
+        self.retiring = False
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+class Supervisor:
+    """Starts, watches and stops the workers (module docstring).
+
+    ``command``: the worker's command line with ``{port}`` for the port; ``count``: how
+    many; ``port``: the port asked for (0: the system picks one, then every worker uses it).
+    """
+
+    def __init__(self, command: Sequence[str], count: int, port: int,
+                 shutdown_timeout: float = 30.0) -> None:
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        self.command = list(command)
+        self.count = count
+        self.port = port
+        self.shutdown_timeout = shutdown_timeout
+        self.workers: list[Worker] = []
+        self._stopping = False
+        self._deaths: list[float] = []
+        self._wake: Optional[asyncio.Event] = None
+
+    def run(self) -> int:
+        """Run until told to stop; the exit status."""
+        return asyncio.run(self._main())
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if not env.get(ENVIRONMENT_VARIABLE):
+            env[ENVIRONMENT_VARIABLE] = secrets.token_hex(32)
+        return env
+
+    async def _spawn(self, env: dict[str, str]) -> Worker:
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        command = [part.replace("{port}", str(self.port)) for part in self.command]
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *command, env={**env, READY_FD_VARIABLE: str(write_fd)}, pass_fds=(write_fd,),
+                stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            os.close(write_fd)
+        ready: asyncio.Future[dict] = loop.create_future()
+        reader = os.fdopen(read_fd, "rb")
+
+        def read_line() -> bytes:
+            with reader:
+                return reader.readline()
+
+        async def wait_ready() -> None:
+            line = await loop.run_in_executor(None, read_line)
+            if not ready.done():
+                try:
+                    ready.set_result(json.loads(line))
+                except ValueError:
+                    ready.set_exception(RuntimeError(f"worker {process.pid} exited before listening"))
+
+        task = loop.create_task(wait_ready())
+        task.add_done_callback(lambda _: None)
+        worker = Worker(process, ready)
+        loop.create_task(self._watch(worker, env))
+        return worker
+
+    async def _started(self, worker: Worker) -> dict:
+        try:
+            return await asyncio.wait_for(asyncio.shield(worker.ready), STARTUP_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise RuntimeError(f"worker {worker.pid} did not listen within {STARTUP_TIMEOUT:g} s") from None
+
+    async def _watch(self, worker: Worker, env: dict[str, str]) -> None:
+        status = await worker.process.wait()
+        if not worker.ready.done():
+            worker.ready.set_exception(RuntimeError(
+                f"worker {worker.pid} exited with status {status} before listening"))
+        if worker in self.workers:
+            self.workers.remove(worker)
+        if self._stopping or worker.retiring:
+            return
+        now = time.monotonic()
+        self._deaths = [t for t in self._deaths if now - t < RESTART_WINDOW] + [now]
+        if len(self._deaths) > MAX_RESTARTS:
+            _say(f"workers keep exiting ({len(self._deaths)} in {RESTART_WINDOW:g} s); stopping")
+            self._exit_status = 1
+            self._request_stop()
+            return
+        _say(f"worker {worker.pid} exited with status {status}; starting another")
+        try:
+            replacement = await self._spawn(env)
+            self.workers.append(replacement)
+            await self._started(replacement)
+        except (RuntimeError, OSError) as exc:
+            _say(f"cannot start a worker: {exc}")
+
+    def _request_stop(self) -> None:
+        self._stopping = True
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _main(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._exit_status = 0
+        self._wake = asyncio.Event()
+        restart = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._request_stop)
+        loop.add_signal_handler(signal.SIGHUP, restart.set)
+        env = self._environment()
+        try:
+            first = await self._spawn(env)
+            self.workers.append(first)
+            report = await self._started(first)
+            self.port = report["port"]
+            others = []
+            for _ in range(self.count - 1):
+                worker = await self._spawn(env)
+                self.workers.append(worker)
+                others.append(worker)
+            for worker in others:
+                await self._started(worker)
+        except (RuntimeError, OSError) as exc:
+            _say(f"cannot start the workers: {exc}")
+            await self._stop_all()
+            return 1
+        host = report["host"]
+        where = f"{host}:{self.port}" if ":" not in host else f"[{host}]:{self.port}"
+        _say(f"{self.count} workers of {report['name']!r} (pids "
+             f"{', '.join(str(w.pid) for w in self.workers)}) listening on {where}")
+        while True:
+            waiting = [loop.create_task(self._wake.wait()), loop.create_task(restart.wait())]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            for task in waiting:
+                task.cancel()
+            if self._stopping:
+                break
+            restart.clear()
+            await self._rolling_restart(env)
+        await self._stop_all()
+        return self._exit_status
+
+    async def _rolling_restart(self, env: dict[str, str]) -> None:
+        _say(f"restarting {len(self.workers)} workers one at a time")
+        for old in list(self.workers):
+            if self._stopping:
+                return
+            try:
+                new = await self._spawn(env)
+                self.workers.append(new)
+                await self._started(new)
+            except (RuntimeError, OSError) as exc:
+                _say(f"rolling restart stopped: {exc}")
+                return
+            old.retiring = True
+            await self._stop(old)
+        _say(f"restarted: pids {', '.join(str(w.pid) for w in self.workers)}")
+
+    async def _stop(self, worker: Worker) -> None:
+        if worker.process.returncode is None:
+            worker.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(worker.process.wait(), self.shutdown_timeout + 5)
+            except asyncio.TimeoutError:
+                worker.process.kill()
+                await worker.process.wait()
+        if worker in self.workers:
+            self.workers.remove(worker)
+
+    async def _stop_all(self) -> None:
+        self._stopping = True
+        await asyncio.gather(*(self._stop(worker) for worker in list(self.workers)))

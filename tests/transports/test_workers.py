@@ -1,0 +1,191 @@
+"""``mcpfast run --transport http --workers N``: N processes on one port, a supervisor that
+replaces, restarts and stops them; signed values (cursors, requestState) valid on any."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = Path(__file__).resolve().parent / "workers_app.py"
+V2026 = "2026-07-28"
+
+
+class Workers:
+    """The supervisor process and the port its workers listen on."""
+
+    def __init__(self, count: int, *extra: str) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env.pop("MCPFAST_SECRET", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--transport", "http",
+             "--port", "0", "--workers", str(count), *extra],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        listening = self.wait_line(r"listening on 127\.0\.0\.1:(\d+)")
+        self.port = int(listening.group(1))
+        self.pids = [int(p) for p in re.search(r"pids ([\d, ]+)", listening.string).group(1).split(", ")]
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    def wait_line(self, pattern: str, timeout: float = 60.0, start: int = 0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.lines[start:]:
+                found = re.search(pattern, line)
+                if found:
+                    return found
+            if self.process.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r}: {''.join(self.lines)}")
+
+    def call(self, method: str, params: Optional[dict] = None, name: Optional[str] = None) -> dict:
+        """One 2026-07-28 request on a fresh connection (so the kernel picks a worker)."""
+        params = dict(params or {})
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": V2026,
+                           "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+                   "mcp-protocol-version": V2026, "mcp-method": method}
+        if name is not None:
+            headers["mcp-name"] = name
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+            connection.request("POST", "/mcp", body, headers)
+            response = connection.getresponse()
+            payload = json.loads(response.read())
+        finally:
+            connection.close()
+        assert "result" in payload, payload
+        return payload["result"]
+
+    def worker_pid(self) -> int:
+        return int(self.call("tools/call", {"name": "pid", "arguments": {}}, "pid")["content"][0]["text"])
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
+
+
+@pytest.fixture
+def workers():
+    made: list[Workers] = []
+
+    def start(count: int, *extra: str) -> Workers:
+        made.append(Workers(count, *extra))
+        return made[-1]
+
+    yield start
+    for supervisor in made:
+        supervisor.stop()
+
+
+def test_requests_spread_over_the_workers_and_signed_values_hold_on_any(workers):
+    group = workers(2)
+    assert len(set(group.pids)) == 2
+    seen = {group.worker_pid() for _ in range(40)}
+    assert seen == set(group.pids)
+    # A cursor one worker signed is taken by the other.
+    first = group.call("tools/list")
+    assert len(first["tools"]) == 2
+    pages = [group.call("tools/list", {"cursor": first["nextCursor"]}) for _ in range(12)]
+    assert all(len(page["tools"]) == 2 for page in pages)
+    # So is a requestState: the retry of an InputRequiredResult lands anywhere.
+    asked = group.call("tools/call", {"name": "greet", "arguments": {}}, "greet")
+    assert asked["resultType"] == "input_required"
+    retry = {"name": "greet", "arguments": {}, "requestState": asked["requestState"],
+             "inputResponses": {"name": {"action": "accept", "content": {"name": "Ada"}}}}
+    greeted = {group.call("tools/call", retry, "greet")["content"][0]["text"] for _ in range(12)}
+    assert {text.rsplit(" ", 1)[1] for text in greeted} == {str(p) for p in group.pids}
+    assert all(text.startswith("Hello, Ada, from ") for text in greeted)
+    assert group.stop() == 0
+
+
+def test_a_dead_worker_is_replaced(workers):
+    group = workers(2)
+    victim = group.pids[0]
+    os.kill(victim, signal.SIGKILL)
+    replaced = group.wait_line(rf"worker {victim} exited with status -9; starting another")
+    assert replaced
+    deadline = time.monotonic() + 30
+    seen: set[int] = set()
+    while time.monotonic() < deadline and len(seen) < 2:
+        seen.add(group.worker_pid())
+    assert len(seen) == 2 and victim not in seen and group.pids[1] in seen
+
+
+def test_sighup_restarts_the_workers_one_at_a_time_without_failing_requests(workers):
+    group = workers(2)
+    failures: list[BaseException] = []
+    answered: list[int] = []
+    stop = threading.Event()
+
+    def keep_calling() -> None:
+        while not stop.is_set():
+            try:
+                answered.append(group.worker_pid())
+            except BaseException as exc:  # noqa: BLE001 -- collected, asserted below
+                failures.append(exc)
+
+    caller = threading.Thread(target=keep_calling)
+    caller.start()
+    try:
+        time.sleep(0.3)
+        mark = len(group.lines)
+        group.process.send_signal(signal.SIGHUP)
+        restarted = group.wait_line(r"restarted: pids ([\d, ]+)", start=mark)
+        new_pids = {int(p) for p in restarted.group(1).split(", ")}
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        caller.join(timeout=30)
+    assert failures == []
+    assert new_pids.isdisjoint(group.pids) and len(new_pids) == 2
+    assert set(answered[-10:]) <= new_pids
+    assert group.stop() == 0
+
+
+def test_workers_need_http_and_a_count(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for extra, message in ((["--transport", "tcp", "--workers", "2"], "--workers applies to --transport http"),
+                           (["--transport", "http", "--workers", "0"], "--workers must be >= 1")):
+        done = subprocess.run([sys.executable, "-m", "mcpfast", "run", f"{APP}:app", *extra],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and message in done.stderr
+
+
+def test_a_port_in_use_stops_the_start(workers):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--transport", "http",
+                               "--port", str(port), "--workers", "2"],
+                              env=env, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 1
+    assert "cannot start the workers" in done.stderr

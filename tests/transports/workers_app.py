@@ -1,0 +1,25 @@
+"""A server for the --workers tests: tools that say which process answered."""
+
+import os
+
+from mcpfast import Context, Server
+
+app = Server("workers", page_size=2)
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@app.tool()
+def pid() -> int:
+    """The pid of the worker answering."""
+    return os.getpid()
+
+
+@app.tool()
+async def greet(ctx: Context) -> str:
+    """Asks for a name (a 2026-07-28 InputRequiredResult), then greets from this worker."""
+    answer = await ctx.elicit("Name?", NAME, input_key="name")
+    return f"Hello, {answer.content['name']}, from {os.getpid()}"
+
+
+for index in range(5):
+    app.tool(name=f"filler_{index}")(lambda: "x")
