@@ -38,7 +38,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from mcpfast.workers import READY_FD_VARIABLE, Supervisor, announce_ready
+from mcpfast.server.redis_publisher import RedisUnavailable
+from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready
 
 __all__ = ["main", "parse_arguments", "parse_value"]
 
@@ -281,6 +282,14 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
+    if args.redis is not None:
+        try:
+            from mcpfast.server.redis_publisher import RedisPublisher
+
+            server.publisher = RedisPublisher(args.redis)
+        except (ImportError, ValueError) as exc:
+            _error(str(exc))
+            return EXIT_USAGE
     workers = args.workers
     if workers < 1:
         _error(f"--workers must be >= 1, got {workers}")
@@ -290,8 +299,12 @@ def _run(args: argparse.Namespace) -> int:
             _error("--workers applies to --transport http")
             return EXIT_USAGE
         return _supervise(args, workers, options)
-    if os.environ.get(READY_FD_VARIABLE) and args.transport == "http":
-        options["reuse_port"] = True  # one of several workers on this port
+    listen_fd = os.environ.get(LISTEN_FD_VARIABLE)
+    if listen_fd and args.transport == "http":
+        # One of several workers: serve the listening socket the supervisor made.
+        import socket
+
+        options["sock"] = socket.socket(fileno=int(listen_fd))
     if args.transport != "stdio":
         # Said once listening, with the port the system gave (--port 0 picks a free one).
         def announce(host: str, port: int) -> None:
@@ -308,6 +321,9 @@ def _run(args: argparse.Namespace) -> int:
         options["ready"] = announce
     try:
         server.run(args.transport, **options)
+    except RedisUnavailable as exc:
+        _error(str(exc))
+        return EXIT_ERROR
     except OSError as exc:
         _error(f"cannot serve on {options.get('host', '127.0.0.1')}:{options.get('port', 8000)}: "
                f"{exc.strerror or exc}")
@@ -318,12 +334,18 @@ def _run(args: argparse.Namespace) -> int:
 def _supervise(args: argparse.Namespace, workers: int, options: dict) -> int:
     """``--workers N``: this process supervises N workers running the same command."""
     command = [sys.executable, "-m", "mcpfast", *_worker_argv(args.raw_argv)]
-    shutdown = 30.0
-    return Supervisor(command, workers, options.get("port", 8000), shutdown_timeout=shutdown).run()
+    supervisor = Supervisor(command, workers, options.get("host", "127.0.0.1"), options.get("port", 8000))
+    try:
+        supervisor.listen()
+    except OSError as exc:
+        _error(f"cannot serve on {options.get('host', '127.0.0.1')}:{options.get('port', 8000)}: "
+               f"{exc.strerror or exc}")
+        return EXIT_ERROR
+    return supervisor.run()
 
 
 def _worker_argv(argv: Sequence[str]) -> list[str]:
-    """The command line of a worker: this one without --workers, its port ``{port}``."""
+    """The command line of a worker: this one without --workers (its port: the bound one)."""
     out: list[str] = []
     skip = False
     for part in argv:
@@ -462,6 +484,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=1, metavar="N",
                      help="HTTP: N server processes on one port (SO_REUSEPORT; default 1): "
                           "SIGHUP restarts them one at a time, SIGTERM stops them gracefully")
+    run.add_argument("--redis", default=None, metavar="URL",
+                     help="redis://host:port: list changes, resource updates and log broadcasts "
+                          "reach the clients of every process on this Redis (default: this "
+                          "process only)")
     add_stream_limit_flags(run)
     add_http_flags(run)
     return parser

@@ -1,22 +1,26 @@
 """Several server processes on one port: ``mcpfast run ... --transport http --workers N``.
 
 One Python process serves from one core. The supervisor (this module, in the process the
-command started) starts N worker processes, each a full server running ``mcpfast run``
-with the same arguments; each listens on the same port with SO_REUSEPORT and the kernel
-spreads new connections over them. The supervisor serves nothing itself:
+command started) opens N listening sockets on the same port (SO_REUSEPORT: the kernel
+spreads new connections over them) and starts N worker processes, each a full server
+running ``mcpfast run`` with the same arguments on one of those sockets, which it inherits.
+The supervisor serves nothing itself, but it keeps the sockets open: a worker that exits
+(crash, restart) leaves its socket's queued connections to the next worker of that slot
+instead of resetting them.
 
-- start: the first worker binds the port asked for (``--port 0``: one the system picks),
-  the others the same port; each reports on a pipe once it listens. A worker that fails
-  to start (port in use, an error in the server's file) stops the others: exit status 1.
+- start: a port that cannot be bound (in use, ``--port 0``: one the system picks) is said
+  before any worker starts; each worker reports on a pipe once it serves. A worker that
+  fails to start (an error in the server's file, Redis unreachable) stops the others:
+  exit status 1.
 - ``MCPFAST_SECRET``: set to a fresh random secret for the workers when the environment has
   none, so that a pagination cursor or a 2026-07-28 requestState one worker signed is
   taken by the others (:mod:`mcpfast.server.shared_secret`).
 - a worker that dies is replaced (and said so on stderr); more than
   ``MAX_RESTARTS`` deaths within ``RESTART_WINDOW`` seconds stop everything (exit 1) rather
   than looping.
-- SIGHUP: a rolling restart, one worker at a time: its replacement starts and listens, then
-  the old one is sent SIGTERM and finishes what it is answering (graceful shutdown) while
-  the others keep serving.
+- SIGHUP: a rolling restart, one worker at a time: its replacement starts serving the same
+  socket, then the old one is sent SIGTERM and finishes what it is answering (graceful
+  shutdown) while the others keep serving; no connection is refused meanwhile.
 - SIGTERM / SIGINT: every worker is sent SIGTERM and shuts down gracefully; the supervisor
   waits for them (``shutdown_timeout`` plus a margin, then SIGKILL) and exits 0.
 
@@ -33,6 +37,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -40,10 +45,13 @@ from typing import Optional, Sequence
 
 from mcpfast.server.shared_secret import ENVIRONMENT_VARIABLE
 
-__all__ = ["READY_FD_VARIABLE", "Supervisor", "announce_ready"]
+__all__ = ["LISTEN_FD_VARIABLE", "READY_FD_VARIABLE", "Supervisor", "announce_ready"]
 
-# The environment variable telling a worker which file descriptor to report on.
+# The environment variables telling a worker which file descriptor to report on, and which
+# listening socket to serve.
 READY_FD_VARIABLE = "MCPFAST_WORKER_READY_FD"
+LISTEN_FD_VARIABLE = "MCPFAST_WORKER_LISTEN_FD"
+BACKLOG = 1024
 STARTUP_TIMEOUT = 60.0
 MAX_RESTARTS = 5
 RESTART_WINDOW = 30.0
@@ -69,10 +77,12 @@ def _say(message: str) -> None:
 
 
 class Worker:
-    """One worker process and what it reported."""
+    """One worker process, the slot (listening socket) it serves, and what it reported."""
 
-    def __init__(self, process: asyncio.subprocess.Process, ready: asyncio.Future[dict]) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, slot: int,
+                 ready: asyncio.Future[dict]) -> None:
         self.process = process
+        self.slot = slot
         self.ready = ready
         self.retiring = False
 
@@ -85,25 +95,52 @@ class Supervisor:
     """Starts, watches and stops the workers (module docstring).
 
     ``command``: the worker's command line with ``{port}`` for the port; ``count``: how
-    many; ``port``: the port asked for (0: the system picks one, then every worker uses it).
+    many; ``host``, ``port``: where to listen (port 0: the system picks one).
     """
 
-    def __init__(self, command: Sequence[str], count: int, port: int,
+    def __init__(self, command: Sequence[str], count: int, host: str, port: int,
                  shutdown_timeout: float = 30.0) -> None:
         if count < 1:
             raise ValueError(f"count must be >= 1, got {count}")
         self.command = list(command)
         self.count = count
+        self.host = host
         self.port = port
+        self.sockets: list[socket.socket] = []
         self.shutdown_timeout = shutdown_timeout
         self.workers: list[Worker] = []
         self._stopping = False
         self._deaths: list[float] = []
         self._wake: Optional[asyncio.Event] = None
 
+    def listen(self) -> None:
+        """Open the listening sockets (OSError when the address cannot be bound)."""
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        try:
+            for _ in range(self.count):
+                sock = socket.socket(family, socket.SOCK_STREAM)
+                self.sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                sock.bind((self.host, self.port))
+                sock.listen(BACKLOG)
+                sock.set_inheritable(True)
+                self.port = sock.getsockname()[1]  # port 0: the others take the same
+        except OSError:
+            for sock in self.sockets:
+                sock.close()
+            self.sockets.clear()
+            raise
+
     def run(self) -> int:
         """Run until told to stop; the exit status."""
-        return asyncio.run(self._main())
+        if not self.sockets:
+            self.listen()
+        try:
+            return asyncio.run(self._main())
+        finally:
+            for sock in self.sockets:
+                sock.close()
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -111,14 +148,15 @@ class Supervisor:
             env[ENVIRONMENT_VARIABLE] = secrets.token_hex(32)
         return env
 
-    async def _spawn(self, env: dict[str, str]) -> Worker:
+    async def _spawn(self, env: dict[str, str], slot: int) -> Worker:
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()
         command = [part.replace("{port}", str(self.port)) for part in self.command]
+        listen_fd = self.sockets[slot].fileno()
         try:
             process = await asyncio.create_subprocess_exec(
-                *command, env={**env, READY_FD_VARIABLE: str(write_fd)}, pass_fds=(write_fd,),
-                stdin=subprocess.DEVNULL, start_new_session=True)
+                *command, env={**env, READY_FD_VARIABLE: str(write_fd), LISTEN_FD_VARIABLE: str(listen_fd)},
+                pass_fds=(write_fd, listen_fd), stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             os.close(write_fd)
         ready: asyncio.Future[dict] = loop.create_future()
@@ -138,7 +176,7 @@ class Supervisor:
 
         task = loop.create_task(wait_ready())
         task.add_done_callback(lambda _: None)
-        worker = Worker(process, ready)
+        worker = Worker(process, slot, ready)
         loop.create_task(self._watch(worker, env))
         return worker
 
@@ -166,7 +204,7 @@ class Supervisor:
             return
         _say(f"worker {worker.pid} exited with status {status}; starting another")
         try:
-            replacement = await self._spawn(env)
+            replacement = await self._spawn(env, worker.slot)
             self.workers.append(replacement)
             await self._started(replacement)
         except (RuntimeError, OSError) as exc:
@@ -187,17 +225,10 @@ class Supervisor:
         loop.add_signal_handler(signal.SIGHUP, restart.set)
         env = self._environment()
         try:
-            first = await self._spawn(env)
-            self.workers.append(first)
-            report = await self._started(first)
-            self.port = report["port"]
-            others = []
-            for _ in range(self.count - 1):
-                worker = await self._spawn(env)
-                self.workers.append(worker)
-                others.append(worker)
-            for worker in others:
-                await self._started(worker)
+            for slot in range(self.count):
+                self.workers.append(await self._spawn(env, slot))
+            reports = [await self._started(worker) for worker in list(self.workers)]
+            report = reports[0]
         except (RuntimeError, OSError) as exc:
             _say(f"cannot start the workers: {exc}")
             await self._stop_all()
@@ -224,7 +255,7 @@ class Supervisor:
             if self._stopping:
                 return
             try:
-                new = await self._spawn(env)
+                new = await self._spawn(env, old.slot)
                 self.workers.append(new)
                 await self._started(new)
             except (RuntimeError, OSError) as exc:

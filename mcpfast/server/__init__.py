@@ -42,6 +42,7 @@ from mcpfast.server.content import (
 from mcpfast.server.context import Context
 from mcpfast.server.logs import LEVELS, MCPLogHandler
 from mcpfast.server.prompts import Prompt, PromptArgument, PromptMessage
+from mcpfast.server.redis_publisher import RedisPublisher, RedisUnavailable
 from mcpfast.server.requests_to_client import (
     ClientCapabilityError,
     ElicitationResult,
@@ -52,6 +53,7 @@ from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplat
 from mcpfast.server.schema import Field
 from mcpfast.server.server import Server
 from mcpfast.server.state import ProtocolState
+from mcpfast.server.task_store import MemoryTaskStore, TaskStore
 from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
 
 __all__ = [
@@ -70,10 +72,13 @@ __all__ = [
     "LATEST_VERSION",
     "LEVELS",
     "MCPLogHandler",
+    "MemoryTaskStore",
     "PromptMessage",
     "Prompt",
     "PromptArgument",
     "ProtocolState",
+    "RedisPublisher",
+    "RedisUnavailable",
     "Resource",
     "ResourceLink",
     "ResourceNotFound",
@@ -83,6 +88,7 @@ __all__ = [
     "SamplingResult",
     "Server",
     "ServerConnection",
+    "TaskStore",
     "Text",
     "Tool",
     "ToolAnnotations",

@@ -601,6 +601,13 @@ class Server:
             # Network servers stop gracefully on SIGTERM too (process managers, containers).
             run_main(until_signalled(runner()))
 
+    async def _start_publisher(self) -> None:
+        # A publisher shared with other processes (RedisPublisher) connects before the
+        # server serves: a deployment whose Redis is down fails at start.
+        start = getattr(self.publisher, "start", None)
+        if start is not None:
+            await start()
+
     def _runner(self, transport: str, host: str, port: int,
                 options: dict[str, Any]) -> Callable[[], Coroutine[Any, Any, None]]:
         if not isinstance(transport, str):
@@ -623,6 +630,7 @@ class Server:
         from mcpfast.transports import serve_stdio
 
         self.loop = asyncio.get_running_loop()
+        await self._start_publisher()
         await serve_stdio(self.connect, **options)
 
     async def serve_tcp(self, host: str = "127.0.0.1", port: int = 8000, *,
@@ -631,6 +639,7 @@ class Server:
         from mcpfast.transports import serve_tcp
 
         self.loop = asyncio.get_running_loop()
+        await self._start_publisher()
         await serve_tcp(self.connect, host, port, ready=ready, **options)
 
     async def serve_websocket(self, host: str = "127.0.0.1", port: int = 8000, *,
@@ -644,6 +653,7 @@ class Server:
         from mcpfast.transports.websocket import serve_websocket
 
         self.loop = asyncio.get_running_loop()
+        await self._start_publisher()
         policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts, extra_origins=allowed_origins)
         await serve_websocket(self.connect, host, port, host_policy=policy, ready=ready, **options)
 
@@ -694,14 +704,16 @@ class Server:
                          max_connections: Optional[int] = None,
                          shutdown_timeout: Any = _UNSET,
                          reuse_port: bool = False,
+                         sock: Any = None,
                          **options: Any) -> None:
         """Serve Streamable HTTP on host:port (endpoint ``/mcp`` unless ``path=``) until
         cancelled, then shut down gracefully; ``keepalive_timeout``, ``max_connections``,
-        ``shutdown_timeout`` and ``reuse_port`` as for :func:`~mcpfast.transports.http.serve_http` (75 s,
+        ``shutdown_timeout``, ``reuse_port`` and ``sock`` as for :func:`~mcpfast.transports.http.serve_http` (75 s,
         1024, 30 s), other ``options`` as for :meth:`http_endpoint`."""
         from mcpfast.transports.http import serve_http
 
         self.loop = asyncio.get_running_loop()
+        await self._start_publisher()
         endpoint = self.http_endpoint(host=host, **options)
         limits: dict[str, Any] = {}
         if keepalive_timeout is not None:
@@ -710,5 +722,5 @@ class Server:
             limits["max_connections"] = max_connections
         if shutdown_timeout is not _UNSET:
             limits["shutdown_timeout"] = shutdown_timeout
-        await serve_http(endpoint, host, port, ready=ready, reuse_port=reuse_port, **limits)
+        await serve_http(endpoint, host, port, ready=ready, reuse_port=reuse_port, sock=sock, **limits)
 

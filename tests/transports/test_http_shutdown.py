@@ -181,3 +181,33 @@ def test_listen_streams_end_gracefully_when_the_server_shuts_down():
 
 async def _drain(stream) -> list:
     return [note async for note in stream]
+
+
+def test_a_connection_accepted_just_before_shutdown_gets_its_first_request_answered():
+    async def main():
+        app = make_app(asyncio.Event(), asyncio.Event(), [])
+        server, url = await start(app, stateless=True, json_response=True)
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        fresh_reader, fresh = await asyncio.open_connection("127.0.0.1", port)
+        idle_reader, idle = await asyncio.open_connection("127.0.0.1", port)
+        body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+                b'"arguments":{"text":"late"}}}')
+        head = (b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                b"accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n"
+                b"content-length: %d\r\n\r\n" % len(body))
+        # The idle one has served a request already: at shutdown it is closed at once.
+        idle.write(head + body)
+        await idle_reader.readuntil(b"late")
+        await asyncio.sleep(0.05)
+        server.cancel()
+        await asyncio.sleep(0.05)
+        assert b"HTTP/1.1" not in await idle_reader.read()  # the rest of its answer, then EOF
+        # The fresh one's first request, sent during the grace, is answered; then it closes.
+        fresh.write(head + body)
+        answer = await asyncio.wait_for(fresh_reader.read(), 5)
+        assert answer.startswith(b"HTTP/1.1 200") and b"connection: close" in answer and b"late" in answer
+        await asyncio.gather(server, return_exceptions=True)
+        for writer in (fresh, idle):
+            writer.close()
+
+    asyncio.run(main())

@@ -3,8 +3,7 @@ replaces, restarts and stops them; signed values (cursors, requestState) valid o
 
 from __future__ import annotations
 
-import http.client
-import json
+import asyncio
 import os
 import re
 import signal
@@ -17,9 +16,12 @@ from typing import Optional
 
 import pytest
 
+import mcpfast
+from mcp_http import post_2026
+from redis_server import free_port, redis_server
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "workers_app.py"
-V2026 = "2026-07-28"
 
 
 class Workers:
@@ -58,23 +60,7 @@ class Workers:
 
     def call(self, method: str, params: Optional[dict] = None, name: Optional[str] = None) -> dict:
         """One 2026-07-28 request on a fresh connection (so the kernel picks a worker)."""
-        params = dict(params or {})
-        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": V2026,
-                           "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                   "mcp-protocol-version": V2026, "mcp-method": method}
-        if name is not None:
-            headers["mcp-name"] = name
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-            connection.request("POST", "/mcp", body, headers)
-            response = connection.getresponse()
-            payload = json.loads(response.read())
-        finally:
-            connection.close()
-        assert "result" in payload, payload
-        return payload["result"]
+        return post_2026(self.port, method, params, name)
 
     def worker_pid(self) -> int:
         return int(self.call("tools/call", {"name": "pid", "arguments": {}}, "pid")["content"][0]["text"])
@@ -188,4 +174,40 @@ def test_a_port_in_use_stops_the_start(workers):
                                "--port", str(port), "--workers", "2"],
                               env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 1
+    # Said before any worker starts: the supervisor opens the listening sockets.
+    assert f"mcpfast: cannot serve on 127.0.0.1:{port}: Address already in use" in done.stderr
+
+
+def test_with_redis_a_listener_hears_updates_made_on_every_worker(workers):
+    with redis_server() as redis:
+        group = workers(2, "--redis", redis.url)
+
+        def touch() -> int:
+            return int(group.call("tools/call", {"name": "touch", "arguments": {}}, "touch")["content"][0]["text"])
+
+        async def main() -> list[int]:
+            url = f"http://127.0.0.1:{group.port}/mcp"
+            async with mcpfast.connect(url, protocol_version="2026-07-28") as client:
+                async with client.listen(uris=["test://watched"]) as stream:
+                    await asyncio.sleep(0.3)
+                    pids = [await asyncio.to_thread(touch) for _ in range(12)]
+                    for _ in range(12):
+                        note = await asyncio.wait_for(stream.__anext__(), 10)
+                        assert note["method"] == "notifications/resources/updated"
+                        assert note["params"]["uri"] == "test://watched"
+            return pids
+
+        pids = asyncio.run(main())
+        # The updates came from both workers; the one listener heard every one.
+        assert set(pids) == set(group.pids)
+        assert group.stop() == 0
+
+
+def test_redis_down_at_start_stops_the_workers():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--transport", "http",
+                           "--port", "0", "--workers", "2", "--redis", f"redis://127.0.0.1:{free_port()}/0"],
+                          env=env, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 1
+    assert "cannot reach Redis at redis://127.0.0.1:" in done.stderr
     assert "cannot start the workers" in done.stderr

@@ -21,5 +21,18 @@ async def greet(ctx: Context) -> str:
     return f"Hello, {answer.content['name']}, from {os.getpid()}"
 
 
+@app.resource("test://watched")
+def watched() -> str:
+    """A resource whose updates the tests follow."""
+    return "watched"
+
+
+@app.tool()
+def touch(uri: str = "test://watched") -> int:
+    """Publishes an update of ``uri``; returns the pid of the worker that did."""
+    app.notify_resource_updated(uri)
+    return os.getpid()
+
+
 for index in range(5):
     app.tool(name=f"filler_{index}")(lambda: "x")

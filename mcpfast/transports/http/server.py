@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from http import HTTPStatus
 from typing import Any, Callable, Optional
 
@@ -36,6 +37,8 @@ MAX_HEAD_SIZE = 64 * 1024
 DEFAULT_MAX_CONNECTIONS = 1024
 DEFAULT_KEEPALIVE_TIMEOUT = 75.0
 DEFAULT_SHUTDOWN_TIMEOUT = 30.0
+# Seconds a connection accepted just before shutdown gets to send its first request.
+FRESH_GRACE = 1.0
 _STATUS_LINES = {
     status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
     for status in HTTPStatus
@@ -106,6 +109,9 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._answering: Optional[str] = None
         # Set by shutdown() while a POST is being answered: done once it is.
         self._drained: Optional[asyncio.Future[None]] = None
+        # Requests received; the grace timer of a fresh connection at shutdown (shutdown()).
+        self._served = 0
+        self._grace: Optional[asyncio.TimerHandle] = None
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
@@ -124,6 +130,9 @@ class HTTPServerProtocol(asyncio.Protocol):
         self.connections.discard(self)
         if self._idle is not None:
             self._idle.cancel()
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
         if self._task is not None and not self._task.done():
             self._task.cancel()
         response, self._response = self._response, None
@@ -210,6 +219,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         keep_alive = self.parser.should_keep_alive()
         body = b"".join(self._body) if len(self._body) != 1 else self._body[0]
         request = HTTPRequest(method, path, self._headers, body, query)
+        self._served += 1
         self._queue.append((request, keep_alive, self._too_large))
         self._too_large = False  # answered in turn, below
         if self._busy:
@@ -221,13 +231,24 @@ class HTTPServerProtocol(asyncio.Protocol):
 
     # -- answering ---------------------------------------------------------------------
 
+    def _grace_over(self) -> None:
+        self._grace = None
+        if not self._busy and self.transport is not None:
+            self.transport.close()
+
     def _next(self) -> None:
-        if self._stopping:
+        if self._stopping and self._grace is None:
             if self.transport is not None:
                 self.transport.close()
             return
         while self._queue and not self._closed:
             request, keep_alive, too_large = self._queue.pop(0)
+            if self._stopping:
+                # The first request of a connection accepted before the listener closed:
+                # answered, then the connection closes.
+                self._grace.cancel()  # type: ignore[union-attr]
+                self._grace = None
+                keep_alive = False
             if too_large:
                 limit = self.endpoint.max_body_size
                 self._write_whole(HTTPResponse(413, [("content-type", "application/json")],
@@ -357,10 +378,19 @@ class HTTPServerProtocol(asyncio.Protocol):
 
         Returns a future done once the request being answered is answered, when that is
         a POST (a GET stream has no end of its own: it ends with its session), else None.
+        A connection that has not sent its first request yet was accepted just before the
+        listener closed: its request is on its way, so it gets FRESH_GRACE seconds to send
+        it, which is answered (then the connection closes) -- closing it at once would fail
+        a request the client had every reason to think accepted.
         """
         self._stopping = True
         self._queue.clear()
         if not self._busy:
+            if self._served == 0 and self.transport is not None and not self._closed:
+                self._grace = self.loop.call_later(FRESH_GRACE, self._grace_over)
+                if self._drained is None:
+                    self._drained = self.loop.create_future()
+                return self._drained
             if self.transport is not None:
                 self.transport.close()
             return None
@@ -382,11 +412,14 @@ async def serve_http(
     shutdown_timeout: Optional[float] = DEFAULT_SHUTDOWN_TIMEOUT,
     backlog: int = 1024,
     reuse_port: bool = False,
+    sock: Optional[socket.socket] = None,
 ) -> None:
     """Serve the endpoint on host:port until cancelled; ``ready(host, port)`` once
     listening (port 0 picks a free one); ``max_connections`` (None: no limit) caps the
     connections open at once; ``reuse_port``: SO_REUSEPORT, so that several processes
-    listen on one port and the kernel spreads the connections (``mcpfast run --workers``).
+    listen on one port and the kernel spreads the connections; ``sock``: serve a listening
+    socket made elsewhere instead (host and port are then ignored: ``mcpfast run
+    --workers`` hands each worker one its supervisor keeps open).
 
     Cancelling it shuts down gracefully: the listening socket closes, idle connections
     close, requests being answered get up to ``shutdown_timeout`` seconds (None: as long
@@ -401,10 +434,14 @@ async def serve_http(
         raise ValueError(f"shutdown_timeout must be >= 0 or None, got {shutdown_timeout!r}")
     loop = asyncio.get_running_loop()
     connections: set[HTTPServerProtocol] = set()
-    server = await loop.create_server(
-        lambda: HTTPServerProtocol(endpoint, keepalive_timeout, connections, max_connections),
-        host, port, backlog=backlog, reuse_port=reuse_port or None,
-    )
+    def protocol() -> HTTPServerProtocol:
+        return HTTPServerProtocol(endpoint, keepalive_timeout, connections, max_connections)
+
+    if sock is not None:
+        server = await loop.create_server(protocol, sock=sock, backlog=backlog)
+    else:
+        server = await loop.create_server(protocol, host, port, backlog=backlog,
+                                          reuse_port=reuse_port or None)
     try:
         bound = server.sockets[0].getsockname()
         if ready is not None:

@@ -1,0 +1,191 @@
+"""Fan-out across processes through Redis pub/sub: :class:`RedisPublisher`.
+
+Give every process of a deployment (``mcpfast run ... --workers N --redis URL``, or several
+hosts) a RedisPublisher on the same Redis and channel, and an event one process publishes --
+a resource update, a list change, a log broadcast -- reaches the clients of every process:
+their connections and their 2026-07-28 ``subscriptions/listen`` streams.
+
+- ``publish(event)`` delivers to this process's subscribers at once (as
+  :class:`~mcpfast.server.publisher.LocalPublisher` does) and sends the event to Redis in
+  the background; each process delivers what arrives from the others (its own events come
+  back tagged with its id and are skipped).
+- ``start()`` (the server calls it before serving) connects and subscribes:
+  :class:`RedisUnavailable` names the URL when Redis cannot be reached, so a deployment
+  fails at start instead of serving half its events.
+- At run time a lost Redis costs only the cross-process part: local delivery goes on,
+  sending fails with a warning (once per outage), and the subscription reconnects with
+  backoff; events published during the outage are not replayed to other processes.
+
+Needs the ``redis`` package (``pip install 'mcpfast[redis]'``: redis-py's asyncio client,
+whose connection pool every send shares).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from typing import Any, Optional
+
+from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, ResourceUpdated, Subscriber
+
+__all__ = ["DEFAULT_CHANNEL", "RedisPublisher", "RedisUnavailable"]
+
+_LOGGER = logging.getLogger("mcpfast.server")
+
+DEFAULT_CHANNEL = "mcpfast:events"
+_EVENTS: dict[str, Any] = {"ListChanged": ListChanged, "ResourceUpdated": ResourceUpdated,
+                           "LogMessage": LogMessage}
+# Seconds between reconnection attempts of the subscription, growing to the last.
+_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
+
+
+class RedisUnavailable(ConnectionError):
+    """Redis could not be reached (the message names the URL, never its password)."""
+
+
+def _safe(url: str) -> str:
+    if "@" in url:
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://***@{rest.rpartition('@')[2]}"
+    return url
+
+
+class RedisPublisher:
+    """A publisher whose events reach every process on the same Redis channel (module
+    docstring). ``url``: ``redis://[:password@]host:port/db``; ``channel``: the pub/sub
+    channel (one per deployment)."""
+
+    def __init__(self, url: str, channel: str = DEFAULT_CHANNEL) -> None:
+        try:
+            import redis.asyncio as redis_asyncio
+        except ImportError:
+            raise ImportError("RedisPublisher needs the redis package: pip install 'mcpfast[redis]'") from None
+        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"a Redis URL starts with redis://, rediss:// or unix://, got {url!r}")
+        self.url = url
+        self.channel = channel
+        self.origin = secrets.token_hex(8)
+        self._local = LocalPublisher()
+        self._redis = redis_asyncio.Redis.from_url(url)
+        self._listener: Optional[asyncio.Task[None]] = None
+        self._sending: set[asyncio.Task[None]] = set()
+        self._send_failing = False
+        # Events from other processes delivered here (for tests and monitoring).
+        self.received = 0
+
+    def __len__(self) -> int:
+        return len(self._local)
+
+    def __repr__(self) -> str:
+        return f"<RedisPublisher {_safe(self.url)} channel={self.channel!r} subscribers={len(self._local)}>"
+
+    # -- the Publisher interface --------------------------------------------------------
+
+    def attach(self, subscriber: Subscriber) -> None:
+        self._local.attach(subscriber)
+
+    def detach(self, subscriber: Subscriber) -> None:
+        self._local.detach(subscriber)
+
+    def publish(self, event: Event) -> int:
+        delivered = self._local.publish(event)
+        payload = json.dumps({"o": self.origin, "t": type(event).__name__, "v": list(event)},
+                             separators=(",", ":"))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            _LOGGER.warning("RedisPublisher: %s published outside an event loop: delivered in this "
+                            "process only", type(event).__name__)
+            return delivered
+        task = loop.create_task(self._send(payload))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+        return delivered
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect and subscribe (RedisUnavailable when Redis cannot be reached)."""
+        if self._listener is not None:
+            return
+        pubsub = await self._subscribe()
+        self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub))
+
+    async def close(self) -> None:
+        """Stop listening and close the connections (what is being sent is sent first)."""
+        if self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
+        await self._redis.aclose()
+
+    # -- Redis --------------------------------------------------------------------------
+
+    async def _subscribe(self) -> Any:
+        from redis.exceptions import RedisError
+
+        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self.channel)
+        except (RedisError, OSError) as exc:
+            await pubsub.aclose()
+            raise RedisUnavailable(f"cannot reach Redis at {_safe(self.url)}: {exc}") from None
+        return pubsub
+
+    async def _send(self, payload: str) -> None:
+        from redis.exceptions import RedisError
+
+        try:
+            await self._redis.publish(self.channel, payload)
+        except (RedisError, OSError) as exc:
+            if not self._send_failing:
+                _LOGGER.warning("RedisPublisher: cannot send events to %s (%s); other processes "
+                                "miss them until Redis is back", _safe(self.url), exc)
+            self._send_failing = True
+            return
+        if self._send_failing:
+            _LOGGER.warning("RedisPublisher: sending events to %s again", _safe(self.url))
+            self._send_failing = False
+
+    async def _listen(self, pubsub: Any) -> None:
+        from redis.exceptions import RedisError
+
+        attempt = 0
+        while True:
+            try:
+                async for message in pubsub.listen():
+                    attempt = 0
+                    if message.get("type") == "message":
+                        self._arrived(message.get("data"))
+            except asyncio.CancelledError:
+                await pubsub.aclose()
+                raise
+            except (RedisError, OSError) as exc:
+                _LOGGER.warning("RedisPublisher: lost the subscription to %s (%s); reconnecting",
+                                _safe(self.url), exc)
+            await pubsub.aclose()
+            while True:
+                await asyncio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
+                attempt += 1
+                try:
+                    pubsub = await self._subscribe()
+                    _LOGGER.warning("RedisPublisher: subscribed to %s again", _safe(self.url))
+                    break
+                except RedisUnavailable:
+                    continue
+
+    def _arrived(self, data: Any) -> None:
+        try:
+            message = json.loads(data)
+            if message["o"] == self.origin:
+                return  # our own, delivered when published
+            event = _EVENTS[message["t"]](*message["v"])
+        except (ValueError, KeyError, TypeError) as exc:
+            _LOGGER.warning("RedisPublisher: ignored a malformed message on %r: %s", self.channel, exc)
+            return
+        self.received += 1
+        self._local.publish(event)

@@ -1,0 +1,80 @@
+"""Several hosts behind a load balancer: two independent ``mcpfast run`` processes (as two
+hosts would run them: the same MCPFAST_SECRET, the same Redis) behind Debian's nginx
+balancing round-robin, all on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import mcpfast
+from mcp_http import post_2026
+from nginx_proxy import nginx_proxy
+from redis_server import free_port, redis_server
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = Path(__file__).resolve().parent / "workers_app.py"
+
+
+def start_host(port: int, redis_url: str, secret: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MCPFAST_SECRET": secret}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--transport", "http", "--port", str(port),
+         "--redis", redis_url], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    deadline = time.monotonic() + 60
+    while not any(re.search(r"serving 'workers' over http", line) for line in lines):
+        assert process.poll() is None and time.monotonic() < deadline, "".join(lines)
+        time.sleep(0.05)
+    return process
+
+
+def test_calls_through_nginx_land_on_both_hosts_and_everything_shared_holds():
+    secret = os.urandom(32).hex()
+    with redis_server() as redis:
+        ports = [free_port(), free_port()]
+        hosts = [start_host(port, redis.url, secret) for port in ports]
+        try:
+            with nginx_proxy(ports) as port:
+                pids = {int(post_2026(port, "tools/call", {"name": "pid", "arguments": {}}, "pid")
+                            ["content"][0]["text"]) for _ in range(8)}
+                assert pids == {host.pid for host in hosts}
+                # A cursor and a requestState signed by one host are taken by the other.
+                first = post_2026(port, "tools/list")
+                for _ in range(4):
+                    assert len(post_2026(port, "tools/list", {"cursor": first["nextCursor"]})["tools"]) == 2
+                asked = post_2026(port, "tools/call", {"name": "greet", "arguments": {}}, "greet")
+                retry = {"name": "greet", "arguments": {}, "requestState": asked["requestState"],
+                         "inputResponses": {"name": {"action": "accept", "content": {"name": "Lin"}}}}
+                answered = {post_2026(port, "tools/call", retry, "greet")["content"][0]["text"] for _ in range(4)}
+                assert {text.rsplit(" ", 1)[1] for text in answered} == {str(host.pid) for host in hosts}
+
+                # A listen stream through nginx hears the updates published on either host.
+                async def listen_and_touch() -> set[int]:
+                    async with mcpfast.connect(f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as client:
+                        async with client.listen(uris=["test://watched"]) as stream:
+                            await asyncio.sleep(0.3)
+                            touched = set()
+                            for _ in range(6):
+                                result = await asyncio.to_thread(
+                                    post_2026, port, "tools/call", {"name": "touch", "arguments": {}}, "touch")
+                                touched.add(int(result["content"][0]["text"]))
+                            for _ in range(6):
+                                note = await asyncio.wait_for(stream.__anext__(), 10)
+                                assert note["params"]["uri"] == "test://watched"
+                            return touched
+
+                assert asyncio.run(listen_and_touch()) == {host.pid for host in hosts}
+        finally:
+            for host in hosts:
+                host.terminate()
+                host.wait(timeout=30)
