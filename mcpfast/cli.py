@@ -285,8 +285,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.redis is not None:
         try:
             from mcpfast.server.redis_publisher import RedisPublisher
+            from mcpfast.server.redis_task_store import RedisTaskStore
 
             server.publisher = RedisPublisher(args.redis)
+            server.tasks.store = RedisTaskStore(args.redis)
         except (ImportError, ValueError) as exc:
             _error(str(exc))
             return EXIT_USAGE
@@ -486,8 +488,8 @@ def _parser() -> argparse.ArgumentParser:
                           "SIGHUP restarts them one at a time, SIGTERM stops them gracefully")
     run.add_argument("--redis", default=None, metavar="URL",
                      help="redis://host:port: list changes, resource updates and log broadcasts "
-                          "reach the clients of every process on this Redis (default: this "
-                          "process only)")
+                          "reach the clients of every process on this Redis, and tasks are "
+                          "answered by any of them (default: this process only)")
     add_stream_limit_flags(run)
     add_http_flags(run)
     return parser

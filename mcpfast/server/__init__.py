@@ -43,6 +43,7 @@ from mcpfast.server.context import Context
 from mcpfast.server.logs import LEVELS, MCPLogHandler
 from mcpfast.server.prompts import Prompt, PromptArgument, PromptMessage
 from mcpfast.server.redis_publisher import RedisPublisher, RedisUnavailable
+from mcpfast.server.redis_task_store import RedisTaskStore
 from mcpfast.server.requests_to_client import (
     ClientCapabilityError,
     ElicitationResult,
@@ -78,6 +79,7 @@ __all__ = [
     "PromptArgument",
     "ProtocolState",
     "RedisPublisher",
+    "RedisTaskStore",
     "RedisUnavailable",
     "Resource",
     "ResourceLink",

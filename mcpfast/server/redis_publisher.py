@@ -29,6 +29,7 @@ import secrets
 from typing import Any, Optional
 
 from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, ResourceUpdated, Subscriber
+from mcpfast.server.redis_connection import RedisUnavailable, listen_forever, redis_client, safe_url, subscribe
 
 __all__ = ["DEFAULT_CHANNEL", "RedisPublisher", "RedisUnavailable"]
 
@@ -37,38 +38,17 @@ _LOGGER = logging.getLogger("mcpfast.server")
 DEFAULT_CHANNEL = "mcpfast:events"
 _EVENTS: dict[str, Any] = {"ListChanged": ListChanged, "ResourceUpdated": ResourceUpdated,
                            "LogMessage": LogMessage}
-# Seconds between reconnection attempts of the subscription, growing to the last.
-_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
-
-
-class RedisUnavailable(ConnectionError):
-    """Redis could not be reached (the message names the URL, never its password)."""
-
-
-def _safe(url: str) -> str:
-    if "@" in url:
-        scheme, _, rest = url.partition("://")
-        return f"{scheme}://***@{rest.rpartition('@')[2]}"
-    return url
-
-
 class RedisPublisher:
     """A publisher whose events reach every process on the same Redis channel (module
     docstring). ``url``: ``redis://[:password@]host:port/db``; ``channel``: the pub/sub
     channel (one per deployment)."""
 
     def __init__(self, url: str, channel: str = DEFAULT_CHANNEL) -> None:
-        try:
-            import redis.asyncio as redis_asyncio
-        except ImportError:
-            raise ImportError("RedisPublisher needs the redis package: pip install 'mcpfast[redis]'") from None
-        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"a Redis URL starts with redis://, rediss:// or unix://, got {url!r}")
+        self._redis = redis_client(url, "RedisPublisher")
         self.url = url
         self.channel = channel
         self.origin = secrets.token_hex(8)
         self._local = LocalPublisher()
-        self._redis = redis_asyncio.Redis.from_url(url)
         self._listener: Optional[asyncio.Task[None]] = None
         self._sending: set[asyncio.Task[None]] = set()
         self._send_failing = False
@@ -79,7 +59,7 @@ class RedisPublisher:
         return len(self._local)
 
     def __repr__(self) -> str:
-        return f"<RedisPublisher {_safe(self.url)} channel={self.channel!r} subscribers={len(self._local)}>"
+        return f"<RedisPublisher {safe_url(self.url)} channel={self.channel!r} subscribers={len(self._local)}>"
 
     # -- the Publisher interface --------------------------------------------------------
 
@@ -110,8 +90,9 @@ class RedisPublisher:
         """Connect and subscribe (RedisUnavailable when Redis cannot be reached)."""
         if self._listener is not None:
             return
-        pubsub = await self._subscribe()
-        self._listener = asyncio.get_running_loop().create_task(self._listen(pubsub))
+        pubsub = await subscribe(self._redis, self.channel, self.url)
+        self._listener = asyncio.get_running_loop().create_task(
+            listen_forever(self._redis, self.channel, self.url, pubsub, self._arrived, "RedisPublisher"))
 
     async def close(self) -> None:
         """Stop listening and close the connections (what is being sent is sent first)."""
@@ -125,17 +106,6 @@ class RedisPublisher:
 
     # -- Redis --------------------------------------------------------------------------
 
-    async def _subscribe(self) -> Any:
-        from redis.exceptions import RedisError
-
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        try:
-            await pubsub.subscribe(self.channel)
-        except (RedisError, OSError) as exc:
-            await pubsub.aclose()
-            raise RedisUnavailable(f"cannot reach Redis at {_safe(self.url)}: {exc}") from None
-        return pubsub
-
     async def _send(self, payload: str) -> None:
         from redis.exceptions import RedisError
 
@@ -144,39 +114,12 @@ class RedisPublisher:
         except (RedisError, OSError) as exc:
             if not self._send_failing:
                 _LOGGER.warning("RedisPublisher: cannot send events to %s (%s); other processes "
-                                "miss them until Redis is back", _safe(self.url), exc)
+                                "miss them until Redis is back", safe_url(self.url), exc)
             self._send_failing = True
             return
         if self._send_failing:
-            _LOGGER.warning("RedisPublisher: sending events to %s again", _safe(self.url))
+            _LOGGER.warning("RedisPublisher: sending events to %s again", safe_url(self.url))
             self._send_failing = False
-
-    async def _listen(self, pubsub: Any) -> None:
-        from redis.exceptions import RedisError
-
-        attempt = 0
-        while True:
-            try:
-                async for message in pubsub.listen():
-                    attempt = 0
-                    if message.get("type") == "message":
-                        self._arrived(message.get("data"))
-            except asyncio.CancelledError:
-                await pubsub.aclose()
-                raise
-            except (RedisError, OSError) as exc:
-                _LOGGER.warning("RedisPublisher: lost the subscription to %s (%s); reconnecting",
-                                _safe(self.url), exc)
-            await pubsub.aclose()
-            while True:
-                await asyncio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
-                attempt += 1
-                try:
-                    pubsub = await self._subscribe()
-                    _LOGGER.warning("RedisPublisher: subscribed to %s again", _safe(self.url))
-                    break
-                except RedisUnavailable:
-                    continue
 
     def _arrived(self, data: Any) -> None:
         try:

@@ -607,6 +607,7 @@ class Server:
         start = getattr(self.publisher, "start", None)
         if start is not None:
             await start()
+        await self.tasks.start()
 
     def _runner(self, transport: str, host: str, port: int,
                 options: dict[str, Any]) -> Callable[[], Coroutine[Any, Any, None]]:

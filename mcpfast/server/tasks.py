@@ -235,8 +235,36 @@ class TaskManager:
 
     # -- the tasks/* methods -------------------------------------------------------------
 
+    # -- other processes (a shared store) ----------------------------------------------
+
+    async def start(self) -> None:
+        """Listen for operations other processes relay to the tasks running here (a store
+        shared by several processes, such as RedisTaskStore, has ``start`` and ``relay``)."""
+        start = getattr(self.store, "start", None)
+        if start is not None:
+            await start(self._relayed)
+
+    def _relayed(self, task_id: str, operation: str, payload: Any) -> None:
+        run = self.running.get(task_id)
+        if run is None or run.record is None:
+            return  # not ours
+        loop = asyncio.get_running_loop()
+        if operation == "cancel":
+            loop.create_task(self.cancel(run.record))
+        elif operation == "update" and run.inputs is not None and type(payload) is dict:
+            loop.create_task(run.inputs.deliver(payload))
+
+    async def _relay(self, task_id: str, operation: str, payload: Any = None) -> bool:
+        relay = getattr(self.store, "relay", None)
+        if relay is None:
+            return False
+        await relay(task_id, operation, payload)
+        return True
+
     async def cancel(self, record: TaskRecord) -> TaskRecord:
-        """Cancel a task (nothing happens to an ended one); returns its record."""
+        """Cancel a task (nothing happens to an ended one); returns its record. A task
+        running in another process is marked cancelled in the shared store and its owner
+        is told to stop it."""
         if record.terminal:
             return record
         run = self.running.pop(record.task_id, None)
@@ -250,6 +278,8 @@ class TaskManager:
             run.ended()
             if run.work is not None:
                 run.work.cancel()
+        else:
+            await self._relay(record.task_id, "cancel")
         return record
 
     async def update(self, record: TaskRecord, responses: Any) -> None:
@@ -261,6 +291,9 @@ class TaskManager:
         inputs = run.inputs if run is not None else None
         if inputs is None:
             if record.terminal:
+                return
+            # Running elsewhere: its owner gets the answers (acknowledged now, applied there).
+            if run is None and await self._relay(record.task_id, "update", responses):
                 return
             raise JSONRPCError(INTERNAL_ERROR,
                                f"Internal error: task {record.task_id!r} runs in another process",

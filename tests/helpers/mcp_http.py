@@ -10,11 +10,13 @@ from typing import Optional
 V2026 = "2026-07-28"
 
 
-def post_2026(port: int, method: str, params: Optional[dict] = None, name: Optional[str] = None) -> dict:
+def post_2026(port: int, method: str, params: Optional[dict] = None, name: Optional[str] = None,
+              capabilities: Optional[dict] = None) -> dict:
     """The result of ``method`` at http://127.0.0.1:port/mcp (AssertionError on an error)."""
     params = dict(params or {})
     params["_meta"] = {"io.modelcontextprotocol/protocolVersion": V2026,
-                       "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+                       "io.modelcontextprotocol/clientCapabilities":
+                           {"elicitation": {}} if capabilities is None else capabilities}
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
                "mcp-protocol-version": V2026, "mcp-method": method}
     if name is not None:

@@ -74,6 +74,28 @@ def test_calls_through_nginx_land_on_both_hosts_and_everything_shared_holds():
                             return touched
 
                 assert asyncio.run(listen_and_touch()) == {host.pid for host in hosts}
+
+                # A task made on one host is polled through the balancer on both (the store is
+                # Redis) and cancelled from whichever gets the cancel.
+                tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+                created = post_2026(port, "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}},
+                                    "slow", capabilities=tasks)
+                assert created["resultType"] == "task"
+                task_id = created["taskId"]
+                deadline = time.monotonic() + 20
+                while True:
+                    got = post_2026(port, "tasks/get", {"taskId": task_id}, task_id, capabilities=tasks)
+                    if got["status"] == "completed" or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+                assert got["status"] == "completed" and got["result"]["content"][0]["text"].startswith("slept in ")
+                long = post_2026(port, "tools/call", {"name": "slow", "arguments": {"seconds": 60}},
+                                 "slow", capabilities=tasks)
+                post_2026(port, "tasks/cancel", {"taskId": long["taskId"]}, long["taskId"], capabilities=tasks)
+                for _ in range(4):
+                    polled = post_2026(port, "tasks/get", {"taskId": long["taskId"]}, long["taskId"],
+                                       capabilities=tasks)
+                    assert polled["status"] == "cancelled"
         finally:
             for host in hosts:
                 host.terminate()

@@ -34,5 +34,14 @@ def touch(uri: str = "test://watched") -> int:
     return os.getpid()
 
 
+@app.tool(task_support="optional")
+async def slow(seconds: float = 0.3) -> str:
+    """Runs as a task when the client allows: sleeps, then names the worker that ran it."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
+    return f"slept in {os.getpid()}"
+
+
 for index in range(5):
     app.tool(name=f"filler_{index}")(lambda: "x")
