@@ -697,7 +697,7 @@ class Server:
         given, which turns the Host/Origin checks on)."""
         from mcpfast.transports.http import ASGIApp
 
-        return ASGIApp(self.http_endpoint(**options))
+        return ASGIApp(self.http_endpoint(**options), on_startup=self._start_publisher)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
                          ready: Optional[Callable[[str, int], None]] = None,

@@ -199,3 +199,52 @@ def test_connections_beyond_the_limit_get_503_and_are_closed():
         await stop(server)
 
     asyncio.run(main())
+
+
+def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot():
+    from mcpfast.server.redis_connection import RedisUnavailable
+    from mcpfast.transports.http import ASGIApp
+
+    async def call(app, scope, messages):
+        sent = []
+        queue = list(messages)
+
+        async def receive():
+            return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+        async def send(message):
+            sent.append(message)
+
+        await app(scope, receive, send)
+        return sent
+
+    async def main():
+        started = []
+
+        async def good():
+            started.append(True)
+
+        server = Server("asgi-startup")
+        app = ASGIApp(server.http_endpoint(), on_startup=good)
+        lifespan = await call(app, {"type": "lifespan"}, [{"type": "lifespan.startup"},
+                                                          {"type": "lifespan.shutdown"}])
+        assert [m["type"] for m in lifespan] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+        assert started == [True]
+
+        async def bad():
+            raise RedisUnavailable("cannot reach Redis at redis://127.0.0.1:1/0: refused")
+
+        failing = ASGIApp(server.http_endpoint(), on_startup=bad)
+        lifespan = await call(failing, {"type": "lifespan"}, [{"type": "lifespan.startup"}])
+        assert lifespan[0]["type"] == "lifespan.startup.failed" and "cannot reach Redis" in lifespan[0]["message"]
+        # Without lifespan events (a Mount), the first request starts it -- and is refused when
+        # that fails, as every later one.
+        unmounted = ASGIApp(server.http_endpoint(), on_startup=bad)
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"",
+                 "headers": [(b"host", b"127.0.0.1")]}
+        for _ in range(2):
+            sent = await call(unmounted, scope, [{"type": "http.request", "body": b"{}", "more_body": False}])
+            assert sent[0]["status"] == 503
+            assert b"cannot reach Redis" in b"".join(m.get("body", b"") for m in sent[1:])
+
+    asyncio.run(main())

@@ -100,3 +100,41 @@ def test_calls_through_nginx_land_on_both_hosts_and_everything_shared_holds():
             for host in hosts:
                 host.terminate()
                 host.wait(timeout=30)
+
+
+def test_the_asgi_app_under_uvicorn_workers_shares_through_redis_and_the_secret():
+    with redis_server() as redis:
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "MCPFAST_SECRET": os.urandom(32).hex(),
+               "MCPFAST_TEST_REDIS": redis.url}
+        server = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "asgi_workers_app:make_app", "--factory", "--workers", "2",
+             "--app-dir", str(APP.parent), "--host", "127.0.0.1", "--port", str(port),
+             "--log-level", "warning"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            pids: set[int] = set()
+            while len(pids) < 2 and time.monotonic() < deadline:
+                try:
+                    pids.add(int(post_2026(port, "tools/call", {"name": "pid", "arguments": {}}, "pid")
+                                 ["content"][0]["text"]))
+                except OSError:
+                    time.sleep(0.1)
+            assert len(pids) == 2, "uvicorn's two workers did not both answer"
+            first = post_2026(port, "tools/list")
+            for _ in range(6):
+                assert len(post_2026(port, "tools/list", {"cursor": first["nextCursor"]})["tools"]) == 2
+            tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+            created = post_2026(port, "tools/call", {"name": "slow", "arguments": {"seconds": 0.2}}, "slow",
+                                capabilities=tasks)
+            for _ in range(100):
+                got = post_2026(port, "tasks/get", {"taskId": created["taskId"]}, created["taskId"],
+                                capabilities=tasks)
+                if got["status"] == "completed":
+                    break
+                time.sleep(0.05)
+            assert got["status"] == "completed"
+        finally:
+            server.terminate()
+            server.wait(timeout=30)

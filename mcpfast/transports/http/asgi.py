@@ -5,7 +5,10 @@ endpoint, so mount it where it belongs: ``Mount("/", app)`` in Starlette, or giv
 endpoint the full path). The body is read up to the endpoint's ``max_body_size`` (413
 beyond, without reading the rest); SSE answers are sent chunk by chunk, and a client that
 disconnects (``http.disconnect``) ends its stream and, through the endpoint, cancels its
-request. ``lifespan`` events are acknowledged; shutdown ends every session.
+request. ``lifespan`` startup runs ``on_startup`` (the MCP server connects what it shares
+with other processes: a Redis publisher or task store) -- or, under a server that sends no
+lifespan events (a Starlette ``Mount`` does not pass them on), the first request does;
+shutdown ends every session.
 """
 
 from __future__ import annotations
@@ -30,12 +33,42 @@ def _header_list(response: HTTPResponse) -> list[tuple[bytes, bytes]]:
 class ASGIApp:
     """An ASGI application around an HTTP endpoint (module docstring)."""
 
-    def __init__(self, endpoint: HTTPEndpoint) -> None:
+    def __init__(self, endpoint: HTTPEndpoint,
+                 on_startup: Callable[[], Awaitable[None]] | None = None) -> None:
         self.endpoint = endpoint
+        self.on_startup = on_startup
+        self._started: asyncio.Future[None] | None = None
+
+    async def _startup(self) -> None:
+        # Once, whichever comes first: the lifespan startup or the first request.
+        if self._started is None:
+            self._started = asyncio.get_running_loop().create_future()
+            try:
+                if self.on_startup is not None:
+                    await self.on_startup()
+            except BaseException as exc:
+                self._started.set_exception(exc)
+                raise
+            self._started.set_result(None)
+        else:
+            await asyncio.shield(self._started)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self._started is None or not self._started.done():
+                try:
+                    await self._startup()
+                except Exception:
+                    pass
+            failed = self._started.exception() if self._started is not None else None
+            if failed is not None:
+                # What the server shares with other processes is out of reach: every request
+                # gets the reason (503) instead of half a service.
+                await self._send_whole(send, HTTPResponse(
+                    503, [("content-type", "application/json")],
+                    json_error_body(-32603, f"Service Unavailable: {failed}")))
+                return
             await self._http(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
@@ -46,6 +79,11 @@ class ASGIApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    await self._startup()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.endpoint.begin_shutdown()
