@@ -10,12 +10,13 @@ checks what the client did. Exit status 0 means this side finished its part.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from mcpfast import connect
+from mcpfast.transports.http.oauth import OAuthFlow, headless_authorize
 
 
 async def list_and_call(url: str, **options: Any) -> None:
@@ -44,12 +45,25 @@ async def sse_retry(url: str) -> None:
         await client.call_tool("test_reconnection", {})
 
 
+async def authorized(url: str) -> None:
+    """The auth/* scenarios: the server answers 401 until the client holds a token from the
+    scenario's authorization server; mcpfast's OAuthFlow obtains it (discovery, registration
+    by pre-registered credentials, Client ID Metadata Document or dynamic registration,
+    PKCE, the token endpoint), then the client lists and calls the tools."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    flow = OAuthFlow(redirect_uri="http://localhost:3000/callback", authorize=headless_authorize,
+                     client_name="mcpfast-conformance-client",
+                     client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                     client_metadata_url="https://conformance-test.local/client-metadata.json")
+    async with connect(url, auth=flow) as client:
+        tools = await client.list_tools()
+        for tool in tools[:1]:
+            await client.call_tool(tool["name"], {})
+
+
 async def main(scenario: str, url: str) -> None:
     if scenario.startswith("auth/"):
-        sys.path.insert(0, str(Path(__file__).parent))
-        from conformance_auth import run_auth_scenario  # type: ignore[import-not-found]
-
-        await run_auth_scenario(scenario, url)
+        await authorized(url)
     elif scenario.startswith("elicitation-sep1034"):
         await elicitation_defaults(url)
     elif scenario == "sse-retry":

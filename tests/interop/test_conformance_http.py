@@ -123,8 +123,8 @@ def test_conformance_tasks_extension_scenarios_have_no_failure():
 
 # -- client mode ------------------------------------------------------------------------
 
-# The client scenarios of 0.1.16 that need no authorization server.
-CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+# Client scenarios outside `--suite core` run one by one: the 2025-03-26 authorization ones.
+CLIENT_SCENARIOS = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
 
 
 def loopback_namespace_available() -> bool:
@@ -135,18 +135,37 @@ def loopback_namespace_available() -> bool:
         return False
 
 
-@pytest.mark.timeout(600)
-@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
-def test_conformance_client_scenario_passes(scenario):
+def run_client_mode(selection: str, timeout: float) -> tuple[subprocess.CompletedProcess, str]:
+    """examples/conformance_client.py under ``conformance client <selection>`` in a
+    loopback-only network namespace (skips the test where one cannot be made)."""
     if not loopback_namespace_available():
         pytest.skip("needs `unshare -n` and `ip` (root): client-mode mock servers bind all "
                     "interfaces, so they run in a loopback-only network namespace")
     command = f"{sys.executable} {ROOT / 'examples' / 'conformance_client.py'}"
     script = (f"ip link set lo up && exec bash {ROOT / 'scripts' / 'conformance'} client "
-              f"--command '{command}' --scenario {scenario}")
+              f"--command '{command}' {selection}")
     done = subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, text=True,
-                          timeout=540)
-    output = done.stdout + done.stderr
+                          timeout=timeout)
+    return done, done.stdout + done.stderr
+
+
+@pytest.mark.timeout(1200)
+def test_conformance_client_core_suite_has_no_failure():
+    """`conformance client --suite core`: initialize, tools_call, elicitation defaults,
+    sse-retry and the fourteen auth/* scenarios (mcpfast's OAuthFlow against the suite's
+    authorization servers)."""
+    done, output = run_client_mode("--suite core", 1100)
+    total = re.search(r"Total: (\d+) passed, (\d+) failed", output)
+    assert total is not None, f"no summary from the conformance suite:\n{output[-4000:]}"
+    sys.stderr.write(f"conformance client --suite core: {total.group(0)}\n")
+    assert total.group(2) == "0" and done.returncode == 0, output[-6000:]
+    assert int(total.group(1)) >= 200, output[-6000:]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
+def test_conformance_client_scenario_passes(scenario):
+    done, output = run_client_mode(f"--scenario {scenario}", 540)
     summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", output)
     assert summary is not None, f"no summary from the conformance suite:\n{output[-4000:]}"
     assert summary.group(3) == "0" and summary.group(1) == summary.group(2), output[-6000:]

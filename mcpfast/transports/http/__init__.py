@@ -19,6 +19,7 @@ from mcpfast.transports.http.endpoint import (
 from mcpfast.transports.http.event_store import EventStore, MemoryEventStore
 from mcpfast.transports.http.legacy_sse import LegacySSEEndpoint
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse
+from mcpfast.transports.http.oauth import OAuthError, OAuthFlow, headless_authorize
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.server import serve_http
 
@@ -36,6 +37,9 @@ __all__ = [
     "InvalidToken",
     "LegacySSEEndpoint",
     "MemoryEventStore",
+    "OAuthError",
+    "OAuthFlow",
     "StreamableHTTPEndpoint",
+    "headless_authorize",
     "serve_http",
 ]
