@@ -9,7 +9,12 @@ Servers (each a subprocess on a loopback port, one ``echo`` tool):
   the request, echoes the text in a CallToolResult and nothing else: the Python floor.
 
 Loads: the same POST repeated by wrk (one thread) over 1 keep-alive connection (sequential:
-the next request leaves when the answer arrived) and over 32. Two request kinds: ``stateless``
+the next request leaves when the answer arrived) and over 32. WebSocket rows (kind ``ws``):
+the same 2026-07-28 tools/call as a text frame, sent again on each socket as its answer
+arrives, by bench/ws_load.py (picows on uvloop; wrk has no WebSocket), against mcpfast's
+WebSocket transport and the floor on picows and on websockets (bench/servers/ws_floor.py:
+the measurement behind mcpfast's choice of picows; the official SDK serves no WebSocket).
+Two request kinds: ``stateless``
 (a 2025-11-25 tools/call with ``MCP-Protocol-Version``) and ``2026`` (a 2026-07-28
 tools/call: ``_meta`` with version and client capabilities, ``Mcp-Method`` / ``Mcp-Name``).
 Before timing, one request of the kind must come back 200 with the echoed text; during timing
@@ -47,9 +52,10 @@ from bench import harness
 SERVERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
 ECHO_TEXT = "The quick brown fox jumps over the lazy dog"
 CONNECTIONS = (1, 32)
-KINDS = ("stateless", "2026")
+KINDS = ("stateless", "2026", "ws")
 KIND_TITLE = {"stateless": "Streamable HTTP, stateless (2025-11-25)",
-              "2026": "Streamable HTTP, 2026-07-28"}
+              "2026": "Streamable HTTP, 2026-07-28",
+              "ws": "WebSocket, 2026-07-28"}
 STARTUP_TIMEOUT = 60.0
 
 # impl -> (label, the server's command line with {port}, connection counts it is timed at)
@@ -70,6 +76,16 @@ SERVERS = {
                     [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless-workers", "2", "{port}"],
                     (32,)),
 }
+# WebSocket (kind "ws", load from bench/ws_load.py): mcpfast's transport, and the floor on the
+# two libraries it was chosen between (the official SDK serves no WebSocket).
+WS_SERVERS = {
+    "mcpfast": ("mcpfast", ["-m", "mcpfast", "run", f"{_ECHO}:server", "--transport", "websocket",
+                            "--port", "{port}"], CONNECTIONS),
+    "floor": ("floor: picows", [os.path.join(SERVERS_DIR, "ws_floor.py"), "picows", "{port}"], CONNECTIONS),
+    "floor-websockets": ("floor: websockets", [os.path.join(SERVERS_DIR, "ws_floor.py"), "websockets",
+                                                "{port}"], CONNECTIONS),
+}
+WS_LOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ws_load.py")
 
 
 def request_of(kind: str) -> tuple[dict[str, str], bytes]:
@@ -104,8 +120,8 @@ def free_port() -> int:
 class ServerProcess:
     """One server subprocess on a free port; ``url`` once it listens."""
 
-    def __init__(self, impl: str) -> None:
-        command = SERVERS[impl][1]
+    def __init__(self, impl: str, servers: dict = SERVERS) -> None:
+        command = servers[impl][1]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         script = "mcpfast run" if command[0] == "-m" else os.path.basename(command[0])
@@ -173,10 +189,24 @@ def run_wrk(url: str, script: str, connections: int, duration: int) -> float:
     return seconds / int(found.group(1))
 
 
+def run_ws_load(url: str, connections: int, duration: int) -> float:
+    """Seconds per request of one bench/ws_load.py run (RuntimeError on any wrong answer)."""
+    done = subprocess.run([sys.executable, WS_LOAD, url.replace("http://", "ws://"), str(connections),
+                           str(duration)], capture_output=True, text=True, timeout=duration + 60)
+    if done.returncode != 0:
+        raise RuntimeError(f"ws_load failed: {done.stderr.strip()[-300:]}")
+    stats = json.loads(done.stdout.strip().splitlines()[-1])
+    if stats["errors"] or not stats["requests"]:
+        raise RuntimeError(f"{stats['errors']} wrong answers, {stats['requests']} right ones")
+    return stats["seconds"] / stats["requests"]
+
+
 def impl_available(impl: str) -> str | None:
     """Why the server of ``impl`` cannot run here, or None."""
     try:
-        if impl.startswith("official"):
+        if impl == "floor-websockets":
+            import websockets  # noqa: F401
+        elif impl.startswith("official"):
             import mcp.server  # noqa: F401
             import uvicorn  # noqa: F401
         elif impl == "floor":
@@ -216,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
             for connections in CONNECTIONS:
                 load = "sequential (1 connection)" if connections == 1 else f"{connections} keep-alive connections"
                 title = f"{KIND_TITLE[kind]}, tools/call, {load}"
-                for impl, (label, _, loads) in SERVERS.items():
+                servers = WS_SERVERS if kind == "ws" else SERVERS
+                for impl, (label, _, loads) in servers.items():
                     if connections not in loads:
                         continue
                     name = f"http/{kind}/conns_{connections}/rt/{impl}"
@@ -238,22 +269,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def _time_row(case: harness.Case, impl: str, kind: str, connections: int, script: str,
               wrk: str | None, args: argparse.Namespace, pyperf) -> tuple[str, str]:
-    if wrk is None:
+    if wrk is None and kind != "ws":
         return harness.UNAVAILABLE, "wrk is not installed (Debian package wrk; scripts/bench installs it)"
     missing = impl_available(impl)
     if missing is not None:
         return harness.UNAVAILABLE, missing
     try:
-        server = ServerProcess(impl)
+        server = ServerProcess(impl, WS_SERVERS if kind == "ws" else SERVERS)
     except RuntimeError as exc:
         return harness.UNAVAILABLE, str(exc)
     try:
-        status, detail = check_answer(server.url, kind)
-        if status != harness.OK:
-            return status, detail
+        if kind != "ws":
+            status, detail = check_answer(server.url, kind)
+            if status != harness.OK:
+                return status, detail
+
+        def measure(seconds: int) -> float:
+            if kind == "ws":
+                return run_ws_load(server.url, connections, seconds)
+            return run_wrk(server.url, script, connections, seconds)
+
         try:
-            run_wrk(server.url, script, connections, 1)  # warm-up
-            values = [run_wrk(server.url, script, connections, args.duration) for _ in range(args.values)]
+            measure(1)  # warm-up (for WebSocket also the check: every answer must be right)
+            values = [measure(args.duration) for _ in range(args.values)]
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             return harness.WRONG, str(exc)
     finally:

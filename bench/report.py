@@ -68,6 +68,9 @@ TARGETS: tuple[Target, ...] = (
         Target(f"http/{kind}/conns_32/rt", "floor", 0.7,
                f"{title}, 32 connections: at least 0.7x the uvloop+httptools floor"),
     )
+) + (
+    Target("http/ws/conns_1/rt", "floor", 0.7, "WebSocket, sequential: at least 0.7x the picows floor"),
+    Target("http/ws/conns_32/rt", "floor", 0.7, "WebSocket, 32 connections: at least 0.7x the picows floor"),
 )
 
 
