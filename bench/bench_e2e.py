@@ -286,7 +286,79 @@ class McpfastPair(Pair):
         return Connection(call, server_pid)
 
 
-PAIRS: tuple[Pair, ...] = (McpfastPair(), OfficialPair())
+class BareClientPair(Pair):
+    """The floor of a client (issue: the client's call path at the Python floor): a bare
+    asyncio client -- uvloop subprocess pipes, orjson, a dict of futures by request id, the
+    initialize handshake written by hand -- against the same mcpfast server over stdio."""
+
+    key = "bare-client"
+    label = "bare asyncio client (mcpfast server)"
+    script = "mcpfast_echo.py"
+
+    def unavailable_reason(self):
+        try:
+            import orjson  # noqa: F401
+
+            import mcpfast  # noqa: F401
+        except ImportError as exc:
+            return f"cannot import {exc.name}"
+        return None
+
+    def unsupported_reason(self, transport):
+        if transport != "stdio":
+            return "the bare client row is measured over stdio only"
+        return None
+
+    @contextlib.asynccontextmanager
+    async def connect(self, transport: str) -> AsyncIterator[Connection]:
+        import orjson
+
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.join(SERVERS_DIR, self.script), "stdio",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, limit=1 << 24)
+        assert process.stdin is not None and process.stdout is not None
+        stdin, stdout = process.stdin, process.stdout
+        loop = asyncio.get_running_loop()
+        waiting: dict[int, asyncio.Future] = {}
+        next_id = iter(range(1, 1 << 62))
+
+        async def read() -> None:
+            while True:
+                line = await stdout.readline()
+                if not line:
+                    return
+                message = orjson.loads(line)
+                future = waiting.pop(message.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(message)
+
+        reader = loop.create_task(read())
+
+        async def request(method: str, params: dict) -> dict:
+            request_id = next(next_id)
+            future = waiting[request_id] = loop.create_future()
+            stdin.write(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                                      "params": params}) + b"\n")
+            return await future
+
+        try:
+            await request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                         "clientInfo": {"name": "bare", "version": "1"}})
+            stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+            async def call(text: str) -> str:
+                answer = await request("tools/call", {"name": "echo", "arguments": {"text": text}})
+                return answer["result"]["content"][0]["text"]
+
+            yield Connection(call, process.pid)
+        finally:
+            reader.cancel()
+            stdin.close()
+            process.terminate()
+            await process.wait()
+
+
+PAIRS: tuple[Pair, ...] = (McpfastPair(), OfficialPair(), BareClientPair())
 
 
 class LiveConnection:

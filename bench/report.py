@@ -57,6 +57,10 @@ TARGETS: tuple[Target, ...] = (
            "stdio, 256 in flight: at least 100x the official SDK's round trips/s"),
     Target("e2e/http/in_flight_1/rt", "official", 30.0,
            "Streamable HTTP, sequential: at least 30x the official SDK's round trips/s"),
+    Target("e2e/stdio/in_flight_1/rt", "bare-client", 0.9,
+           "client call path, sequential: at least 0.9x a bare asyncio client's round trips/s"),
+    Target("e2e/stdio/in_flight_256/rt", "bare-client", 0.9,
+           "client call path, 256 in flight: at least 0.9x a bare asyncio client's round trips/s"),
 ) + tuple(
     target
     for kind, title in (("stateless", "stateless HTTP"), ("2026", "HTTP at 2026-07-28"))
