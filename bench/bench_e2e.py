@@ -287,9 +287,9 @@ class McpfastPair(Pair):
 
 
 class BareClientPair(Pair):
-    """The floor of a client (issue: the client's call path at the Python floor): a bare
-    asyncio client -- uvloop subprocess pipes, orjson, a dict of futures by request id, the
-    initialize handshake written by hand -- against the same mcpfast server over stdio."""
+    """The floor of a client: a bare asyncio client -- subprocess pipes on the event loop
+    every row here runs on, orjson, a dict of futures by request id, the initialize
+    handshake written by hand -- against the same mcpfast server over stdio."""
 
     key = "bare-client"
     label = "bare asyncio client (mcpfast server)"
