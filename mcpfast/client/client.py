@@ -70,6 +70,8 @@ from mcpfast.client.stateless import (
     InputRounds,
     ResultCache,
     discover_facts,
+    follow_task,
+    is_task,
     no_handler,
     request_meta,
     with_meta,
@@ -87,6 +89,7 @@ from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.header_params import header_params_of, param_headers
 from mcpfast.protocol.log_levels import LEVELS
+from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 __all__ = ["CLIENT_NAME", "Client", "ClientConnection", "DEFAULT_INITIALIZE_TIMEOUT", "LOG_LEVELS"]
@@ -181,6 +184,9 @@ class Client:
     methods of those names).
     capabilities: extra ClientCapabilities entries (``experimental``, sub-capabilities
     such as ``{"sampling": {"tools": {}}}`` or ``{"elicitation": {"url": {}}}``).
+    tasks: declare the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``): a
+    server may then answer a tools/call with a task, which the client follows
+    (:func:`mcpfast.client.stateless.follow_task`) to return the call's own result.
     protocol_version: the version asked for: a handshake version (initialize; default: the
     newest), "2026-07-28" (server/discover and self-contained requests,
     :mod:`mcpfast.client.stateless`), or "auto" (2026-07-28 when the server offers it, the
@@ -203,6 +209,7 @@ class Client:
         on_list_changed: Optional[Callable[[str], Any]] = None,
         on_resource_updated: Optional[Callable[[dict], Any]] = None,
         capabilities: Optional[Mapping[str, Any]] = None,
+        tasks: bool = False,
         protocol_version: str = LATEST_VERSION,
         timeout: Optional[float] = None,
         check_capabilities: bool = True,
@@ -237,6 +244,12 @@ class Client:
         if roots is not None:
             self._roots = Roots(roots)
             router.add_request_handler("roots/list", self._roots.handle)
+        if tasks:
+            extra = dict(capabilities or {})
+            extensions = dict(extra.get("extensions") or {})
+            extensions.setdefault(TASKS_EXTENSION, {})
+            extra["extensions"] = extensions
+            capabilities = extra
         self._capabilities = client_capabilities(
             sampling=sampling is not None,
             elicitation=elicitation is not None,
@@ -490,7 +503,12 @@ class Client:
             return await session.request(name, with_meta(attempt, self._meta), timeout=timeout,
                                          progress=progress)
 
-        result = await InputRounds(send, self._answer_input).run(method, params)
+        rounds = InputRounds(send, self._answer_input)
+        result = await rounds.run(method, params)
+        if is_task(result):
+            # The server made a task of it (the client declared the tasks extension): the
+            # caller still gets the request's own result.
+            result = await follow_task(rounds, method, result)
         cache.put(method, params, result)
         return result
 

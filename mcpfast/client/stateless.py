@@ -15,13 +15,14 @@ own sampling / elicitation / roots handlers and sends the request again with the
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import time
 from typing import Any, Awaitable, Callable, Mapping, Optional
 
 from mcpfast.client.errors import InvalidResult
-from mcpfast.jsonrpc.errors import InvalidParams
+from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError, RequestCancelled
 from mcpfast.protocol import meta_keys, methods
 
 __all__ = ["InputRounds", "MAX_INPUT_ROUNDS", "ResultCache", "discover_facts", "request_meta",
@@ -133,6 +134,77 @@ class InputRounds:
 
 def _input_required(result: Any) -> bool:
     return type(result) is dict and result.get("resultType") == "input_required"
+
+
+# The polling interval used when the server suggests none, and the bounds put on a
+# suggestion (a server cannot make the client spin, nor wait for minutes between polls).
+DEFAULT_POLL_MS = 500
+POLL_BOUNDS_MS = (10, 5_000)
+
+
+def is_task(result: Any) -> bool:
+    """Whether a result is a CreateTaskResult (2026-07-28 tasks extension)."""
+    return type(result) is dict and result.get("resultType") == "task"
+
+
+async def follow_task(rounds: InputRounds, method: str, created: dict[str, Any]) -> Any:
+    """The final result of a request the server turned into a task (the extension
+    ``io.modelcontextprotocol/tasks``, which the client declared): ``tasks/get`` every
+    ``pollIntervalMs``, the task's ``inputRequests`` answered with the client's handlers
+    through ``tasks/update``, then the inlined result -- or the task's JSON-RPC error raised,
+    RequestCancelled when the server cancelled it. Cancelling the caller sends
+    ``tasks/cancel``."""
+    task_id = created.get("taskId")
+    if type(task_id) is not str or not task_id:
+        raise InvalidResult(method, f"a CreateTaskResult without a taskId: {created!r}")
+    send = rounds.send
+    interval = created.get("pollIntervalMs")
+    answered: set[str] = set()
+    try:
+        task: Any = created
+        while True:
+            suggested = task.get("pollIntervalMs", interval) if type(task) is dict else interval
+            interval = suggested if isinstance(suggested, int) and not isinstance(suggested, bool) \
+                else DEFAULT_POLL_MS
+            task = await send(methods.TASKS_GET, {"taskId": task_id})
+            if type(task) is not dict:
+                raise InvalidResult(methods.TASKS_GET, f"expected a task, got {task!r}")
+            status = task.get("status")
+            if status == "completed":
+                result = task.get("result")
+                if type(result) is not dict:
+                    raise InvalidResult(methods.TASKS_GET, "a completed task without its result")
+                return result
+            if status == "failed":
+                error = task.get("error")
+                if type(error) is not dict or not isinstance(error.get("code"), int):
+                    raise InvalidResult(methods.TASKS_GET, "a failed task without its error")
+                raise JSONRPCError(error["code"], str(error.get("message", "")),
+                                   *((error["data"],) if "data" in error else ()))
+            if status == "cancelled":
+                raise RequestCancelled(f"the server cancelled task {task_id!r}")
+            if status == "input_required":
+                requests = task.get("inputRequests")
+                pending = {k: v for k, v in requests.items() if k not in answered} \
+                    if type(requests) is dict else {}
+                if pending:
+                    responses = await rounds._answers(method, pending)
+                    answered.update(responses)
+                    await send(methods.TASKS_UPDATE, {"taskId": task_id, "inputResponses": responses})
+                    continue
+            low, high = POLL_BOUNDS_MS
+            await asyncio.sleep(min(max(interval, low), high) / 1000.0)
+    except asyncio.CancelledError:
+        # The caller gave up: tell the server (best effort, not awaited).
+        asyncio.get_running_loop().create_task(_cancel_quietly(send, task_id))
+        raise
+
+
+async def _cancel_quietly(send: Callable[[str, Any], Awaitable[Any]], task_id: str) -> None:
+    try:
+        await send(methods.TASKS_CANCEL, {"taskId": task_id})
+    except Exception:  # noqa: BLE001 -- best effort: the task may be gone, the connection too
+        pass
 
 
 def no_handler(method: str) -> InvalidParams:

@@ -358,15 +358,21 @@ def test_unknown_and_other_callers_tasks_are_invalid_params(mcp_schema):
 
 def test_records_expire_after_their_ttl_and_the_store_is_bounded(mcp_schema):
     async def main():
-        app = make_server(task_ttl_ms=30, task_store=MemoryTaskStore(max_tasks=2))
+        # Bounded: two running tasks fill a store of two; a third is refused, "try later".
+        app = make_server(task_ttl_ms=60_000, task_store=MemoryTaskStore(max_tasks=2))
         client = Client2026(app, mcp_schema)
-        first = await client.create("waits")
+        await client.create("waits")
         await client.create("waits")
         full = await client.error("tools/call", {"name": "waits", "arguments": {}})
         assert full["code"] == INTERNAL_ERROR and "try later" in full["message"]
-        await asyncio.sleep(0.05)
-        assert (await client.error("tasks/get", {"taskId": first["taskId"]}))["code"] == INVALID_PARAMS
         app.gate.set()
+        # Expired: a record is gone once its TTL has passed.
+        short = make_server(task_ttl_ms=50)
+        client = Client2026(short, mcp_schema)
+        first = await client.create("waits")
+        await asyncio.sleep(0.2)
+        assert (await client.error("tasks/get", {"taskId": first["taskId"]}))["code"] == INVALID_PARAMS
+        short.gate.set()
 
     run(main())
 
