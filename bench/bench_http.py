@@ -72,6 +72,12 @@ SERVERS = {
     "mcpfast-2w": ("mcpfast, 2 workers",
                    ["-m", "mcpfast", "run", f"{_ECHO}:server", "--transport", "http", "--stateless",
                     "--json-response", "--workers", "2", "--port", "{port}"], (32,)),
+    # The same with Redis fan-out on (--redis: a RedisPublisher and RedisTaskStore in each
+    # worker; a redis-server this benchmark starts on loopback).
+    "mcpfast-2w-redis": ("mcpfast, 2 workers + Redis",
+                         ["-m", "mcpfast", "run", f"{_ECHO}:server", "--transport", "http", "--stateless",
+                          "--json-response", "--workers", "2", "--redis", "{redis}", "--port", "{port}"],
+                         (32,)),
     "official-2w": ("official mcp SDK, 2 uvicorn workers",
                     [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless-workers", "2", "{port}"],
                     (32,)),
@@ -125,6 +131,8 @@ class ServerProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         script = "mcpfast run" if command[0] == "-m" else os.path.basename(command[0])
+        if "{redis}" in command:
+            command = [redis_url() if part == "{redis}" else part for part in command]
         self.process = subprocess.Popen(
             [sys.executable, *(part.replace("{port}", str(self.port)) for part in command)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -148,6 +156,34 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+_REDIS: list[subprocess.Popen] = []
+
+
+def redis_url() -> str:
+    """A redis-server on loopback for the rows with Redis (started once, stopped at exit)."""
+    if not _REDIS:
+        port = free_port()
+        _REDIS.append(subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        _REDIS[0].redis_port = port  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+    return f"redis://127.0.0.1:{_REDIS[0].redis_port}/0"  # type: ignore[attr-defined]
+
+
+def stop_redis() -> None:
+    for process in _REDIS:
+        process.terminate()
+        process.wait(timeout=10)
+    _REDIS.clear()
 
 
 def check_answer(url: str, kind: str) -> tuple[str, str]:
@@ -204,6 +240,11 @@ def run_ws_load(url: str, connections: int, duration: int) -> float:
 def impl_available(impl: str) -> str | None:
     """Why the server of ``impl`` cannot run here, or None."""
     try:
+        if impl.endswith("-redis"):
+            import redis  # noqa: F401
+
+            if shutil.which("redis-server") is None:
+                return "redis-server is not installed (Debian package redis-server)"
         if impl == "floor-websockets":
             import websockets  # noqa: F401
         elif impl.startswith("official"):
@@ -262,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                                      "status": status, "detail": detail})
                     if not args.quiet:
                         print(f"{name}: {status} {detail}", file=sys.stderr)
+    stop_redis()
     if args.status_output:
         harness.write_status(args.status_output, "http", statuses)
     return 0
