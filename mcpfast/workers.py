@@ -41,7 +41,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from mcpfast.server.shared_secret import ENVIRONMENT_VARIABLE
 
@@ -112,6 +112,7 @@ class Supervisor:
         self._stopping = False
         self._deaths: list[float] = []
         self._wake: Optional[asyncio.Event] = None
+        self._background: set[asyncio.Task[Any]] = set()
 
     def listen(self) -> None:
         """Open the listening sockets (OSError when the address cannot be bound)."""
@@ -174,10 +175,12 @@ class Supervisor:
                 except ValueError:
                     ready.set_exception(RuntimeError(f"worker {process.pid} exited before listening"))
 
-        task = loop.create_task(wait_ready())
-        task.add_done_callback(lambda _: None)
         worker = Worker(process, slot, ready)
-        loop.create_task(self._watch(worker, env))
+        for coroutine in (wait_ready(), self._watch(worker, env)):
+            # Referenced until done: asyncio keeps only weak references to tasks.
+            task = loop.create_task(coroutine)
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         return worker
 
     async def _started(self, worker: Worker) -> dict:

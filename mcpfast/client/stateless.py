@@ -195,9 +195,15 @@ async def follow_task(rounds: InputRounds, method: str, created: dict[str, Any])
             low, high = POLL_BOUNDS_MS
             await asyncio.sleep(min(max(interval, low), high) / 1000.0)
     except asyncio.CancelledError:
-        # The caller gave up: tell the server (best effort, not awaited).
-        asyncio.get_running_loop().create_task(_cancel_quietly(send, task_id))
+        # The caller gave up: tell the server (best effort, not awaited; referenced until
+        # done, asyncio keeping only weak references to tasks).
+        cancelling = asyncio.get_running_loop().create_task(_cancel_quietly(send, task_id))
+        _CANCELLING.add(cancelling)
+        cancelling.add_done_callback(_CANCELLING.discard)
         raise
+
+
+_CANCELLING: set[asyncio.Task[None]] = set()
 
 
 async def _cancel_quietly(send: Callable[[str, Any], Awaitable[Any]], task_id: str) -> None:

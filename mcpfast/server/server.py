@@ -601,9 +601,9 @@ class Server:
             # Network servers stop gracefully on SIGTERM too (process managers, containers).
             run_main(until_signalled(runner()))
 
-    async def _start_publisher(self) -> None:
-        # A publisher shared with other processes (RedisPublisher) connects before the
-        # server serves: a deployment whose Redis is down fails at start.
+    async def _start_shared(self) -> None:
+        # What is shared with other processes (a RedisPublisher, a RedisTaskStore)
+        # connects before the server serves: a deployment whose Redis is down fails at start.
         start = getattr(self.publisher, "start", None)
         if start is not None:
             await start()
@@ -631,7 +631,7 @@ class Server:
         from mcpfast.transports import serve_stdio
 
         self.loop = asyncio.get_running_loop()
-        await self._start_publisher()
+        await self._start_shared()
         await serve_stdio(self.connect, **options)
 
     async def serve_tcp(self, host: str = "127.0.0.1", port: int = 8000, *,
@@ -640,7 +640,7 @@ class Server:
         from mcpfast.transports import serve_tcp
 
         self.loop = asyncio.get_running_loop()
-        await self._start_publisher()
+        await self._start_shared()
         await serve_tcp(self.connect, host, port, ready=ready, **options)
 
     async def serve_websocket(self, host: str = "127.0.0.1", port: int = 8000, *,
@@ -654,7 +654,7 @@ class Server:
         from mcpfast.transports.websocket import serve_websocket
 
         self.loop = asyncio.get_running_loop()
-        await self._start_publisher()
+        await self._start_shared()
         policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts, extra_origins=allowed_origins)
         await serve_websocket(self.connect, host, port, host_policy=policy, ready=ready, **options)
 
@@ -697,7 +697,7 @@ class Server:
         given, which turns the Host/Origin checks on)."""
         from mcpfast.transports.http import ASGIApp
 
-        return ASGIApp(self.http_endpoint(**options), on_startup=self._start_publisher)
+        return ASGIApp(self.http_endpoint(**options), on_startup=self._start_shared)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
                          ready: Optional[Callable[[str, int], None]] = None,
@@ -714,7 +714,7 @@ class Server:
         from mcpfast.transports.http import serve_http
 
         self.loop = asyncio.get_running_loop()
-        await self._start_publisher()
+        await self._start_shared()
         endpoint = self.http_endpoint(host=host, **options)
         limits: dict[str, Any] = {}
         if keepalive_timeout is not None:

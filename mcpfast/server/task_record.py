@@ -93,22 +93,22 @@ class TaskRecord:
 
     # -- wire forms --------------------------------------------------------------------
 
-    def _base(self) -> dict[str, Any]:
+    def _task(self, ttl_key: str, poll_key: str) -> dict[str, Any]:
+        # The two forms differ only in the names of the TTL and polling fields.
         task: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
         if self.status_message is not None:
             task["statusMessage"] = self.status_message
         task["createdAt"] = iso8601(self.created_at)
         task["lastUpdatedAt"] = iso8601(self.updated_at)
+        task[ttl_key] = self.ttl_ms
+        if self.poll_interval_ms is not None:
+            task[poll_key] = self.poll_interval_ms
         return task
 
     def extension(self) -> dict[str, Any]:
         """The Task of the 2026-07-28 extension (CreateTaskResult is it plus
         ``resultType: "task"``)."""
-        task = self._base()
-        task["ttlMs"] = self.ttl_ms
-        if self.poll_interval_ms is not None:
-            task["pollIntervalMs"] = self.poll_interval_ms
-        return task
+        return self._task("ttlMs", "pollIntervalMs")
 
     def detailed(self) -> dict[str, Any]:
         """The DetailedTask of the 2026-07-28 extension (``tasks/get``): the Task with
@@ -124,11 +124,7 @@ class TaskRecord:
 
     def experimental(self) -> dict[str, Any]:
         """The Task of 2025-11-25 (``tasks/get``, ``tasks/cancel``, ``tasks/list``)."""
-        task = self._base()
-        task["ttl"] = self.ttl_ms
-        if self.poll_interval_ms is not None:
-            task["pollInterval"] = self.poll_interval_ms
-        return task
+        return self._task("ttl", "pollInterval")
 
     # -- storage -----------------------------------------------------------------------
 

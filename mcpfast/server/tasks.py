@@ -123,7 +123,7 @@ class TaskManager:
     offered: whether the server offers tasks now (the tasks/* methods exist only then).
     """
 
-    __slots__ = ("store", "ttl_ms", "poll_interval_ms", "running", "offered")
+    __slots__ = ("store", "ttl_ms", "poll_interval_ms", "running", "offered", "_relays")
 
     def __init__(self, store: Optional[TaskStore] = None, *,
                  ttl_ms: Optional[int] = DEFAULT_TASK_TTL_MS,
@@ -140,6 +140,9 @@ class TaskManager:
         # Whether the server offers tasks at all (a tool that supports them is registered):
         # without, the tasks/* methods do not exist.
         self.offered = offered
+        # Operations relayed from other processes while they run (asyncio keeps only weak
+        # references to tasks).
+        self._relays: set[asyncio.Task[Any]] = set()
 
     # -- which form, whose task ----------------------------------------------------------
 
@@ -248,11 +251,15 @@ class TaskManager:
         run = self.running.get(task_id)
         if run is None or run.record is None:
             return  # not ours
-        loop = asyncio.get_running_loop()
         if operation == "cancel":
-            loop.create_task(self.cancel(run.record))
+            work: Any = self.cancel(run.record)
         elif operation == "update" and run.inputs is not None and type(payload) is dict:
-            loop.create_task(run.inputs.deliver(payload))
+            work = run.inputs.deliver(payload)
+        else:
+            return
+        task = asyncio.get_running_loop().create_task(work)
+        self._relays.add(task)
+        task.add_done_callback(self._relays.discard)
 
     async def _relay(self, task_id: str, operation: str, payload: Any = None) -> bool:
         relay = getattr(self.store, "relay", None)

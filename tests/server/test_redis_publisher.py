@@ -74,7 +74,7 @@ def test_a_server_client_gets_an_update_published_by_another_server(make_client)
         first, second = Server("one"), Server("two")
         for app in (first, second):
             app.publisher = RedisPublisher(url, channel="servers")
-            await app._start_publisher()
+            await app._start_shared()
 
             @app.resource("test://watched")
             def watched() -> str:

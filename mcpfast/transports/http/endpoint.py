@@ -348,19 +348,20 @@ class StreamableHTTPEndpoint:
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
-        lease = self._lease(_LEG_2026, lambda: self.factory(_drop_outside))
+        lease = self._lease(_LEG_2026, self.factory)
         if token is not None:
             _bind(lease.connection, token)
         return self._feed(None, lease.connection, body, message, json_only, _status_2026,
                           close_after=lease, headers=headers)
 
-    def _lease(self, key: str, make: Callable[[], Connection]) -> _Lease:
-        """A connection for one stateless POST: an idle one of its leg, or a new one."""
+    def _lease(self, key: str, factory: Callable[..., Connection], *extra: Any) -> _Lease:
+        """A connection for one stateless POST: an idle one of its leg, or a new one
+        (``factory(send, *extra)``, its messages outside the request dropped)."""
         idle = self._idle.get(key)
         if idle is None:
             idle = self._idle[key] = []
         if not idle:
-            return _Lease(make(), idle)
+            return _Lease(factory(_drop_outside, *extra), idle)
         connection = idle.pop()
         revive = getattr(connection, "revive", None)
         if revive is not None:
@@ -416,7 +417,7 @@ class StreamableHTTPEndpoint:
             factory = self.stateless_factory
             assert factory is not None
             version = version or ASSUMED_VERSION
-            lease = self._lease(version, lambda: factory(_drop_outside, version))
+            lease = self._lease(version, factory, version)
         if token is not None:
             _bind(lease.connection, token)
         return self._feed(None, lease.connection, body, message, json_only, None,
