@@ -289,6 +289,13 @@ def _run(args: argparse.Namespace) -> int:
 
             server.publisher = RedisPublisher(args.redis)
             server.tasks.store = RedisTaskStore(args.redis)
+            if args.transport == "http" and not options.get("stateless"):
+                from mcpfast.transports.http.redis_event_store import RedisEventStore
+                from mcpfast.transports.http.redis_session_directory import RedisSessionDirectory
+
+                # 2025-era sessions served by any process, their streams resumed on any.
+                options["session_directory"] = RedisSessionDirectory(args.redis)
+                options["event_store"] = RedisEventStore(args.redis)
         except (ImportError, ValueError) as exc:
             _error(str(exc))
             return EXIT_USAGE
@@ -488,8 +495,9 @@ def _parser() -> argparse.ArgumentParser:
                           "SIGHUP restarts them one at a time, SIGTERM stops them gracefully")
     run.add_argument("--redis", default=None, metavar="URL",
                      help="redis://host:port: list changes, resource updates and log broadcasts "
-                          "reach the clients of every process on this Redis, and tasks are "
-                          "answered by any of them (default: this process only)")
+                          "reach the clients of every process on this Redis, tasks are "
+                          "answered by any of them, and (http) any of them serves a session "
+                          "and resumes its streams (default: this process only)")
     add_stream_limit_flags(run)
     add_http_flags(run)
     return parser

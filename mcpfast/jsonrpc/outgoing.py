@@ -196,6 +196,14 @@ class OutgoingRequests:
         """Requests waiting for their response."""
         return len(self._table)
 
+    def number_from(self, first_id: int) -> None:
+        """Issue request ids from ``first_id`` on (ValueError while requests are waiting,
+        or outside 0..MAX_REQUEST_ID): for peers that must tell several senders' ids apart."""
+        table = self._table
+        if len(table):
+            raise ValueError("request ids can be renumbered only while none is waiting")
+        self._table = PendingTable(table.capacity, first_id)
+
     def __contains__(self, request_id: object) -> bool:
         """Whether a request of ours with that id is waiting."""
         return request_id in self._table

@@ -187,6 +187,26 @@ class ServerConnection:
         """A recycled connection serves again (the transport contract's optional method)."""
         self.server._attach(self)
 
+    def hear_broadcasts(self, on: bool) -> None:
+        """Whether the server's published events (list changes, resource updates, log
+        broadcasts) reach this connection: a session shared by several processes hears
+        them in the one holding its GET stream only, so that each is sent once."""
+        if self.session.closed:
+            return
+        if on:
+            self.server.publisher.attach(self)
+        else:
+            self.server.publisher.detach(self)
+
+    def number_requests_from(self, first_id: int) -> None:
+        """Requests to the client get ids from ``first_id`` on (the copies of a shared
+        session number theirs apart, so that a response finds the copy awaiting it)."""
+        self.session.outgoing.number_from(first_id)
+
+    def awaits(self, request_id: Any) -> bool:
+        """Whether a request of the server's with that id waits for the client's answer."""
+        return request_id in self.session.outgoing
+
     def close(self, exc: Optional[BaseException] = None) -> None:
         """The transport is gone: stop everything (idempotent)."""
         self.server._detach(self)

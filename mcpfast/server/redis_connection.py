@@ -1,5 +1,6 @@
-"""What RedisPublisher and RedisTaskStore share: the client (redis-py's asyncio client,
-pooled), the error of an unreachable Redis, and a pub/sub subscription that reconnects.
+"""What the Redis components share: the client (redis-py's asyncio client, pooled), the
+error of an unreachable Redis, and the one pub/sub connection of a process, which
+reconnects.
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``)."""
 
@@ -7,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+import weakref
+from typing import Any, Callable, Optional
 
-__all__ = ["RedisUnavailable", "listen_forever", "redis_client", "safe_url", "subscribe"]
+__all__ = ["ChannelSubscription", "Outage", "RedisUnavailable", "redis_client", "safe_url", "subscribe"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 # Seconds between reconnection attempts of a subscription, growing to the last.
@@ -18,6 +20,27 @@ BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 class RedisUnavailable(ConnectionError):
     """Redis could not be reached (the message names the URL, never its password)."""
+
+
+class Outage:
+    """The warnings of writes sent in the background: one when they start failing, one
+    when they work again (not one per failed write)."""
+
+    __slots__ = ("user", "failing")
+
+    def __init__(self, user: str) -> None:
+        self.user = user
+        self.failing = False
+
+    def failed(self, message: str) -> None:
+        if not self.failing:
+            _LOGGER.warning("%s: %s", self.user, message)
+        self.failing = True
+
+    def worked(self, message: str) -> None:
+        if self.failing:
+            _LOGGER.warning("%s: %s", self.user, message)
+        self.failing = False
 
 
 def safe_url(url: str) -> str:
@@ -39,44 +62,157 @@ def redis_client(url: str, user: str) -> Any:
     return redis_asyncio.Redis.from_url(url)
 
 
-async def subscribe(client: Any, channel: str, url: str) -> Any:
-    """A pub/sub subscribed to ``channel`` (RedisUnavailable when Redis cannot be reached)."""
+async def _subscribed(client: Any, channels: list[str], url: str) -> Any:
+    """A pub/sub subscribed to ``channels`` (RedisUnavailable when Redis cannot be reached)."""
     from redis.exceptions import RedisError
 
     pubsub = client.pubsub(ignore_subscribe_messages=True)
     try:
-        await pubsub.subscribe(channel)
+        await pubsub.subscribe(*channels)
     except (RedisError, OSError) as exc:
         await pubsub.aclose()
         raise RedisUnavailable(f"cannot reach Redis at {safe_url(url)}: {exc}") from None
     return pubsub
 
 
-async def listen_forever(client: Any, channel: str, url: str, pubsub: Any,
-                         on_message: Callable[[Any], None], user: str) -> None:
-    """Hand every message of ``channel`` to ``on_message`` until cancelled, resubscribing
-    (with backoff, a warning each time) when the connection to Redis is lost."""
-    from redis.exceptions import RedisError
+class ChannelSubscription:
+    """One component's channel on its process's pub/sub connection (:func:`subscribe`);
+    ``close()`` unsubscribes."""
 
-    attempt = 0
-    while True:
+    __slots__ = ("hub", "channel", "on_message", "user")
+
+    def __init__(self, hub: _ChannelHub, channel: str, on_message: Callable[[Any], None],
+                 user: str) -> None:
+        self.hub = hub
+        self.channel = channel
+        self.on_message = on_message
+        self.user = user
+
+    async def close(self) -> None:
+        await self.hub.remove(self)
+
+
+async def subscribe(url: str, channel: str, on_message: Callable[[Any], None],
+                    user: str) -> ChannelSubscription:
+    """Hand every message of ``channel`` on the Redis at ``url`` to ``on_message(data)``
+    until the returned subscription is closed (RedisUnavailable when Redis cannot be
+    reached; ``user`` names the component in warnings).
+
+    Every component of a process (and event loop) subscribing on one Redis shares one
+    pub/sub connection: messages of all its channels arrive in the order Redis sent them.
+    Why: a session's subscription change, published before an update, must reach every
+    process before that update. A lost connection is made again (with backoff, a warning
+    each time) and resubscribes every channel; messages sent meanwhile are lost."""
+    loop = asyncio.get_running_loop()
+    hubs = _HUBS.setdefault(loop, {})
+    hub = hubs.get(url)
+    if hub is None:
+        hub = hubs[url] = _ChannelHub(url, hubs)
+    subscription = ChannelSubscription(hub, channel, on_message, user)
+    await hub.add(subscription)
+    return subscription
+
+
+# The pub/sub connections of this process: per event loop, per URL.
+_HUBS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _ChannelHub]] = weakref.WeakKeyDictionary()
+
+
+class _ChannelHub:
+    """One pub/sub connection to one Redis, shared by the channels of a process."""
+
+    def __init__(self, url: str, registry: dict[str, _ChannelHub]) -> None:
+        self.url = url
+        self._registry = registry
+        self._client: Any = None
+        self._subscriptions: dict[str, list[ChannelSubscription]] = {}
+        self._pubsub: Any = None
+        self._listener: Optional[asyncio.Task[None]] = None
+
+    async def add(self, subscription: ChannelSubscription) -> None:
+        from redis.exceptions import RedisError
+
+        channel = subscription.channel
+        listeners = self._subscriptions.setdefault(channel, [])
+        listeners.append(subscription)
+        if len(listeners) > 1:
+            return  # subscribed already
         try:
-            async for message in pubsub.listen():
-                attempt = 0
-                if message.get("type") == "message":
-                    on_message(message.get("data"))
-        except asyncio.CancelledError:
-            await pubsub.aclose()
+            if self._pubsub is None:
+                if self._client is None:
+                    self._client = redis_client(self.url, subscription.user)
+                self._pubsub = await _subscribed(self._client, [channel], self.url)
+                self._listener = asyncio.get_running_loop().create_task(self._listen())
+            else:
+                try:
+                    await self._pubsub.subscribe(channel)
+                except (RedisError, OSError) as exc:
+                    raise RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: {exc}") from None
+        except BaseException:
+            await self.remove(subscription)
             raise
-        except (RedisError, OSError) as exc:
-            _LOGGER.warning("%s: lost the subscription to %s (%s); reconnecting", user, safe_url(url), exc)
-        await pubsub.aclose()
-        while True:
-            await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
-            attempt += 1
+
+    async def remove(self, subscription: ChannelSubscription) -> None:
+        from redis.exceptions import RedisError
+
+        channel = subscription.channel
+        listeners = self._subscriptions.get(channel, [])
+        if subscription in listeners:
+            listeners.remove(subscription)
+        if listeners:
+            return
+        self._subscriptions.pop(channel, None)
+        if self._subscriptions:
+            if self._pubsub is not None:
+                try:
+                    await self._pubsub.unsubscribe(channel)
+                except (RedisError, OSError):
+                    pass  # resubscribing after a reconnection leaves it out
+            return
+        if self._registry.get(self.url) is self:
+            del self._registry[self.url]
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            await pubsub.aclose()
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    def _dispatch(self, message: Any) -> None:
+        channel = message.get("channel")
+        if isinstance(channel, bytes):
+            channel = channel.decode("utf-8", "replace")
+        for subscription in tuple(self._subscriptions.get(channel, ())):
             try:
-                pubsub = await subscribe(client, channel, url)
-                _LOGGER.warning("%s: subscribed to %s again", user, safe_url(url))
-                break
-            except RedisUnavailable:
-                continue
+                subscription.on_message(message.get("data"))
+            except Exception:  # one component's failure must not stop the others'
+                _LOGGER.exception("%s: failed to handle a message on %r", subscription.user, channel)
+
+    async def _listen(self) -> None:
+        from redis.exceptions import RedisError
+
+        attempt = 0
+        while True:
+            pubsub = self._pubsub
+            try:
+                async for message in pubsub.listen():
+                    attempt = 0
+                    if message.get("type") == "message":
+                        self._dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                _LOGGER.warning("lost the subscription to %s (%s); reconnecting", safe_url(self.url), exc)
+            await pubsub.aclose()
+            while True:
+                await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+                attempt += 1
+                try:
+                    self._pubsub = await _subscribed(self._client, list(self._subscriptions), self.url)
+                    _LOGGER.warning("subscribed to %s again", safe_url(self.url))
+                    break
+                except RedisUnavailable:
+                    continue

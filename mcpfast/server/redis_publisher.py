@@ -29,7 +29,14 @@ import secrets
 from typing import Any, Optional
 
 from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, ResourceUpdated, Subscriber
-from mcpfast.server.redis_connection import RedisUnavailable, listen_forever, redis_client, safe_url, subscribe
+from mcpfast.server.redis_connection import (
+    ChannelSubscription,
+    Outage,
+    RedisUnavailable,
+    redis_client,
+    safe_url,
+    subscribe,
+)
 
 __all__ = ["DEFAULT_CHANNEL", "RedisPublisher", "RedisUnavailable"]
 
@@ -49,9 +56,9 @@ class RedisPublisher:
         self.channel = channel
         self.origin = secrets.token_hex(8)
         self._local = LocalPublisher()
-        self._listener: Optional[asyncio.Task[None]] = None
+        self._subscription: Optional[ChannelSubscription] = None
         self._sending: set[asyncio.Task[None]] = set()
-        self._send_failing = False
+        self._outage = Outage("RedisPublisher")
         # Events from other processes delivered here (for tests and monitoring).
         self.received = 0
 
@@ -88,20 +95,17 @@ class RedisPublisher:
 
     async def start(self) -> None:
         """Connect and subscribe (RedisUnavailable when Redis cannot be reached)."""
-        if self._listener is not None:
+        if self._subscription is not None:
             return
-        pubsub = await subscribe(self._redis, self.channel, self.url)
-        self._listener = asyncio.get_running_loop().create_task(
-            listen_forever(self._redis, self.channel, self.url, pubsub, self._arrived, "RedisPublisher"))
+        self._subscription = await subscribe(self.url, self.channel, self._arrived, "RedisPublisher")
 
     async def close(self) -> None:
         """Stop listening and close the connections (what is being sent is sent first)."""
         if self._sending:
             await asyncio.gather(*self._sending, return_exceptions=True)
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.cancel()
-            await asyncio.gather(listener, return_exceptions=True)
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await subscription.close()
         await self._redis.aclose()
 
     # -- Redis --------------------------------------------------------------------------
@@ -112,14 +116,10 @@ class RedisPublisher:
         try:
             await self._redis.publish(self.channel, payload)
         except (RedisError, OSError) as exc:
-            if not self._send_failing:
-                _LOGGER.warning("RedisPublisher: cannot send events to %s (%s); other processes "
-                                "miss them until Redis is back", safe_url(self.url), exc)
-            self._send_failing = True
+            self._outage.failed(f"cannot send events to {safe_url(self.url)} ({exc}); other "
+                                f"processes miss them until Redis is back")
             return
-        if self._send_failing:
-            _LOGGER.warning("RedisPublisher: sending events to %s again", safe_url(self.url))
-            self._send_failing = False
+        self._outage.worked(f"sending events to {safe_url(self.url)} again")
 
     def _arrived(self, data: Any) -> None:
         try:

@@ -17,7 +17,6 @@ Keys: ``<prefix>task:<id>`` holds a record as JSON, expiring with the task's TTL
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import math
@@ -25,7 +24,7 @@ import time
 from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import InvalidParams
-from mcpfast.server.redis_connection import listen_forever, redis_client, safe_url, subscribe
+from mcpfast.server.redis_connection import ChannelSubscription, redis_client, safe_url, subscribe
 from mcpfast.server.task_record import TaskRecord
 
 __all__ = ["RedisTaskStore"]
@@ -49,7 +48,7 @@ class RedisTaskStore:
         self.prefix = prefix
         self.channel = f"{prefix}task-relay"
         self._on_relay: Optional[Relayed] = None
-        self._listener: Optional[asyncio.Task[None]] = None
+        self._subscription: Optional[ChannelSubscription] = None
 
     def __repr__(self) -> str:
         return f"<RedisTaskStore {safe_url(self.url)} prefix={self.prefix!r}>"
@@ -119,12 +118,10 @@ class RedisTaskStore:
     async def start(self, on_relay: Relayed) -> None:
         """Connect and listen for relayed operations (RedisUnavailable when Redis cannot be
         reached); ``on_relay(task_id, operation, payload)`` applies one locally."""
-        if self._listener is not None:
+        if self._subscription is not None:
             return
         self._on_relay = on_relay
-        pubsub = await subscribe(self._redis, self.channel, self.url)
-        self._listener = asyncio.get_running_loop().create_task(
-            listen_forever(self._redis, self.channel, self.url, pubsub, self._arrived, "RedisTaskStore"))
+        self._subscription = await subscribe(self.url, self.channel, self._arrived, "RedisTaskStore")
 
     def _arrived(self, data: Any) -> None:
         try:
@@ -137,8 +134,7 @@ class RedisTaskStore:
             self._on_relay(task_id, operation, payload)
 
     async def close(self) -> None:
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.cancel()
-            await asyncio.gather(listener, return_exceptions=True)
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await subscription.close()
         await self._redis.aclose()

@@ -665,7 +665,9 @@ class Server:
         """The Streamable HTTP endpoint of this server
         (:class:`~mcpfast.transports.http.StreamableHTTPEndpoint`; ``options`` are its
         keywords: path, json_response, stateless, max_body_size, max_sessions,
-        session_idle_timeout, event_store, keepalive_interval, retry_ms).
+        session_idle_timeout, event_store, keepalive_interval, retry_ms, and
+        session_directory: sessions shared with the other processes of a deployment, see
+        :mod:`~mcpfast.transports.http.shared_sessions`).
 
         Host/Origin checks: on for a loopback ``host`` (loopback names allowed, plus
         ``allowed_hosts`` / ``allowed_origins``), else only when allow-lists are given;
@@ -697,7 +699,13 @@ class Server:
         given, which turns the Host/Origin checks on)."""
         from mcpfast.transports.http import ASGIApp
 
-        return ASGIApp(self.http_endpoint(**options), on_startup=self._start_shared)
+        endpoint = self.http_endpoint(**options)
+
+        async def startup() -> None:
+            await self._start_shared()
+            await endpoint.start()
+
+        return ASGIApp(endpoint, on_startup=startup)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
                          ready: Optional[Callable[[str, int], None]] = None,
@@ -716,6 +724,7 @@ class Server:
         self.loop = asyncio.get_running_loop()
         await self._start_shared()
         endpoint = self.http_endpoint(host=host, **options)
+        await endpoint.start()
         limits: dict[str, Any] = {}
         if keepalive_timeout is not None:
             limits["keepalive_timeout"] = keepalive_timeout

@@ -6,36 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 
 import mcpfast
 from mcp_http import post_2026
+from mcpfast_hosts import APP, ROOT, start_host
 from nginx_proxy import nginx_proxy
 from redis_server import free_port, redis_server
-
-ROOT = Path(__file__).resolve().parents[2]
-APP = Path(__file__).resolve().parent / "workers_app.py"
-
-
-def start_host(port: int, redis_url: str, secret: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MCPFAST_SECRET": secret}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--transport", "http", "--port", str(port),
-         "--redis", redis_url], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True)  # type: ignore[arg-type]
-    reader.start()
-    deadline = time.monotonic() + 60
-    while not any(re.search(r"serving 'workers' over http", line) for line in lines):
-        assert process.poll() is None and time.monotonic() < deadline, "".join(lines)
-        time.sleep(0.05)
-    return process
+from session_http import call, open_session
 
 
 def test_calls_through_nginx_land_on_both_hosts_and_everything_shared_holds():
@@ -135,6 +115,14 @@ def test_the_asgi_app_under_uvicorn_workers_shares_through_redis_and_the_secret(
                     break
                 time.sleep(0.05)
             assert got["status"] == "completed"
+            # A 2025-era session: made on one worker, served by both.
+            session = open_session(port)
+            answering = set()
+            for attempt in range(60):
+                answering.add(int(call(port, session, "pid", attempt)["content"][0]["text"]))
+                if answering == pids:
+                    break
+            assert answering == pids
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -19,6 +19,7 @@ import pytest
 import mcpfast
 from mcp_http import post_2026
 from redis_server import free_port, redis_server
+from session_http import call, open_session
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "workers_app.py"
@@ -200,6 +201,14 @@ def test_with_redis_a_listener_hears_updates_made_on_every_worker(workers):
         pids = asyncio.run(main())
         # The updates came from both workers; the one listener heard every one.
         assert set(pids) == set(group.pids)
+        # A 2025-era session made on one worker is served by both (fresh connections).
+        session = open_session(group.port)
+        answering = set()
+        for attempt in range(60):
+            answering.add(int(call(group.port, session, "pid", attempt)["content"][0]["text"]))
+            if answering == set(group.pids):
+                break
+        assert answering == set(group.pids)
         assert group.stop() == 0
 
 

@@ -4,7 +4,9 @@ The HTTP rules (status codes, headers, sessions, SSE) live in the endpoint
 (:class:`StreamableHTTPEndpoint`), which never touches a socket; the socket-facing parts
 only move bytes between it and the network: :func:`serve_http` (mcpfast's own HTTP/1.1
 server on uvloop + httptools) and :class:`ASGIApp` (for uvicorn, granian, Starlette,
-FastAPI).
+FastAPI). Several processes share sessions and resumable streams through a
+:class:`SessionDirectory` and an event store (in Redis: ``redis_session_directory``,
+``redis_event_store``; needs ``pip install 'mcpfast[redis]'``).
 """
 
 from mcpfast.transports.http.asgi import ASGIApp
@@ -22,6 +24,7 @@ from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse
 from mcpfast.transports.http.oauth import OAuthError, OAuthFlow, headless_authorize
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.server import serve_http
+from mcpfast.transports.http.session_directory import MemoryDirectoryHub, SessionDirectory
 
 __all__ = [
     "ASGIApp",
@@ -36,9 +39,11 @@ __all__ = [
     "HostPolicy",
     "InvalidToken",
     "LegacySSEEndpoint",
+    "MemoryDirectoryHub",
     "MemoryEventStore",
     "OAuthError",
     "OAuthFlow",
+    "SessionDirectory",
     "StreamableHTTPEndpoint",
     "headless_authorize",
     "serve_http",

@@ -39,6 +39,11 @@ HTTP status (-32601 -> 404; -32600, -32602, -32020, -32021, -32022 -> 400); a no
 -> 202; GET and DELETE -> 405. An unspoken ``MCP-Protocol-Version`` -> 400 with -32022 and
 the supported versions.
 
+Several processes of one deployment share the 2025-era sessions through a
+``session_directory`` (:mod:`~mcpfast.transports.http.shared_sessions`): a request for a
+session another process made is served here from a copy of it; without one, a session
+lives in the process that made it.
+
 Cancellation: a client that goes away before its answer cancels the request, unless the
 session keeps an event store (then the client may resume the stream and the request runs
 on; it is cancelled with ``notifications/cancelled`` as the specification asks).
@@ -51,6 +56,7 @@ awaitable of it, so that servers need no task for the common case.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import secrets
 from time import monotonic
@@ -77,6 +83,8 @@ from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_err
 from mcpfast.transports.http.routing_headers import routing_header_problem
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.session import HTTPSession, PostReply, request_ids
+from mcpfast.transports.http.session_directory import SessionDirectory
+from mcpfast.transports.http.shared_sessions import STATE_METHODS, SharedSessions, answered_ids
 from mcpfast.transports.http.sse import message_event
 from mcpfast.transports.http.sse_stream import SSEStream
 
@@ -154,6 +162,8 @@ class HTTPEndpoint(Protocol):
 
     def handle(self, request: HTTPRequest) -> Outcome: ...
 
+    async def start(self) -> None: ...
+
     def begin_shutdown(self) -> None: ...
 
     def close(self) -> None: ...
@@ -180,6 +190,7 @@ class StreamableHTTPEndpoint:
         retry_ms: Optional[int] = None,
         auth: Optional[BearerAuth] = None,
         on_shutdown: Optional[Callable[[], Any]] = None,
+        session_directory: Optional[SessionDirectory] = None,
     ) -> None:
         if not callable(factory):
             raise TypeError("factory must be a connection factory: factory(send) -> connection")
@@ -213,11 +224,24 @@ class StreamableHTTPEndpoint:
         # streams, so that the requests in progress can finish).
         self.on_shutdown = on_shutdown
         self.sessions: dict[str, HTTPSession] = {}
+        # Sessions shared with the other processes of a deployment (none in stateless
+        # mode: there are no sessions).
+        self.shared = (SharedSessions(session_directory, self)
+                       if session_directory is not None and not self.stateless else None)
         # Idle connections of the stateless legs, reused by the next POST (_Lease): keyed
         # by the protocol version of stateless mode, or _LEG_2026.
         self._idle: dict[str, list[Connection]] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
+
+    async def start(self) -> None:
+        """Connect what is shared with other processes (the session directory, an event
+        store with a ``start``) before serving; ConnectionError when out of reach."""
+        if self.shared is not None:
+            await self.shared.start()
+        start = getattr(self.event_store, "start", None)
+        if start is not None:
+            await start()
 
     # -- entry point -------------------------------------------------------------------
 
@@ -322,8 +346,59 @@ class StreamableHTTPEndpoint:
             return self._post_initialize(body, message, json_only, token)
         session = self._known_session(session_id, token)
         if session is None:
-            return error_response(404, "Not Found: unknown or ended session")
+            if self.shared is not None:
+                return self._post_adopted(session_id, token, body, message, json_only)
+            return _unknown_session()
+        return self._post_session(session, body, message, json_only)
+
+    def _post_session(self, session: HTTPSession, body: bytes, message: Any,
+                      json_only: bool) -> Outcome:
+        shared = session.shared
+        if shared is not None:
+            shared.touch(session)
+            kind = type(message)
+            if kind is Request:
+                if message.method in STATE_METHODS:
+                    return self._post_state(session, body, message, json_only)
+            elif kind is not Notification:
+                ids = answered_ids(message)
+                if ids is not None and shared.pass_answers(session, ids, body):
+                    return HTTPResponse(202)
         return self._feed(session, session.connection, body, message, json_only, None)
+
+    async def _post_state(self, session: HTTPSession, body: bytes, message: Any,
+                          json_only: bool) -> HTTPResponse:
+        # Every copy learns of the change before the client does.
+        assert session.shared is not None
+        try:
+            await session.shared.state_changed(session, message, body)
+        except ConnectionError as exc:
+            return _directory_unreachable(exc)
+        outcome = self._feed(session, session.connection, body, message, json_only, None)
+        return outcome if isinstance(outcome, HTTPResponse) else await outcome
+
+    async def _post_adopted(self, session_id: str, token: Optional[AccessToken], body: bytes,
+                            message: Any, json_only: bool) -> HTTPResponse:
+        # A session this process has not seen: made by another one of the deployment?
+        found = await self._adopt(session_id, token)
+        if isinstance(found, HTTPResponse):
+            return found
+        outcome = self._post_session(found, body, message, json_only)
+        return outcome if isinstance(outcome, HTTPResponse) else await outcome
+
+    async def _adopt(self, session_id: str,
+                     token: Optional[AccessToken]) -> Union[HTTPSession, HTTPResponse]:
+        shared = self.shared
+        assert shared is not None
+        if len(self.sessions) >= self.max_sessions:
+            return self._too_many_sessions()
+        try:
+            session = await shared.adopt(session_id, token)
+        except ConnectionError as exc:
+            return _directory_unreachable(exc)
+        if session is None:
+            return _unknown_session()
+        return session
 
     def _post_2026(self, headers: dict[str, str], body: bytes, message: Any, json_only: bool,
                    token: Optional[AccessToken]) -> Outcome:
@@ -382,13 +457,29 @@ class StreamableHTTPEndpoint:
         session.touch()
         return session
 
+    def _too_many_sessions(self) -> HTTPResponse:
+        return error_response(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
+                                   f"try again later", extra=[("retry-after", "5")])
+
+    def _new_session(self, session_id: str) -> HTTPSession:
+        return HTTPSession(session_id, self.factory, self.event_store, self.keepalive_interval,
+                           self.retry_ms)
+
+    def _admit(self, session: HTTPSession) -> None:
+        self.sessions[session.id] = session
+        self._schedule_reaper()
+
+    def _end_session(self, session: HTTPSession) -> None:
+        self.sessions.pop(session.id, None)
+        session.close()
+
     def _post_initialize(self, body: bytes, message: Any, json_only: bool,
                          token: Optional[AccessToken]) -> Outcome:
         if len(self.sessions) >= self.max_sessions:
-            return error_response(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
-                               f"try again later", extra=[("retry-after", "5")])
-        session = HTTPSession(secrets.token_hex(16), self.factory, self.event_store,
-                              self.keepalive_interval, self.retry_ms)
+            return self._too_many_sessions()
+        session = self._new_session(secrets.token_hex(16))
+        if self.shared is not None:
+            self.shared.prepare(session)
         requested = message.params.get("protocolVersion") if type(message.params) is dict else None
         session.prime = type(requested) is str and requested >= "2025-11-25"
         if token is not None:
@@ -397,14 +488,28 @@ class StreamableHTTPEndpoint:
 
         def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
             if frame is not None and type(decode(frame)) is Response:
-                self.sessions[session.id] = session
-                self._schedule_reaper()
+                self._admit(session)
                 response.headers.append((h.MCP_SESSION_ID, session.id))
             else:
                 session.close()
             return response
 
-        return self._feed(session, session.connection, body, message, json_only, admit)
+        outcome = self._feed(session, session.connection, body, message, json_only, admit)
+        if self.shared is None:
+            return outcome
+        return self._recorded(outcome, session, body)
+
+    async def _recorded(self, outcome: Outcome, session: HTTPSession, body: bytes) -> HTTPResponse:
+        # The other processes must know the session before the client learns its id.
+        response = outcome if isinstance(outcome, HTTPResponse) else await outcome
+        if self.sessions.get(session.id) is session:
+            assert self.shared is not None
+            try:
+                await self.shared.record(session, body)
+            except ConnectionError as exc:
+                self._end_session(session)
+                return _directory_unreachable(exc)
+        return response
 
     def _post_stateless(self, body: bytes, message: Any, initialize: bool,
                         version: Optional[str], json_only: bool,
@@ -500,38 +605,78 @@ class StreamableHTTPEndpoint:
 
     # -- GET ---------------------------------------------------------------------------
 
-    def _session_for(self, request: HTTPRequest,
-                     token: Optional[AccessToken]) -> Union[HTTPSession, HTTPResponse]:
+    def _session_for(self, request: HTTPRequest, token: Optional[AccessToken],
+                     then: Callable[[HTTPSession, HTTPRequest], Outcome]) -> Outcome:
+        """``then(session, request)`` for the request's session (copied from the session
+        directory when another process made it), or the error answer."""
         if self.stateless:
             return self._not_allowed(request.method)
         session_id = request.headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             return error_response(400, "Bad Request: Mcp-Session-Id header is required")
         session = self._known_session(session_id, token)
-        if session is None:
-            return error_response(404, "Not Found: unknown or ended session")
-        return session
+        if session is not None:
+            if session.shared is not None:
+                session.shared.touch(session)
+            return then(session, request)
+        if self.shared is not None:
+            return self._adopted_then(session_id, token, then, request)
+        return _unknown_session()
 
-    def _get(self, request: HTTPRequest, token: Optional[AccessToken]) -> HTTPResponse:
+    async def _adopted_then(self, session_id: str, token: Optional[AccessToken],
+                            then: Callable[[HTTPSession, HTTPRequest], Outcome],
+                            request: HTTPRequest) -> HTTPResponse:
+        found = await self._adopt(session_id, token)
+        if isinstance(found, HTTPResponse):
+            return found
+        outcome = then(found, request)
+        return outcome if isinstance(outcome, HTTPResponse) else await outcome
+
+    def _get(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
         if self.stateless:
             return self._not_allowed("GET")
         if not _accepts(request.headers.get(h.ACCEPT, ""), h.EVENT_STREAM):
             return error_response(406, f"Not Acceptable: a GET stream needs Accept: {h.EVENT_STREAM}")
-        found = self._session_for(request, token)
-        if isinstance(found, HTTPResponse):
-            return found
-        session = found
+        return self._session_for(request, token, self._get_session)
+
+    def _get_session(self, session: HTTPSession, request: HTTPRequest) -> Outcome:
         last_event_id = request.headers.get(h.LAST_EVENT_ID)
+        store = self.event_store
+        if last_event_id is None or store is None:
+            return self._open_get(session, None, None)
+        try:
+            found = store.replay_after(last_event_id)
+        except ConnectionError as exc:
+            return _store_unreachable(exc)
+        if inspect.isawaitable(found):
+            return self._get_replayed(session, last_event_id, found)
+        return self._open_get(session, last_event_id, found)
+
+    async def _get_replayed(self, session: HTTPSession, last_event_id: str,
+                            found: Awaitable[Optional[tuple[str, list[tuple[str, bytes]]]]]
+                            ) -> HTTPResponse:
+        # A store shared with other processes answers asynchronously.
+        try:
+            events = await found
+        except ConnectionError as exc:
+            return _store_unreachable(exc)
+        return self._open_get(session, last_event_id, events)
+
+    def _open_get(self, session: HTTPSession, last_event_id: Optional[str],
+                  found_events: Optional[tuple[str, list[tuple[str, bytes]]]]) -> HTTPResponse:
         replay: tuple[bytes, ...] = ()
         stream: Optional[SSEStream] = None
-        if last_event_id is not None and self.event_store is not None:
-            found_events = self.event_store.replay_after(last_event_id)
-            # Only this session's streams: an id from another session replays nothing.
-            if found_events is not None and found_events[0].startswith(session.id + "."):
-                stream_id, events = found_events
-                replay = tuple(message_event(frame, event_id) for event_id, frame in events)
-                stream = session.streams.get(stream_id)
-                if stream is not None and (stream.finished or stream.attached):
+        # Only this session's streams: an id from another session replays nothing.
+        if found_events is not None and found_events[0].startswith(session.id + "."):
+            stream_id, events = found_events
+            replay = tuple(message_event(frame, event_id) for event_id, frame in events)
+            stream = session.streams.get(stream_id)
+            if stream is not None and (stream.finished or stream.attached):
+                stream = None
+            if stream is None and session.shared is not None and stream_id == session.id + ".get":
+                # The GET stream another process held (restarted, killed): it moves here.
+                stream = session.open_get_stream()
+                if stream.attached:
                     stream = None
         if stream is None and not replay:
             stream = session.open_get_stream()
@@ -541,6 +686,8 @@ class StreamableHTTPEndpoint:
             # Replay of a finished stream: the missed events, then the end.
             return HTTPResponse(200, list(_SSE_HEADERS), stream=_chunks(replay))
         stream.attach()
+        if stream is session.get_stream and session.shared is not None:
+            session.shared.took_get_stream(session)
         live = stream
 
         def closed(disconnected: bool) -> None:
@@ -554,12 +701,13 @@ class StreamableHTTPEndpoint:
 
     # -- DELETE ------------------------------------------------------------------------
 
-    def _delete(self, request: HTTPRequest, token: Optional[AccessToken]) -> HTTPResponse:
-        found = self._session_for(request, token)
-        if isinstance(found, HTTPResponse):
-            return found
-        self.sessions.pop(found.id, None)
-        found.close()
+    def _delete(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
+        return self._session_for(request, token, self._delete_session)
+
+    def _delete_session(self, session: HTTPSession, request: HTTPRequest) -> HTTPResponse:
+        self._end_session(session)
+        if self.shared is not None:
+            self.shared.ended(session.id)
         return HTTPResponse(200)
 
     # -- session lifetime --------------------------------------------------------------
@@ -595,6 +743,8 @@ class StreamableHTTPEndpoint:
 
     def close(self) -> None:
         """End every session (the server is shutting down). Idempotent."""
+        if not self._closed:
+            self._close_shared()
         self._closed = True
         if self._reaper is not None:
             self._reaper.cancel()
@@ -607,6 +757,28 @@ class StreamableHTTPEndpoint:
         self._idle.clear()
         for connection in idle:
             connection.close()
+
+    def _close_shared(self) -> None:
+        # The shared parts close their connections in the background (the loop may be
+        # ending: then the process's exit closes them).
+        closers = [self.shared.close()] if self.shared is not None else []
+        close_store = getattr(self.event_store, "close", None)
+        if close_store is not None:
+            closing = close_store()
+            if inspect.iscoroutine(closing):
+                closers.append(closing)
+        if not closers:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            for closer in closers:
+                closer.close()
+            return
+        for closer in closers:
+            task = loop.create_task(closer)
+            _CLOSING.add(task)
+            task.add_done_callback(_CLOSING.discard)
 
     def __repr__(self) -> str:
         mode = "stateless" if self.stateless else f"sessions={len(self.sessions)}"
@@ -658,6 +830,24 @@ class _Lease:
 
     def close(self) -> None:
         self.connection.close()
+
+
+# Closing shared parts, referenced until done (asyncio keeps only weak references).
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
+def _unknown_session() -> HTTPResponse:
+    return error_response(404, "Not Found: unknown or ended session")
+
+
+def _directory_unreachable(exc: BaseException) -> HTTPResponse:
+    return error_response(503, f"Service Unavailable: the session directory is out of reach "
+                               f"({exc}); try again later", extra=[("retry-after", "5")])
+
+
+def _store_unreachable(exc: BaseException) -> HTTPResponse:
+    return error_response(503, f"Service Unavailable: the event store is out of reach ({exc}); "
+                               f"try again later", extra=[("retry-after", "5")])
 
 
 def _drop_outside(frame: bytes) -> None:

@@ -7,17 +7,23 @@ had after it -- only that stream's events, never another's.
 :class:`MemoryEventStore`, the default, keeps the last ``max_events_per_stream`` events of
 each stream and at most ``max_streams`` streams (the oldest is forgotten first), so its
 memory is bounded whatever the traffic; a resume from an id it no longer holds replays
-nothing. A store shared by several processes (Redis, say) implements the same three
-methods.
+nothing. A store shared by several processes
+(:class:`~mcpfast.transports.http.redis_event_store.RedisEventStore`) implements the same three
+methods, its ``replay_after`` returning an awaitable; it may also have ``start()`` and
+``close()`` coroutines (the endpoint calls them) and a ``written()`` coroutine (events reach
+the client only after it: see :class:`~mcpfast.transports.http.sse_stream.SSEStream`).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import OrderedDict, deque
-from typing import Optional, Protocol
+from typing import Awaitable, Optional, Protocol, Union
 
-__all__ = ["EventStore", "MemoryEventStore"]
+__all__ = ["EventStore", "MemoryEventStore", "Replay"]
+
+# What a resume replays: (stream id, [(event id, frame), ...]), None for an unknown id.
+Replay = Optional[tuple[str, list[tuple[str, bytes]]]]
 
 
 class EventStore(Protocol):
@@ -27,8 +33,9 @@ class EventStore(Protocol):
         """Keep one event (None: a priming event without data); return its id."""
         ...
 
-    def replay_after(self, event_id: str) -> Optional[tuple[str, list[tuple[str, bytes]]]]:
-        """(stream id, [(event id, frame), ...] after event_id) or None when unknown."""
+    def replay_after(self, event_id: str) -> Union[Replay, Awaitable[Replay]]:
+        """(stream id, [(event id, frame), ...] after event_id) or None when unknown (or
+        an awaitable of it)."""
         ...
 
     def forget(self, stream_id: str) -> None:

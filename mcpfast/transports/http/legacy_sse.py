@@ -207,6 +207,11 @@ class LegacySSEEndpoint:
             return error_response(404, "Not Found: the session has ended")
         return HTTPResponse(202)
 
+    async def start(self) -> None:
+        """Connect what the Streamable endpoint shares with other processes."""
+        if self.streamable is not None:
+            await self.streamable.start()
+
     def begin_shutdown(self) -> None:
         """The server stops taking requests (passed on to the Streamable endpoint)."""
         if self.streamable is not None:

@@ -19,12 +19,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 from time import monotonic
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.transports.http.event_store import EventStore
 from mcpfast.transports.http.sse_stream import SSEStream
+
+if TYPE_CHECKING:
+    from mcpfast.transports.http.shared_sessions import SharedSessions
 
 __all__ = ["HTTPSession", "PostReply"]
 
@@ -35,7 +39,8 @@ class HTTPSession:
     """One MCP connection behind a session id (module docstring)."""
 
     __slots__ = ("id", "connection", "get_stream", "streams", "last_active", "closed",
-                 "store", "keepalive", "retry_ms", "prime", "principal", "_stream_ids")
+                 "store", "keepalive", "retry_ms", "prime", "principal", "shared",
+                 "shared_touched", "get_taken_at", "_stream_ids", "_stream_prefix")
 
     def __init__(self, session_id: str, factory: Callable[[Callable[[bytes], None]], Connection],
                  store: Optional[EventStore], keepalive: float, retry_ms: Optional[int]) -> None:
@@ -52,21 +57,33 @@ class HTTPSession:
         self.streams: dict[str, SSEStream] = {}
         self.last_active = monotonic()
         self.closed = False
+        # Set when the session is shared by several processes (SharedSessions): messages
+        # for a GET stream held elsewhere go there; the record's last renewal.
+        self.shared: Optional[SharedSessions] = None
+        self.shared_touched = 0.0
+        # When this copy took the GET stream (time.time(); the newest holder keeps it).
+        self.get_taken_at = 0.0
         self._stream_ids = itertools.count(1)
+        # Stream ids are unique across the copies of a shared session (its event store
+        # may be shared too): a random part per copy.
+        self._stream_prefix = f"{session_id}.{secrets.token_hex(3)}-"
         self.connection = factory(self.send_unrelated)
 
     def send_unrelated(self, frame: bytes) -> None:
-        """A message outside any request: to the GET stream when there is one."""
+        """A message outside any request: to the GET stream when there is one (held by
+        another process for a shared session)."""
         stream = self.get_stream
         if stream is not None:
             stream.push(frame)
+        elif self.shared is not None:
+            self.shared.pass_unrelated(self, frame)
         else:
             _LOGGER.debug("session %s: no GET stream open; a server message was dropped", self.id)
 
     def new_stream(self) -> SSEStream:
         """A fresh stream for one POST's reply."""
-        stream = SSEStream(f"{self.id}.{next(self._stream_ids)}", self.store, self.keepalive,
-                           self.retry_ms, self.prime)
+        stream = SSEStream(f"{self._stream_prefix}{next(self._stream_ids)}", self.store,
+                           self.keepalive, self.retry_ms, self.prime)
         if self.store is not None:
             self.streams[stream.stream_id] = stream
         return stream
@@ -79,6 +96,15 @@ class HTTPSession:
                                                  self.retry_ms, self.prime)
             self.streams[stream.stream_id] = stream
         return stream
+
+    def drop_get_stream(self) -> None:
+        """Another process holds the GET stream now: this copy's ends (its stored events
+        stay, they are the stream's history)."""
+        stream = self.get_stream
+        if stream is not None:
+            self.get_stream = None
+            self.streams.pop(stream.stream_id, None)
+            stream.finish()
 
     def stream_done(self, stream: SSEStream) -> None:
         if stream is not self.get_stream:

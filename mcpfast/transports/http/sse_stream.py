@@ -5,7 +5,9 @@ A stream outlives the HTTP response writing it when the session is resumable (it
 event store): every event is stored first, and a client that lost the response reconnects
 with ``Last-Event-ID``; a new response then replays what it missed and takes the stream
 over (:meth:`attach`). While no response is attached, events are only stored. Without a
-store there is nothing to resume: events that find no response are dropped.
+store there is nothing to resume: events that find no response are dropped. A store that
+writes in the background (shared by several processes) has a ``written()`` coroutine: an
+event is written to the client only after it.
 """
 
 from __future__ import annotations
@@ -74,14 +76,24 @@ class SSEStream:
         """The chunks an attached response writes: a priming event (a new resumable stream
         of 2025-11-25), ``replay``, then live events until :meth:`finish`; a keep-alive
         comment whenever ``keepalive`` seconds pass without one."""
+        # A store shared with other processes writes in the background: an event goes to
+        # the client only once stored, so that a resume elsewhere finds everything sent.
+        written = getattr(self.store, "written", None)
         if self.prime and self.store is not None and not resumed:
-            yield priming_event(self.store.store(self.stream_id, None), self.retry_ms)
+            event = priming_event(self.store.store(self.stream_id, None), self.retry_ms)
+            if written is not None:
+                await written()
+            yield event
         for chunk in replay:
             yield chunk
         queue = self._queue
         loop = asyncio.get_running_loop()
         while self.attached:
             if queue:
+                if written is not None:
+                    await written()
+                    if not self.attached:
+                        return
                 # Everything queued in one write.
                 chunk = b"".join(queue)
                 queue.clear()

@@ -1,0 +1,170 @@
+"""Streamable HTTP sessions shared by the processes of a deployment:
+:class:`RedisSessionDirectory`.
+
+The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mcpfast run
+--transport http --redis URL`` (or ``session_directory=`` of the HTTP endpoint): what
+:mod:`~mcpfast.transports.http.shared_sessions` shares, kept in Redis.
+
+- Records: a hash ``<prefix>session:<id>`` per session, expiring ``ttl`` seconds after it
+  was last touched. ``create`` and ``update`` wait for Redis (a client may send its next
+  request to another process at once); ``touch`` and ``remove`` are sent in the background.
+- Messages: JSON on the pub/sub channel ``<prefix>sessions``, tagged with the sender's
+  origin so that it skips its own, received on the process's one pub/sub connection
+  (:func:`~mcpfast.server.redis_connection.subscribe`: in order with the fan-out's events);
+  ``publish`` waits for Redis, ``broadcast`` does not. The subscription reconnects with
+  backoff when Redis drops it (messages sent meanwhile are lost: a client's answer then times out on the
+  server, as one lost on the network would).
+- Redis out of reach: ``start`` raises :class:`RedisUnavailable`; at run time ``create``
+  and ``lookup`` raise it (the endpoint answers 503), background writes fail with one
+  warning per outage.
+
+Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from typing import Any, Awaitable, Callable, Optional
+
+from mcpfast.server.redis_connection import (
+    ChannelSubscription,
+    Outage,
+    RedisUnavailable,
+    redis_client,
+    safe_url,
+    subscribe,
+)
+from mcpfast.transports.http.session_directory import DirectoryMessage
+
+__all__ = ["RedisSessionDirectory"]
+
+_LOGGER = logging.getLogger("mcpfast.server")
+DEFAULT_PREFIX = "mcpfast:"
+
+
+class RedisSessionDirectory:
+    """A SessionDirectory in Redis (module docstring). ``url``:
+    ``redis://[:password@]host:port/db``; ``prefix``: of every key and of the channel."""
+
+    def __init__(self, url: str, prefix: str = DEFAULT_PREFIX) -> None:
+        self._redis: Any = redis_client(url, "RedisSessionDirectory")
+        self.url = url
+        self.prefix = prefix
+        self.channel = f"{prefix}sessions"
+        self.origin = secrets.token_hex(8)
+        self._on_message: Optional[Callable[[DirectoryMessage], None]] = None
+        self._subscription: Optional[ChannelSubscription] = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._outage = Outage("RedisSessionDirectory")
+
+    def __repr__(self) -> str:
+        return f"<RedisSessionDirectory {safe_url(self.url)} prefix={self.prefix!r}>"
+
+    def _key(self, session_id: str) -> str:
+        return f"{self.prefix}session:{session_id}"
+
+    # -- SessionDirectory --------------------------------------------------------------
+
+    async def start(self, on_message: Callable[[DirectoryMessage], None]) -> None:
+        if self._subscription is not None:
+            return
+        self._on_message = on_message
+        self._subscription = await subscribe(self.url, self.channel, self._arrived, "RedisSessionDirectory")
+
+    async def create(self, session_id: str, record: dict[str, str], ttl: float) -> None:
+        key = self._key(session_id)
+
+        async def write() -> None:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping=record)
+                pipe.expire(key, _seconds(ttl))
+                await pipe.execute()
+
+        await self._call(write)
+
+    async def lookup(self, session_id: str) -> Optional[dict[str, str]]:
+        found = await self._call(lambda: self._redis.hgetall(self._key(session_id)))
+        if not found:
+            return None
+        return {field.decode("utf-8"): value.decode("utf-8") for field, value in found.items()}
+
+    async def update(self, session_id: str, field: str, value: Optional[str]) -> None:
+        key = self._key(session_id)
+        if value is None:
+            await self._call(lambda: self._redis.hdel(key, field))
+        else:
+            # Only an existing record (an ended session must not come back as a stub).
+            await self._call(lambda: self._redis.eval(_SET_IF_EXISTS, 1, key, field, value))
+
+    def touch(self, session_id: str, ttl: float) -> None:
+        key = self._key(session_id)
+        self._in_background(lambda: self._redis.expire(key, _seconds(ttl)))
+
+    def remove(self, session_id: str) -> None:
+        key = self._key(session_id)
+        self._in_background(lambda: self._redis.delete(key))
+
+    def broadcast(self, message: DirectoryMessage) -> None:
+        payload = self._payload(message)
+        self._in_background(lambda: self._redis.publish(self.channel, payload))
+
+    async def publish(self, message: DirectoryMessage) -> None:
+        payload = self._payload(message)
+        await self._call(lambda: self._redis.publish(self.channel, payload))
+
+    def _payload(self, message: DirectoryMessage) -> str:
+        return json.dumps({**message, "o": self.origin}, separators=(",", ":"))
+
+    async def close(self) -> None:
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await subscription.close()
+        await self._redis.aclose()
+
+    # -- Redis -------------------------------------------------------------------------
+
+    async def _call(self, operation: Callable[[], Awaitable[Any]]) -> Any:
+        from redis.exceptions import RedisError
+
+        try:
+            return await operation()
+        except (RedisError, OSError) as exc:
+            raise RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: {exc}") from None
+
+    def _in_background(self, operation: Callable[[], Awaitable[Any]]) -> None:
+        task = asyncio.get_running_loop().create_task(self._quietly(operation))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _quietly(self, operation: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            await self._call(operation)
+        except RedisUnavailable as exc:
+            self._outage.failed(f"{exc}; sessions are shared again once it is back")
+            return
+        self._outage.worked(f"{safe_url(self.url)} answers again")
+
+    def _arrived(self, data: Any) -> None:
+        try:
+            message = json.loads(data)
+            if message.get("o") == self.origin:
+                return
+        except (ValueError, AttributeError) as exc:
+            _LOGGER.warning("RedisSessionDirectory: ignored a malformed message on %r: %s", self.channel, exc)
+            return
+        if self._on_message is not None:
+            self._on_message(message)
+
+
+# HSET only when the record still exists.
+_SET_IF_EXISTS = ("if redis.call('EXISTS', KEYS[1]) == 1 then "
+                  "return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end return 0")
+
+
+def _seconds(ttl: float) -> int:
+    return max(1, int(ttl + 0.999))
