@@ -23,6 +23,7 @@ routes records per request is made).
 
 from __future__ import annotations
 
+import dis
 import inspect
 from contextvars import ContextVar
 from typing import Any, Callable, Optional
@@ -31,7 +32,8 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 from mcpfast.server.input_required import InputRequired
 
-__all__ = ["PASS_JSONRPC_ERRORS", "Invoker", "current_context", "invoker", "track_current_context"]
+__all__ = ["PASS_JSONRPC_ERRORS", "Invoker", "current_context", "invoker", "never_suspends",
+           "track_current_context"]
 
 # The Context of the request whose registered function is running (None outside one).
 current_context: ContextVar[Optional[Any]] = ContextVar("mcpfast_current_context", default=None)
@@ -53,12 +55,38 @@ Fail = Callable[[Exception, Any], Any]
 Invoker = Callable[[tuple[Any, ...], dict[str, Any], Any, Any], Any]
 
 
+# What a coroutine's code must contain to ever suspend (await, async for, async with).
+_SUSPENDING_OPCODES = frozenset(("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "BEFORE_ASYNC_WITH",
+                                 "END_ASYNC_FOR", "SEND", "YIELD_VALUE"))
+
+
+def never_suspends(fn: Callable[..., Any]) -> bool:
+    """True for a coroutine function (or a bound method of one) whose body holds no
+    ``await``, ``async for`` or ``async with``: its coroutine runs to its end on the first
+    step, so it can be run where it is called, as a sync function would be."""
+    fn = getattr(fn, "__func__", fn)
+    if not inspect.iscoroutinefunction(fn) or not inspect.isfunction(fn):
+        return False
+    codes = [fn.__code__]
+    # Comprehensions are code objects of their own, run inline.
+    codes += [const for const in fn.__code__.co_consts
+              if inspect.iscode(const) and const.co_name.startswith("<")]
+    return not any(instruction.opname in _SUSPENDING_OPCODES
+                   for code in codes for instruction in dis.get_instructions(code))
+
+
 def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
             passthrough: tuple[type[BaseException], ...] = PASS_JSONRPC_ERRORS) -> Invoker:
     """``run(args, kwargs, ctx, extra)``: calls ``fn(*args, **kwargs)`` for the request
     ``ctx`` as the module docstring says. Built once per registered function, so that a
-    call passes only what changes per request."""
-    if is_async:
+    call passes only what changes per request.
+
+    An async function that never suspends (:func:`never_suspends`: ``async def`` out of
+    habit, no ``await`` inside) is run to its end at once, as a sync one: no task, and its
+    answer goes out with the request's. Why: a task and its scheduling cost more than a
+    small tool itself (measured: an async echo tool over HTTP, 32 connections)."""
+    at_once = is_async and never_suspends(fn)
+    if is_async and not at_once:
         def run_async(args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any,
                       extra: Any) -> Any:
             return _finish_async(ctx, fn(*args, **kwargs), finish, fail, extra, passthrough)
@@ -69,6 +97,8 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         token = current_context.set(ctx) if _tracking else None
         try:
             value = fn(*args, **kwargs)
+            if at_once:
+                value = _run_to_end(value)
         except passthrough:
             raise
         except Exception as exc:
@@ -83,6 +113,16 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         return finish(value, extra)
 
     return run
+
+
+def _run_to_end(coroutine: Any) -> Any:
+    """The value of a coroutine that never suspends, run in one step."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coroutine.close()  # pragma: no cover - code without await cannot suspend
+    raise RuntimeError(f"{coroutine!r} suspended although its code never awaits")  # pragma: no cover
 
 
 async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, extra: Any,

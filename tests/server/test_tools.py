@@ -563,3 +563,64 @@ def test_any_arguments_give_a_valid_result(ready_client, arguments, name):
     # The fake client validated it as a CallToolResult; it is a result, never a crash.
     assert isinstance(result["content"], list)
     client.conn.close()
+
+
+def test_async_functions_that_never_await_are_told_apart():
+    from mcpfast.server.invocation import never_suspends
+
+    async def plain(text: str) -> str:
+        return text.upper()
+
+    async def awaits() -> None:
+        await asyncio.sleep(0)
+
+    async def iterates(items: Any) -> list:
+        return [item async for item in items]
+
+    async def enters(lock: Any) -> None:
+        async with lock:
+            pass
+
+    async def loops(items: Any) -> None:
+        async for _ in items:
+            pass
+
+    def sync() -> None:
+        pass
+
+    class Holder:
+        async def method(self) -> int:
+            return 1
+
+    assert never_suspends(plain) and never_suspends(Holder().method)
+    assert not any(never_suspends(fn) for fn in (awaits, iterates, enters, loops, sync))
+
+
+def test_an_async_tool_that_never_awaits_is_answered_at_once_and_one_that_awaits_in_a_task(ready_client):
+    app = Server("at-once")
+
+    @app.tool()
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    @app.tool()
+    async def broken() -> str:
+        raise ValueError("no way")
+
+    @app.tool()
+    async def waits() -> str:
+        await asyncio.sleep(0)
+        return "waited"
+
+    async def main() -> None:
+        client = ready_client(app)
+        # Answered while the request was fed: no task ran.
+        assert client.call_tool("shout", {"text": "hi"})["content"][0]["text"] == "HI"
+        failed = client.call_tool("broken")
+        assert failed["isError"] is True and "no way" in failed["content"][0]["text"]
+        pending = client.send_request("tools/call", {"name": "waits", "arguments": {}})
+        assert client.response(pending) is None
+        answered = await client.wait_response(pending)
+        assert answered["result"]["content"][0]["text"] == "waited"
+
+    asyncio.run(main())
