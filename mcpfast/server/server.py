@@ -204,8 +204,10 @@ class Server:
                 raise TypeError(f"a request check must be callable, not {type(check).__name__}")
         self.logger = logger if logger is not None else logging_module.getLogger("mcpfast.server")
         self.router = Router()
+        # Whether a task tool is registered (None: to be counted again after a change).
+        self._offers_tasks: Optional[bool] = None
         self.tools_catalog: Catalog[Tool] = Catalog(
-            "tools/list", "tools", "name", page_size, lambda: self._list_changed("tools"))
+            "tools/list", "tools", "name", page_size, self._tools_changed)
         self.resources_catalog: Catalog[Resource] = Catalog(
             "resources/list", "resources", "uri", page_size, lambda: self._list_changed("resources"))
         self.templates_catalog: Catalog[ResourceTemplate] = Catalog(
@@ -494,8 +496,17 @@ class Server:
         return caps
 
     def offers_tasks(self) -> bool:
-        """True while a tool that may run as a task is registered."""
-        return any(tool.task_support is not None for tool in self.tools_catalog.items.values())
+        """True while a tool that may run as a task is registered (counted once per change
+        of the tools: asked for every stateless connection's capabilities)."""
+        offers = self._offers_tasks
+        if offers is None:
+            offers = self._offers_tasks = any(tool.task_support is not None
+                                              for tool in self.tools_catalog.items.values())
+        return offers
+
+    def _tools_changed(self) -> None:
+        self._offers_tasks = None
+        self._list_changed("tools")
 
     def server_info(self, features: VersionFeatures) -> dict[str, Any]:
         """The serverInfo Implementation for a version."""

@@ -455,6 +455,26 @@ class TaskRun:
         self.done.set()
         self.status_changed()
 
+    async def question_asked(self) -> None:
+        """A request to the client went out for this task: it is ``input_required`` while
+        any such request waits."""
+        self._channel_requests += 1
+        record = self.record
+        if record is not None and record.status == WORKING:
+            record.touch(INPUT_REQUIRED)
+            await self.persist()
+            self.status_changed()
+
+    async def question_answered(self) -> None:
+        """A request to the client was answered (or failed): back to ``working`` once none
+        waits."""
+        self._channel_requests -= 1
+        record = self.record
+        if self._channel_requests == 0 and record is not None and record.status == INPUT_REQUIRED:
+            record.touch(WORKING)
+            await self.persist()
+            self.status_changed()
+
     def status_changed(self) -> None:
         """2025-11-25: tell the client (notifications/tasks/status) while it is connected."""
         record = self.record
@@ -550,16 +570,8 @@ class RelatedTaskChannel:
         meta = tagged.get("_meta")
         tagged["_meta"] = {**(meta if type(meta) is dict else {}),
                            RELATED_TASK: {"taskId": record.task_id}}
-        run._channel_requests += 1
-        if record.status == WORKING:
-            record.touch(INPUT_REQUIRED)
-            await run.persist()
-            run.status_changed()
+        await run.question_asked()
         try:
             return await self.inner.request(origin, method, tagged, timeout=timeout, key=key)
         finally:
-            run._channel_requests -= 1
-            if run._channel_requests == 0 and record.status == INPUT_REQUIRED:
-                record.touch(WORKING)
-                await run.persist()
-                run.status_changed()
+            await run.question_answered()

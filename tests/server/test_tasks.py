@@ -553,3 +553,21 @@ def test_experimental_tasks_list_pages_with_cursors(ready_client):
         assert bad["error"]["code"] == INVALID_PARAMS
 
     run(main())
+
+
+def test_tasks_are_offered_while_a_task_tool_is_registered():
+    app = Server("offers")
+
+    @app.tool()
+    def plain() -> str:
+        return "x"
+
+    assert not app.offers_tasks()
+
+    @app.tool(task_support="optional")
+    async def long() -> str:
+        return "done"
+
+    assert app.offers_tasks()
+    app.remove_tool("long")
+    assert not app.offers_tasks()
