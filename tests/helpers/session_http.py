@@ -44,6 +44,14 @@ class EventReader:
         self.response = self.connection.getresponse()
         assert self.response.status == 200, self.response.read()
 
+    @classmethod
+    def reading(cls, connection: http.client.HTTPConnection,
+                response: http.client.HTTPResponse) -> "EventReader":
+        """A reader of an SSE response already received (a POST's stream)."""
+        reader = cls.__new__(cls)
+        reader.connection, reader.response = connection, response
+        return reader
+
     def next(self) -> tuple[Optional[str], Optional[dict]]:
         """(event id, message) of the next event that is not a comment."""
         event_id, data = None, None

@@ -361,3 +361,27 @@ def test_a_recycled_connection_forgets_its_request():
     assert connection in app.connections
     connection.close()
     assert connection.recycle() is False  # closed: the caller closes (again) instead
+
+
+def test_a_resume_from_the_priming_event_misses_nothing_sent_before_the_stream_was_read():
+    async def main():
+        endpoint = make_server().http_endpoint(event_store=MemoryEventStore(), keepalive_interval=30)
+        session = await initialize(endpoint)
+        params = {"name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}
+        # The progress notification is pushed while the request is fed, before the
+        # response starts writing: the priming event must still come before it.
+        response = await answer(endpoint.handle(post(request(7, "tools/call", params), session)))
+        first = await response.stream.__anext__()
+        assert b"data: \n" in first and b"notifications/progress" not in first.split(b"\n\n")[0]
+        priming_id = first.split(b"id: ")[1].split(b"\n")[0].decode()
+        response.close(disconnected=True)
+        await response.stream.aclose()
+        await asyncio.sleep(0.01)
+        headers = {"host": "localhost", "accept": "text/event-stream", "mcp-session-id": session,
+                   "last-event-id": priming_id}
+        resumed = await answer(endpoint.handle(HTTPRequest("GET", "/mcp", headers)))
+        replayed = b"".join([chunk async for chunk in resumed.stream])
+        assert b"notifications/progress" in replayed and b'"id":7' in replayed
+        endpoint.close()
+
+    run(main())

@@ -18,8 +18,16 @@ from mcpfast.transports.http.shared_sessions import ID_SPACING
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
-def make_server(publisher: Any) -> Server:
+def make_server(publisher: Any, gate: Optional[asyncio.Event] = None) -> Server:
     app = Server("shared", publisher=publisher)
+
+    @app.tool()
+    async def long(ctx: Context) -> str:
+        await ctx.report_progress(1, 3)
+        if gate is not None:
+            await gate.wait()
+        await ctx.report_progress(2, 3)
+        return "finished"
 
     @app.tool()
     def echo(text: str) -> str:
@@ -43,12 +51,13 @@ def make_server(publisher: Any) -> Server:
     return app
 
 
-def deployment(count: int = 2, **options: Any) -> tuple[list[Any], MemoryDirectoryHub]:
+def deployment(count: int = 2, gate: Optional[asyncio.Event] = None,
+               **options: Any) -> tuple[list[Any], MemoryDirectoryHub]:
     """``count`` endpoints of ``count`` servers sharing a directory and a publisher (the
     fan-out a RedisPublisher gives processes)."""
     hub = MemoryDirectoryHub()
     publisher = LocalPublisher()
-    endpoints = [make_server(publisher).http_endpoint(session_directory=hub.member(), **options)
+    endpoints = [make_server(publisher, gate).http_endpoint(session_directory=hub.member(), **options)
                  for _ in range(count)]
     return endpoints, hub
 
@@ -321,3 +330,73 @@ def test_stateless_mode_ignores_the_directory():
     hub = MemoryDirectoryHub()
     endpoint = make_server(LocalPublisher()).http_endpoint(session_directory=hub.member(), stateless=True)
     assert endpoint.shared is None
+
+
+def events_of(chunks: bytes) -> list[tuple[Optional[str], dict]]:
+    found = []
+    for raw in chunks.split(b"\n\n"):
+        lines = raw.split(b"\n")
+        event_id = next((line[4:].decode() for line in lines if line.startswith(b"id: ")), None)
+        data = next((line[6:] for line in lines if line.startswith(b"data: ")), b"")
+        if data:
+            found.append((event_id, json.loads(data)))
+    return found
+
+
+async def read_until(stream: Any, done: Any) -> bytes:
+    text = b""
+    while not done(text):
+        text += await asyncio.wait_for(stream.__anext__(), 5)
+    return text
+
+
+async def dropped_long_call(gate: asyncio.Event) -> tuple[list[Any], MemoryDirectoryHub, str, bytes]:
+    """Two endpoints sharing an event store, and a session whose ``long`` call (id 4) was
+    made on the first: its stream read up to the first progress notification, then
+    dropped (the tool runs on, waiting for ``gate``). Returns the endpoints, the hub, the
+    session and what was read."""
+    (a, b), hub = deployment(gate=gate, event_store=MemoryEventStore(), keepalive_interval=30)
+    await started([a, b])
+    session = await initialize(a)
+    params = {"name": "long", "arguments": {}, "_meta": {"progressToken": "p"}}
+    response = await answer(a.handle(post(request(4, "tools/call", params), session)))
+    text = await read_until(response.stream, lambda t: b"notifications/progress" in t)
+    response.close(disconnected=True)  # the connection to A is lost
+    await response.stream.aclose()
+    return [a, b], hub, session, text
+
+
+def test_a_posts_stream_resumed_on_another_process_follows_the_request_live():
+    async def main():
+        gate = asyncio.Event()
+        (a, b), _, session, text = await dropped_long_call(gate)
+        first_id = events_of(text)[-1][0]
+        resumed = await answer(b.handle(get(session, first_id)))
+        assert resumed.status == 200
+        gate.set()  # the tool goes on in A; B relays what A sends on the stream
+        rest = events_of(b"".join([chunk async for chunk in resumed.stream]))
+        resumed.close()
+        assert [message.get("method") for _, message in rest] == ["notifications/progress", None]
+        assert rest[-1][1]["id"] == 4 and rest[-1][1]["result"]["content"][0]["text"] == "finished"
+        assert all(event_id is not None and event_id != first_id for event_id, _ in rest)
+        assert b.shared.relays == {}
+        # Resumed once more, after the end: the stored events, then the end, at once.
+        again = await answer(b.handle(get(session, first_id)))
+        assert [m.get("id") for _, m in events_of(b"".join([c async for c in again.stream]))] == [None, 4]
+        a.close(), b.close()
+
+    run(main())
+
+
+def test_a_resumed_stream_of_a_process_that_died_ends_after_what_was_stored():
+    async def main():
+        (a, b), hub, session, text = await dropped_long_call(asyncio.Event())
+        first = events_of(text)
+        hub.members.remove(a.shared.directory)  # process A is gone
+        priming_id = text.split(b"id: ")[1].split(b"\n")[0].decode()
+        resumed = await answer(b.handle(get(session, priming_id)))
+        replayed = events_of(b"".join([chunk async for chunk in resumed.stream]))
+        assert replayed == first
+        b.close()
+
+    run(main())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -143,17 +144,22 @@ def make_server(url: str) -> Server:
     return app
 
 
+async def two_endpoints(url: str, prefix: str) -> list[Any]:
+    """Two endpoints of two servers on one Redis: two processes of a deployment."""
+    endpoints = []
+    for _ in range(2):
+        app = make_server(url)
+        await app.publisher.start()
+        endpoint = app.http_endpoint(session_directory=RedisSessionDirectory(url, prefix=prefix),
+                                     event_store=RedisEventStore(url, prefix=prefix))
+        await endpoint.start()
+        endpoints.append(endpoint)
+    return endpoints
+
+
 def test_two_endpoints_on_one_redis_share_sessions_answers_and_the_get_stream():
     async def main(url: str) -> None:
-        endpoints = []
-        for _ in range(2):
-            app = make_server(url)
-            await app.publisher.start()
-            endpoint = app.http_endpoint(session_directory=RedisSessionDirectory(url, prefix="rs:"),
-                                         event_store=RedisEventStore(url, prefix="rs:"))
-            await endpoint.start()
-            endpoints.append(endpoint)
-        a, b = endpoints
+        endpoints = a, b = await two_endpoints(url, "rs:")
         session = await initialize(a, INIT_ELICIT)
         # B serves the session; its question's answer is posted to A.
         asked = await answer(b.handle(post(request(5, "tools/call", {"name": "ask", "arguments": {}}), session)))
@@ -194,3 +200,29 @@ def test_two_endpoints_on_one_redis_share_sessions_answers_and_the_get_stream():
 
     with redis_server() as redis:
         run(main(redis.url))
+
+
+def test_redis_lost_at_run_time_fails_only_what_needs_it_and_comes_back():
+    async def main(redis: Any) -> None:
+        url = redis.url
+        endpoints = a, b = await two_endpoints(url, "rl:")
+        session = await initialize(a, INIT_ELICIT)
+        redis.stop()
+        # A session this process holds goes on; one it would have to look up is refused
+        # with the reason, as is a new session.
+        assert (await answer(a.handle(post(request(1, "tools/list"), session)))).status == 200
+        refused = await answer(b.handle(post(request(2, "tools/list"), session)))
+        assert refused.status == 503 and b"cannot reach Redis" in refused.body
+        new = await answer(a.handle(post(request(0, "initialize", INIT_ELICIT), version=None)))
+        assert new.status == 503 and new.header("mcp-session-id") is None
+        redis.start()  # (a Redis without persistence: the records are gone)
+        await asyncio.sleep(0.2)
+        assert (await answer(b.handle(post(request(3, "tools/list"), session)))).status == 404
+        fresh = await initialize(a, INIT_ELICIT)
+        assert (await answer(b.handle(post(request(4, "tools/list"), fresh)))).status == 200
+        for endpoint in endpoints:
+            endpoint.close()
+        await asyncio.sleep(0.1)
+
+    with redis_server() as redis:
+        run(main(redis))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import json
 import os
 import signal
 import time
@@ -17,7 +18,7 @@ import mcpfast
 from mcpfast_hosts import start_host
 from nginx_proxy import nginx_proxy
 from redis_server import free_port, redis_server
-from session_http import INIT, VERSION, EventReader, call, post
+from session_http import INIT, VERSION, EventReader, call, open_session, post
 
 
 def hosts_on(redis_url: str, count: int) -> tuple[list[int], list[Any]]:
@@ -68,7 +69,7 @@ def test_a_session_through_nginx_is_served_by_every_host():
             except asyncio.TimeoutError:
                 pass
             assert extra == 0, "an update was delivered twice"
-            assert len(tools) == 9 and all(u["uri"] == "test://watched" for u in updates)
+            assert len(tools) == 10 and all(u["uri"] == "test://watched" for u in updates)
             return pids, greeted | touched, updates, extra
 
     with redis_server() as redis:
@@ -128,5 +129,39 @@ def test_a_host_killed_mid_stream_the_get_stream_resumes_on_another_with_nothing
                 while post(port, {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}, session)[0] != 404:
                     assert time.monotonic() < deadline, f"the session lives on at port {port}"
                     time.sleep(0.05)
+        finally:
+            stop(hosts)
+
+
+def test_a_posts_stream_dropped_on_one_host_is_followed_to_its_end_from_another():
+    with redis_server() as redis:
+        (a, b), hosts = hosts_on(redis.url, 2)
+        try:
+            session = open_session(a)
+            connection = http.client.HTTPConnection("127.0.0.1", a, timeout=20)
+            body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "count", "arguments": {"steps": 5, "delay": 0.3},
+                               "_meta": {"progressToken": "t"}}}
+            connection.request("POST", "/mcp", json.dumps(body), {
+                "content-type": "application/json", "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": VERSION, "mcp-session-id": session})
+            response = connection.getresponse()
+            assert response.status == 200 and response.getheader("content-type") == "text/event-stream"
+            reader = EventReader.reading(connection, response)
+            priming_id, _ = reader.next()
+            first_id, first = reader.next()
+            assert first["params"]["progress"] == 1
+            reader.close()  # the client's connection to A drops; the tool runs on in A
+            resumed = EventReader(b, session, last_event_id=first_id)
+            progress = []
+            while True:
+                event_id, message = resumed.next()
+                assert event_id is not None
+                if "id" in message:
+                    break
+                progress.append(message["params"]["progress"])
+            resumed.close()
+            assert progress == [2, 3, 4, 5]
+            assert message["id"] == 7 and message["result"]["content"][0]["text"] == f"counted in {hosts[0].pid}"
         finally:
             stop(hosts)

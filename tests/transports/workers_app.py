@@ -45,3 +45,14 @@ async def slow(seconds: float = 0.3) -> str:
 
 for index in range(5):
     app.tool(name=f"filler_{index}")(lambda: "x")
+
+
+@app.tool()
+async def count(ctx: Context, steps: int = 5, delay: float = 0.2) -> str:
+    """Reports progress ``steps`` times, ``delay`` seconds apart; names the worker that counted."""
+    import asyncio
+
+    for step in range(steps):
+        await ctx.report_progress(step + 1, steps)
+        await asyncio.sleep(delay)
+    return f"counted in {os.getpid()}"

@@ -78,13 +78,19 @@ from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
 from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
-from mcpfast.transports.http.event_store import EventStore
+from mcpfast.transports.http.event_store import EventStore, Replay
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
 from mcpfast.transports.http.routing_headers import routing_header_problem
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.session import HTTPSession, PostReply, request_ids
 from mcpfast.transports.http.session_directory import SessionDirectory
-from mcpfast.transports.http.shared_sessions import STATE_METHODS, SharedSessions, answered_ids
+from mcpfast.transports.http.shared_sessions import (
+    STATE_METHODS,
+    Relay,
+    SharedSessions,
+    answered_ids,
+    holds_response,
+)
 from mcpfast.transports.http.sse import message_event
 from mcpfast.transports.http.sse_stream import SSEStream
 
@@ -644,17 +650,50 @@ class StreamableHTTPEndpoint:
         store = self.event_store
         if last_event_id is None or store is None:
             return self._open_get(session, None, None)
+        relay = session.shared.open_relay(session, last_event_id) if session.shared is not None else None
         try:
             found = store.replay_after(last_event_id)
         except ConnectionError as exc:
+            if relay is not None:
+                session.shared.close_relay(relay)  # type: ignore[union-attr]
             return _store_unreachable(exc)
+        if relay is not None:
+            return self._get_relayed(session, relay, found)
         if inspect.isawaitable(found):
             return self._get_replayed(session, last_event_id, found)
         return self._open_get(session, last_event_id, found)
 
+    async def _get_relayed(self, session: HTTPSession, relay: Relay,
+                           found: Union[Replay, Awaitable[Replay]]) -> HTTPResponse:
+        # A POST stream of another process: what it stored, then (while that process
+        # runs and the stream has not ended) its live events, relayed.
+        shared = session.shared
+        assert shared is not None
+        try:
+            events = await found if inspect.isawaitable(found) else found
+            alive = await shared.directory.alive(relay.origin)
+        except ConnectionError as exc:
+            shared.close_relay(relay)
+            return _store_unreachable(exc)
+        if events is None or events[0] != relay.stream_id:
+            shared.close_relay(relay)
+            return self._open_get(session, None, None)
+        replayed = events[1]
+        chunks = tuple(message_event(frame, event_id) for event_id, frame in replayed)
+        if not alive or holds_response(replayed):
+            # Complete, or its process is gone: the stored events, then the end.
+            shared.close_relay(relay)
+            return HTTPResponse(200, list(_SSE_HEADERS), stream=_chunks(chunks))
+        relay.start(replayed)
+
+        def closed(disconnected: bool) -> None:
+            shared.close_relay(relay)
+
+        return HTTPResponse(200, list(_SSE_HEADERS), stream=relay.stream.events(chunks),
+                            on_close=closed)
+
     async def _get_replayed(self, session: HTTPSession, last_event_id: str,
-                            found: Awaitable[Optional[tuple[str, list[tuple[str, bytes]]]]]
-                            ) -> HTTPResponse:
+                            found: Awaitable[Replay]) -> HTTPResponse:
         # A store shared with other processes answers asynchronously.
         try:
             events = await found
@@ -663,7 +702,7 @@ class StreamableHTTPEndpoint:
         return self._open_get(session, last_event_id, events)
 
     def _open_get(self, session: HTTPSession, last_event_id: Optional[str],
-                  found_events: Optional[tuple[str, list[tuple[str, bytes]]]]) -> HTTPResponse:
+                  found_events: Replay) -> HTTPResponse:
         replay: tuple[bytes, ...] = ()
         stream: Optional[SSEStream] = None
         # Only this session's streams: an id from another session replays nothing.
@@ -685,7 +724,7 @@ class StreamableHTTPEndpoint:
         if stream is None:
             # Replay of a finished stream: the missed events, then the end.
             return HTTPResponse(200, list(_SSE_HEADERS), stream=_chunks(replay))
-        stream.attach()
+        stream.attach(resumed=last_event_id is not None)
         if stream is session.get_stream and session.shared is not None:
             session.shared.took_get_stream(session)
         live = stream
@@ -696,7 +735,7 @@ class StreamableHTTPEndpoint:
                 session.stream_done(live)
 
         return HTTPResponse(200, list(_SSE_HEADERS),
-                            stream=live.events(replay, resumed=last_event_id is not None),
+                            stream=live.events(replay),
                             on_close=closed)
 
     # -- DELETE ------------------------------------------------------------------------

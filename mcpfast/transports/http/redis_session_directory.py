@@ -14,6 +14,8 @@ The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mc
   ``publish`` waits for Redis, ``broadcast`` does not. The subscription reconnects with
   backoff when Redis drops it (messages sent meanwhile are lost: a client's answer then times out on the
   server, as one lost on the network would).
+- Liveness: ``<prefix>alive:<origin>`` is set every 2 s with a 6 s expiry while a process
+  runs (``alive``: whether another process's stream can still go on).
 - Redis out of reach: ``start`` raises :class:`RedisUnavailable`; at run time ``create``
   and ``lookup`` raise it (the endpoint answers 503), background writes fail with one
   warning per outage.
@@ -43,6 +45,10 @@ __all__ = ["RedisSessionDirectory"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 DEFAULT_PREFIX = "mcpfast:"
+# A process says it lives every HEARTBEAT_EVERY seconds; HEARTBEAT_TTL seconds of silence
+# and it is taken for dead.
+HEARTBEAT_EVERY = 2.0
+HEARTBEAT_TTL = 6
 
 
 class RedisSessionDirectory:
@@ -57,6 +63,7 @@ class RedisSessionDirectory:
         self.origin = secrets.token_hex(8)
         self._on_message: Optional[Callable[[DirectoryMessage], None]] = None
         self._subscription: Optional[ChannelSubscription] = None
+        self._heartbeat: Optional[asyncio.Task[None]] = None
         self._background: set[asyncio.Task[Any]] = set()
         self._outage = Outage("RedisSessionDirectory")
 
@@ -73,6 +80,8 @@ class RedisSessionDirectory:
             return
         self._on_message = on_message
         self._subscription = await subscribe(self.url, self.channel, self._arrived, "RedisSessionDirectory")
+        await self._call(self._beat)
+        self._heartbeat = asyncio.get_running_loop().create_task(self._beating())
 
     async def create(self, session_id: str, record: dict[str, str], ttl: float) -> None:
         key = self._key(session_id)
@@ -118,7 +127,29 @@ class RedisSessionDirectory:
     def _payload(self, message: DirectoryMessage) -> str:
         return json.dumps({**message, "o": self.origin}, separators=(",", ":"))
 
+    async def alive(self, origin: str) -> bool:
+        return bool(await self._call(lambda: self._redis.exists(self._alive_key(origin))))
+
+    def _alive_key(self, origin: str) -> str:
+        return f"{self.prefix}alive:{origin}"
+
+    async def _beat(self) -> None:
+        await self._redis.set(self._alive_key(self.origin), "1", ex=HEARTBEAT_TTL)
+
+    async def _beating(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_EVERY)
+            try:
+                await self._call(self._beat)
+            except RedisUnavailable as exc:
+                self._outage.failed(f"{exc}; sessions are shared again once it is back")
+
     async def close(self) -> None:
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.cancel()
+            await asyncio.gather(heartbeat, return_exceptions=True)
+            self._in_background(lambda: self._redis.delete(self._alive_key(self.origin)))
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         subscription, self._subscription = self._subscription, None

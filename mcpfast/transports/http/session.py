@@ -40,7 +40,7 @@ class HTTPSession:
 
     __slots__ = ("id", "connection", "get_stream", "streams", "last_active", "closed",
                  "store", "keepalive", "retry_ms", "prime", "principal", "shared",
-                 "shared_touched", "get_taken_at", "_stream_ids", "_stream_prefix")
+                 "shared_touched", "get_taken_at", "stream_prefix", "_stream_ids")
 
     def __init__(self, session_id: str, factory: Callable[[Callable[[bytes], None]], Connection],
                  store: Optional[EventStore], keepalive: float, retry_ms: Optional[int]) -> None:
@@ -65,8 +65,9 @@ class HTTPSession:
         self.get_taken_at = 0.0
         self._stream_ids = itertools.count(1)
         # Stream ids are unique across the copies of a shared session (its event store
-        # may be shared too): a random part per copy.
-        self._stream_prefix = f"{session_id}.{secrets.token_hex(3)}-"
+        # may be shared too): a random part per copy (for a shared session, the process's
+        # origin: SharedSessions.prepare).
+        self.stream_prefix = f"{session_id}.{secrets.token_hex(3)}-"
         self.connection = factory(self.send_unrelated)
 
     def send_unrelated(self, frame: bytes) -> None:
@@ -82,8 +83,10 @@ class HTTPSession:
 
     def new_stream(self) -> SSEStream:
         """A fresh stream for one POST's reply."""
-        stream = SSEStream(f"{self._stream_prefix}{next(self._stream_ids)}", self.store,
+        stream = SSEStream(f"{self.stream_prefix}{next(self._stream_ids)}", self.store,
                            self.keepalive, self.retry_ms, self.prime)
+        if self.shared is not None and self.store is not None:
+            stream.relay = self.shared.relay_of(stream.stream_id)
         if self.store is not None:
             self.streams[stream.stream_id] = stream
         return stream

@@ -70,6 +70,11 @@ class SessionDirectory(Protocol):
         reach)."""
         ...
 
+    async def alive(self, origin: str) -> bool:
+        """Whether the process with that origin still runs (its directory is started and
+        not closed; a killed process is taken for dead within seconds)."""
+        ...
+
     async def close(self) -> None:
         """Stop receiving and close the connections."""
         ...
@@ -134,6 +139,9 @@ class MemorySessionDirectory:
 
     async def publish(self, message: DirectoryMessage) -> None:
         self.broadcast(message)
+
+    async def alive(self, origin: str) -> bool:
+        return any(member.origin == origin for member in self.hub.members)
 
     async def close(self) -> None:
         self._on_message = None

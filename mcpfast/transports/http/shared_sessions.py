@@ -35,9 +35,16 @@ Why nothing is routed to an "owner" process: every request can be served by any 
 the two things that cannot be copied -- a request waiting for the client, the open GET
 stream -- are reached by passing the one message that concerns them.
 
-What is lost when a process dies: the requests it was running (their streams end; a
-POST's stream resumed elsewhere replays what was stored and ends), and broadcasts sent
-while no process holds the session's GET stream (until the client resumes it).
+- **A POST's stream** (a request's notifications, then its response) resumed in another
+  process (the client lost the connection, a load balancer chose another process) replays
+  what its process stored, then follows it live: while no response is attached in its own
+  process, the stream passes its events on (``relay_of``), and the resuming process
+  writes them (:class:`Relay`) until the stream ends or its process is gone (each process
+  keeps a liveness mark in the directory).
+
+What is lost when a process dies: the requests it was running (their streams end after
+what was stored), and broadcasts sent while no process holds the session's GET stream
+(until the client resumes it).
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ import logging
 import secrets
 import time
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast._core.decode import decode
 from mcpfast._core.encode import encode_notification, encode_request
@@ -56,11 +63,12 @@ from mcpfast.protocol import methods
 from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http.session import HTTPSession
 from mcpfast.transports.http.session_directory import DirectoryMessage, SessionDirectory
+from mcpfast.transports.http.sse_stream import SSEStream
 
 if TYPE_CHECKING:
     from mcpfast.transports.http.endpoint import StreamableHTTPEndpoint
 
-__all__ = ["SharedSessions", "answered_ids"]
+__all__ = ["Relay", "SharedSessions", "answered_ids", "holds_response"]
 
 _LOGGER = logging.getLogger("mcpfast.transports.http")
 
@@ -75,6 +83,8 @@ SUBSCRIBED = "sub:"
 # Requests that change a session's state, and so are applied on every copy.
 STATE_METHODS = frozenset((methods.SET_LOG_LEVEL, methods.RESOURCES_SUBSCRIBE,
                            methods.RESOURCES_UNSUBSCRIBE))
+# Seconds between checks that the processes of relayed streams still run.
+RELAY_WATCH_EVERY = 2.0
 # The ids of a copy's requests to the client start at a random multiple of this (below
 # 2**53, so that JavaScript clients read them exactly).
 ID_SPACING = 1 << 32
@@ -117,6 +127,9 @@ class SharedSessions:
         # A record's lifetime is renewed at most this often per session and process.
         self._touch_every = min(self.ttl / 4, 60.0)
         self._adopting: dict[str, asyncio.Future[Optional[HTTPSession]]] = {}
+        # POST streams of other processes resumed here, by stream id.
+        self.relays: dict[str, Relay] = {}
+        self._watcher: Optional[asyncio.Task[None]] = None
         # Sessions copied here from the directory (for tests and monitoring).
         self.adopted = 0
 
@@ -124,6 +137,10 @@ class SharedSessions:
         await self.directory.start(self._arrived)
 
     async def close(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
         await self.directory.close()
 
     # -- a session's life --------------------------------------------------------------
@@ -132,6 +149,8 @@ class SharedSessions:
         """A session (new or copied) joins the deployment: its requests to the client get
         ids of their own, and it hears broadcasts only while it holds the GET stream."""
         session.shared = self
+        # Its streams name this process: a resume elsewhere asks whether it still runs.
+        session.stream_prefix = f"{session.id}.{self.directory.origin}-"
         connection: Any = session.connection
         number_from = getattr(connection, "number_requests_from", None)
         if number_from is not None:
@@ -262,11 +281,65 @@ class SharedSessions:
         self.directory.remove(session_id)
         self.directory.broadcast({"k": "end", "s": session_id})
 
+    # -- POST streams resumed in another process ----------------------------------------
+
+    def relay_of(self, stream_id: str) -> Callable[[Optional[str], Optional[bytes]], None]:
+        """What a POST stream of this process does with its events while no response is
+        attached here: passes them on, for a resume in another process (:class:`Relay`)."""
+        def relay(event_id: Optional[str], frame: Optional[bytes]) -> None:
+            if frame is None:
+                self.directory.broadcast({"k": "fin", "t": stream_id})
+            else:
+                self.directory.broadcast({"k": "ev", "t": stream_id, "i": event_id,
+                                          "f": frame.decode("utf-8")})
+        return relay
+
+    def open_relay(self, session: HTTPSession, last_event_id: str) -> Optional[Relay]:
+        """A resume of a POST stream another process made: a Relay collecting that
+        stream's live events from now on (None for this process's streams, the GET stream,
+        or an id that names no stream of this session)."""
+        stream_id = last_event_id.rpartition(".")[0]
+        prefix = session.id + "."
+        if (not stream_id.startswith(prefix) or stream_id == prefix + "get"
+                or stream_id.startswith(session.stream_prefix) or stream_id in session.streams):
+            return None
+        origin = stream_id[len(prefix):].partition("-")[0]
+        previous = self.relays.pop(stream_id, None)
+        if previous is not None:
+            previous.stream.finish()  # the client resumed again: the older response ends
+        relay = self.relays[stream_id] = Relay(stream_id, origin, self.endpoint.keepalive_interval)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        return relay
+
+    def close_relay(self, relay: Relay) -> None:
+        if self.relays.get(relay.stream_id) is relay:
+            del self.relays[relay.stream_id]
+        relay.stream.finish()
+
+    async def _watch(self) -> None:
+        # A relayed stream whose process died gets no end from it: ended here.
+        while self.relays:
+            await asyncio.sleep(RELAY_WATCH_EVERY)
+            for relay in list(self.relays.values()):
+                try:
+                    alive = await self.directory.alive(relay.origin)
+                except ConnectionError:
+                    continue
+                if not alive:
+                    _LOGGER.debug("stream %s: its process is gone; the resumed stream ends", relay.stream_id)
+                    self.close_relay(relay)
+
     # -- messages from the other processes ---------------------------------------------
 
     def _arrived(self, message: DirectoryMessage) -> None:
         try:
             kind = message["k"]
+            if kind == "ev" or kind == "fin":
+                relay = self.relays.get(message["t"])
+                if relay is not None:
+                    relay.arrived(message.get("i"), message["f"].encode("utf-8") if kind == "ev" else None)
+                return
             session = self.endpoint.sessions.get(message["s"])
         except (KeyError, TypeError):
             _LOGGER.warning("session directory: ignored a malformed message %.200r", message)
@@ -299,3 +372,53 @@ class SharedSessions:
         ids = answered_ids(decode(body))
         if awaits is not None and ids and any(awaits(request_id) for request_id in ids):
             session.connection.feed(body)
+
+
+class Relay:
+    """A POST stream of another process, resumed here: the events that process stores
+    after the resume arrive as messages (``arrived``) and go to the response once it has
+    replayed the stored ones; the stream ends when that process finishes it, or is gone."""
+
+    __slots__ = ("stream_id", "origin", "stream", "_early", "_ended")
+
+    def __init__(self, stream_id: str, origin: str, keepalive: float) -> None:
+        self.stream_id = stream_id
+        self.origin = origin
+        self.stream = SSEStream(stream_id, None, keepalive)
+        # Events that arrived before the replay was read: sent after it, unless replayed.
+        self._early: list[tuple[Optional[str], bytes]] = []
+        self._ended = False
+
+    def arrived(self, event_id: Optional[str], frame: Optional[bytes]) -> None:
+        if frame is None:
+            if self.stream.attached:
+                self.stream.finish()
+            else:
+                self._ended = True
+        elif self.stream.attached:
+            self.stream.push_stored(event_id, frame)
+        else:
+            self._early.append((event_id, frame))
+
+    def start(self, replayed: list[tuple[str, bytes]]) -> None:
+        """The response starts: after ``replayed``, what arrived meanwhile and was not in it."""
+        self.stream.attach()
+        seen = {event_id for event_id, _ in replayed}
+        for event_id, frame in self._early:
+            if event_id not in seen:
+                self.stream.push_stored(event_id, frame)
+        self._early.clear()
+        if self._ended:
+            self.stream.finish()
+
+
+def holds_response(frames: list[tuple[str, bytes]]) -> bool:
+    """Whether a POST stream's events hold a response (the stream is complete)."""
+    for _, frame in frames:
+        try:
+            message = decode(frame)
+        except ValueError:
+            continue
+        if type(message) is Response or type(message) is ErrorResponse:
+            return True
+    return False

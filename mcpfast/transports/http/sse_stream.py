@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import AsyncIterator, Optional
+from typing import AsyncIterator, Callable, Optional
 
 from mcpfast.transports.http.event_store import EventStore
 from mcpfast.transports.http.sse import comment, message_event, priming_event
@@ -26,7 +26,7 @@ class SSEStream:
     """Events of one stream (module docstring). ``push`` and ``finish`` never block."""
 
     __slots__ = ("stream_id", "store", "keepalive", "retry_ms", "prime", "finished",
-                 "attached", "_queue", "_waiter")
+                 "attached", "relay", "_priming", "_queue", "_waiter")
 
     def __init__(self, stream_id: str, store: Optional[EventStore], keepalive: float,
                  retry_ms: Optional[int] = None, prime: bool = False) -> None:
@@ -37,6 +37,12 @@ class SSEStream:
         self.prime = prime and store is not None
         self.finished = False
         self.attached = False
+        # Where the events of this stream go while no response is attached here, besides
+        # the store: ``relay(event_id, frame)``, ``relay(None, None)`` at its end (a stream
+        # of a shared session, which the client may resume in another process).
+        self.relay: Optional[Callable[[Optional[str], Optional[bytes]], None]] = None
+        # The priming event, stored when the first response attaches, written first.
+        self._priming: Optional[bytes] = None
         self._queue: deque[bytes] = deque()
         self._waiter: Optional[asyncio.Future[None]] = None
 
@@ -48,17 +54,32 @@ class SSEStream:
         if self.attached:
             self._queue.append(message_event(frame, event_id))
             self._wake()
+        elif self.relay is not None:
+            self.relay(event_id, frame)
+
+    def push_stored(self, event_id: Optional[str], frame: bytes) -> None:
+        """Send an event another process stored (a stream relayed from there)."""
+        if not self.finished and self.attached:
+            self._queue.append(message_event(frame, event_id))
+            self._wake()
 
     def finish(self) -> None:
         """No more events: the attached response ends after the queued ones."""
+        if not self.finished and not self.attached and self.relay is not None:
+            self.relay(None, None)
         self.finished = True
         self._wake()
 
-    def attach(self) -> None:
-        """A response starts writing this stream (ValueError when one already does)."""
+    def attach(self, resumed: bool = False) -> None:
+        """A response starts writing this stream (ValueError when one already does). A
+        response of a resumable stream of 2025-11-25 that is not a resume starts with a
+        priming event, stored now: before any message pushed from here on, so that a
+        resume from it misses none."""
         if self.attached:
             raise ValueError(f"stream {self.stream_id} already has a response")
         self.attached = True
+        if self.prime and not resumed and self.store is not None:
+            self._priming = priming_event(self.store.store(self.stream_id, None), self.retry_ms)
 
     def detach(self) -> None:
         """The writing response went away; later events are only stored."""
@@ -71,19 +92,18 @@ class SSEStream:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def events(self, replay: tuple[bytes, ...] = (),
-                     resumed: bool = False) -> AsyncIterator[bytes]:
-        """The chunks an attached response writes: a priming event (a new resumable stream
-        of 2025-11-25), ``replay``, then live events until :meth:`finish`; a keep-alive
-        comment whenever ``keepalive`` seconds pass without one."""
+    async def events(self, replay: tuple[bytes, ...] = ()) -> AsyncIterator[bytes]:
+        """The chunks an attached response writes: the priming event (see :meth:`attach`),
+        ``replay``, then live events until :meth:`finish`; a keep-alive comment whenever
+        ``keepalive`` seconds pass without one."""
         # A store shared with other processes writes in the background: an event goes to
         # the client only once stored, so that a resume elsewhere finds everything sent.
         written = getattr(self.store, "written", None)
-        if self.prime and self.store is not None and not resumed:
-            event = priming_event(self.store.store(self.stream_id, None), self.retry_ms)
+        priming, self._priming = self._priming, None
+        if priming is not None:
             if written is not None:
                 await written()
-            yield event
+            yield priming
         for chunk in replay:
             yield chunk
         queue = self._queue
