@@ -248,3 +248,24 @@ def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot()
             assert b"cannot reach Redis" in b"".join(m.get("body", b"") for m in sent[1:])
 
     asyncio.run(main())
+
+
+def test_an_idle_keep_alive_connection_closes_after_the_timeout_counted_from_its_last_answer():
+    async def main():
+        task, port = await start(make_app(), keepalive_timeout=0.4)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        session = await handshake(reader, writer)
+        # Requests keep it open past the first timeout: each answer moves the deadline.
+        for _ in range(4):
+            await asyncio.sleep(0.2)
+            writer.write(raw_post(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping"}), session))
+            status, _, _ = await read_response(reader)
+            assert status == 200
+        # Then idle: closed once the timeout has passed since the last answer.
+        started = asyncio.get_running_loop().time()
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        assert asyncio.get_running_loop().time() - started >= 0.3
+        writer.close()
+        await stop(task)
+
+    asyncio.run(main())

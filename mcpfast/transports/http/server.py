@@ -78,6 +78,10 @@ def _build_head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
     return b"".join(parts)
 
 
+# Header names as read (bytes, any case) -> lower-case str: clients send the same few.
+_HEADER_NAMES: dict[bytes, str] = {}
+
+
 class HTTPServerProtocol(asyncio.Protocol):
     """One HTTP/1.1 connection to the endpoint (module docstring)."""
 
@@ -103,7 +107,9 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._response: Optional[HTTPResponse] = None
         self._closed = False
         self._writable: Optional[asyncio.Future[None]] = None
+        # The keep-alive timeout: one timer, moved lazily (see _arm_idle).
         self._idle: Optional[asyncio.TimerHandle] = None
+        self._idle_deadline: Optional[float] = None
         self._stopping = False
         # The method of the request whose answer is in progress (a task), if any.
         self._answering: Optional[str] = None
@@ -153,9 +159,8 @@ class HTTPServerProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._closed:
             return  # closing: what else the client sent is not read
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
+        # Not idle while a request arrives (the timer, if armed, finds no deadline).
+        self._idle_deadline = None
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -191,7 +196,11 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._head_size += len(name) + len(value)
         if self._head_size > MAX_HEAD_SIZE:
             raise httptools.HttpParserError("request head too large")
-        key = name.decode("latin-1").lower()
+        key = _HEADER_NAMES.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+            if len(_HEADER_NAMES) < 512:  # bounded: names come from the network
+                _HEADER_NAMES[name] = key
         text = value.decode("latin-1")
         previous = self._headers.get(key)
         self._headers[key] = text if previous is None else f"{previous}, {text}"
@@ -358,13 +367,23 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._closed = True
 
     def _arm_idle(self) -> None:
+        # Why lazily: a keep-alive connection goes idle after every answer; cancelling and
+        # making a timer each time cost more than the rest of a small request's bookkeeping.
+        # The deadline moves; the one timer, when it fires early, is set again for it.
         if self.keepalive_timeout and not self._closed:
-            if self._idle is not None:
-                self._idle.cancel()
-            self._idle = self.loop.call_later(self.keepalive_timeout, self._close_idle)
+            self._idle_deadline = self.loop.time() + self.keepalive_timeout
+            if self._idle is None:
+                self._idle = self.loop.call_later(self.keepalive_timeout, self._close_idle)
 
     def _close_idle(self) -> None:
         self._idle = None
+        deadline = self._idle_deadline
+        if deadline is None or self._closed:
+            return  # a request is arriving or being answered: _arm_idle sets it again
+        remaining = deadline - self.loop.time()
+        if remaining > 0:
+            self._idle = self.loop.call_later(remaining, self._close_idle)
+            return
         if not self._busy and self.transport is not None:
             self.transport.close()
 
