@@ -98,6 +98,31 @@ def test_a_burst_of_sends_is_gathered_until_the_loop_iteration_ends(run, make_re
     run(go())
 
 
+def test_a_burst_is_written_in_pieces_while_it_is_made(run, make_recorder, monkeypatch):
+    """The peer gets the first requests of a burst while the rest are being made: a piece
+    is written as soon as it holds more than BURST_PIECE bytes, the remainder when the
+    loop iteration ends; order and bytes are those of the sends."""
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
+    recorder = make_recorder(echo=False)
+    frames = [b'"%03d%s"' % (n, b"p" * 90) for n in range(40)]  # 96 bytes each
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        for frame in frames:
+            protocol.send(frame)
+        during = list(transport.writes)
+        await asyncio.sleep(0)
+        return during, list(transport.writes)
+
+    during, writes = run(go())
+    assert b"".join(writes) == b"".join(f + b"\n" for f in frames)
+    assert during[0] == frames[0] + b"\n"  # the first send goes at once
+    per_piece = stream.BURST_PIECE // 96 + 1
+    # Every piece written during the burst holds just over BURST_PIECE bytes of frames.
+    assert [w.count(b"\n") for w in during[1:]] == [per_piece] * ((len(frames) - 1) // per_piece)
+    assert len(writes) == len(during) + 1  # the remainder, when the iteration ends
+
+
 def test_gathered_frames_are_flushed_before_the_transport_closes(run, make_recorder,
                                                                  monkeypatch):
     monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
