@@ -82,13 +82,15 @@ DEFAULT_MAX_WRITE_BUFFER = 32 * 1024 * 1024
 
 NEWLINE = b"\n"
 
-# Two sends outside data_received less than this apart (ns) are taken as a burst, and the
-# second one starts gathering. A lone send -- one request at a time -- is written at once:
-# scheduling a flush for it would cost an extra loop iteration per round trip. Only the
-# grouping of writes depends on it, never their order or delivery. 50 us: a client with
-# 256 calls in flight resumes its tasks one after another 15-30 us apart, so 20 us missed
-# most bursts (a write system call per request: 62K round trips/s, 95K at 50 us); one
-# request at a time over stdio is ~100 us per round trip, still written at once.
+# Two sends outside data_received less than this apart (ns), with nothing received in
+# between, are taken as a burst, and the second one starts gathering. A lone send -- one
+# request at a time -- is written at once: scheduling a flush for it would cost an extra
+# loop iteration per round trip. Only the grouping of writes depends on it, never their
+# order or delivery. 50 us: a client with 256 calls in flight resumes its tasks one after
+# another 15-30 us apart, so 20 us missed most bursts (a write system call per request:
+# 62K round trips/s, 95K at 50 us). One request at a time over stdio takes 35-100 us a
+# round trip (35 on uvloop when both cores are free): its sends can be closer than 50 us,
+# but each follows the response to the one before, so a received chunk ends a burst.
 BURST_GAP_NS = 50_000
 # Bytes of replies gathered while a received chunk is processed beyond which they are
 # written at once: gathering saves system calls, it must not hold an unbounded burst away
@@ -295,7 +297,10 @@ class FrameProtocol(asyncio.Protocol):
         self._piece = GATHER_LIMIT
         self._gather_room = GATHER_LIMIT
         self._close_exc: Optional[BaseException] = None
-        self._last_write_ns = -(1 << 62)  # "long ago": the first send is written at once
+        self._last_write_ns = -(1 << 62)  # "long ago"
+        # Until when (monotonic ns) a send continues a burst: BURST_GAP_NS after the last
+        # send written at once, 0 (no burst) once something was received since.
+        self._burst_until_ns = 0
         # A frame was received since the last idle check (activity, for idle_timeout).
         self._frames_seen = False
         self._held = 0  # bytes of the incomplete line last reported to the budget
@@ -367,6 +372,8 @@ class FrameProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._state >= CLOSING:
             return  # closing: what the peer still sends has nobody to go to
+        # The next send outside this chunk is written at once (see BURST_GAP_NS).
+        self._burst_until_ns = 0
         # Replies sent while this chunk is processed are gathered and written at the end,
         # unless a write gathering for this loop iteration is already under way.
         own = self._gathered is None
@@ -480,7 +487,7 @@ class FrameProtocol(asyncio.Protocol):
                 self._gather_room = self._piece = piece
             return
         now = monotonic_ns()
-        if now - self._last_write_ns < BURST_GAP_NS:
+        if now < self._burst_until_ns:
             # Another send right after the last write: a burst (many tasks sending in one
             # loop iteration). Gather the rest of it into one write, made by a callback
             # that runs after the callbacks already due (the senders).
@@ -490,6 +497,7 @@ class FrameProtocol(asyncio.Protocol):
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
+        self._burst_until_ns = now + BURST_GAP_NS
         try:
             self._write(frame + NEWLINE)  # type: ignore[misc]
         except RuntimeError as exc:
@@ -515,7 +523,8 @@ class FrameProtocol(asyncio.Protocol):
             raise TransportClosed("the connection was dropped; the frame cannot be sent")
         # Backed up, gathering saves nothing: what was gathered goes first, then this frame.
         self._flush_gathered()
-        self._last_write_ns = monotonic_ns()
+        self._last_write_ns = now = monotonic_ns()
+        self._burst_until_ns = now + BURST_GAP_NS
         try:
             self._write(frame + NEWLINE)  # type: ignore[misc]
         except RuntimeError as exc:

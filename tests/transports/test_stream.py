@@ -98,6 +98,27 @@ def test_a_burst_of_sends_is_gathered_until_the_loop_iteration_ends(run, make_re
     run(go())
 
 
+def test_a_send_after_something_was_received_is_written_at_once(run, make_recorder,
+                                                                monkeypatch):
+    """One call at a time can be quicker than BURST_GAP_NS a round trip (uvloop), but each
+    request follows the response to the one before: it is not part of a burst."""
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        protocol.send(b'"1"')
+        protocol.data_received(b'"answer 1"\n')
+        protocol.send(b'"2"')
+        assert transport.writes == [b'"1"\n', b'"2"\n']
+        protocol.send(b'"3"')  # right after "2", nothing received: a burst begins
+        assert transport.writes == [b'"1"\n', b'"2"\n']
+        await asyncio.sleep(0)
+        assert transport.writes == [b'"1"\n', b'"2"\n', b'"3"\n']
+
+    run(go())
+
+
 def test_a_burst_is_written_in_pieces_while_it_is_made(run, make_recorder, monkeypatch):
     """The peer gets the first requests of a burst while the rest are being made: a piece
     is written as soon as it holds more than BURST_PIECE bytes, the remainder when the
