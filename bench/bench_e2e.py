@@ -27,6 +27,11 @@ so every number of a row comes from the same calls.
 Each worker process starts its server and connects once, outside the timed region; the
 connection then serves every value of that worker.  Before timing, the manager connects each pair
 once and checks that ``echo`` returns its input, also under concurrent calls.
+
+Event loop: every client runs on uvloop when it is installed (``--loop uvloop``, the default),
+as mcpfast's own runners and servers do and as the floor is described (a bare client on uvloop
+pipes); ``--loop asyncio`` runs them all on asyncio's own loop instead.  All pairs of a run use
+the same loop; the loop is recorded in each benchmark's metadata (``loop``).
 """
 
 from __future__ import annotations
@@ -69,6 +74,29 @@ _METRIC_TITLE = {
     "p99": "p99 latency",
     "cpu": "CPU per call",
 }
+LOOPS = ("uvloop", "asyncio")
+_loop_name = "uvloop"  # set by main() from --loop, in the manager and in every worker
+
+
+def loop_name() -> str:
+    """The event loop the clients run on: uvloop when asked for and installed."""
+    if _loop_name == "uvloop":
+        try:
+            import uvloop  # noqa: F401
+        except ImportError:
+            return "asyncio"
+    return _loop_name
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A new loop of the kind :func:`loop_name` names."""
+    if loop_name() == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
 _TRANSPORT_TITLE = {"stdio": "stdio", "tcp": "TCP", "http": "Streamable HTTP",
                     "http2026": "Streamable HTTP 2026-07-28"}
 
@@ -369,7 +397,7 @@ class LiveConnection:
     """
 
     def __init__(self, pair: Pair, transport: str) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop()
         self._stop = asyncio.Event()
         ready: asyncio.Future[Connection] = self.loop.create_future()
 
@@ -531,13 +559,17 @@ def _smoke_test(pair: Pair, transport: str) -> tuple[str, str]:
                 return "concurrent calls got answers that do not match their requests"
         return None
 
+    loop = new_event_loop()
     try:
-        problem = asyncio.run(asyncio.wait_for(exercise(), STARTUP_TIMEOUT + 60))
+        problem = loop.run_until_complete(asyncio.wait_for(exercise(), STARTUP_TIMEOUT + 60))
     except pair.not_available_errors() as exc:
         text = str(exc)
         return harness.UNAVAILABLE, text if "not available" in text else f"not available yet: {text}"
     except Exception as exc:  # any other failure means this pair cannot be measured
         return harness.WRONG, f"raised {type(exc).__name__}: {exc}"
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
     if problem:
         return harness.WRONG, problem
     return harness.OK, ""
@@ -563,7 +595,7 @@ def _case(pair: Pair, transport: str, in_flight: int, runner_args) -> harness.Ca
         prepare=prepare,
         display=harness.DISPLAY_CALLS,
         inner_loops=in_flight,
-        metadata={"transport": transport, "in_flight": in_flight},
+        metadata={"transport": transport, "in_flight": in_flight, "loop": loop_name()},
     )
     return case
 
@@ -577,11 +609,15 @@ def cases(runner_args=None) -> list[harness.Case]:
 
 def main() -> None:
     # Fewer, longer values than the per-op groups: each worker process starts a server.
+    global _loop_name
     runner = harness.make_runner(
         {"--detail-output": {"metavar": "FILE", "help": "pyperf JSON file that workers append "
-                             "the p50, p99 and CPU benchmarks to"}},
+                             "the p50, p99 and CPU benchmarks to"},
+         "--loop": {"choices": LOOPS, "help": "event loop of the clients: uvloop (default, "
+                    "when installed) or asyncio"}},
         processes=2, values=3, min_time=0.25)
     args = runner.parse_args()
+    _loop_name = args.loop or "uvloop"
     harness.run(runner, "e2e", cases(args))
 
 

@@ -1,6 +1,7 @@
 """Run the benchmark groups, save their pyperf JSON, print the comparison table.
 
     python -m bench.run [--quick] [--only codec|framing|pending|e2e|http] [--out DIR]
+                        [--loop uvloop|asyncio]
 
 Without --only, a full run times every group, end to end included; --quick times codec, framing
 and pending with fewer processes and shorter values (under 2 minutes on a 2-core machine), and
@@ -60,7 +61,7 @@ def groups_to_run(quick: bool, only: str | None) -> tuple[str, ...]:
     return QUICK_GROUPS if quick else GROUPS
 
 
-def group_command(group: str, mode: str, out_dir: str) -> list[str]:
+def group_command(group: str, mode: str, out_dir: str, loop: str | None = None) -> list[str]:
     return [
         sys.executable, os.path.join(BENCH_DIR, f"bench_{group}.py"),
         "--quiet",
@@ -68,6 +69,7 @@ def group_command(group: str, mode: str, out_dir: str) -> list[str]:
         "-o", os.path.join(out_dir, f"{group}.json"),
         "--status-output", os.path.join(out_dir, "status", f"{group}.json"),
         *(["--detail-output", os.path.join(out_dir, f"{group}-detail.json")] if group == "e2e" else []),
+        *(["--loop", loop] if group == "e2e" and loop else []),
         *PYPERF_ARGS[(group, mode)],
     ]
 
@@ -105,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=GROUPS, help="run just this group")
     parser.add_argument("--out", metavar="DIR", help="results directory (default: a new "
                         "bench/results/<date-time>/)")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"),
+                        help="event loop of the end-to-end clients (default: uvloop when installed)")
     args = parser.parse_args(argv)
 
     mode = "quick" if args.quick else "full"
@@ -123,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "versions": installed_versions(),
+        "e2e_loop": args.loop or "uvloop (when installed)",
         "group_results": {},
     }
     started = time.monotonic()
@@ -131,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {group} ({mode})", flush=True)
         group_started = time.monotonic()
         try:
-            completed = subprocess.run(group_command(group, mode, out_dir), timeout=GROUP_TIMEOUT[mode])
+            completed = subprocess.run(group_command(group, mode, out_dir, args.loop),
+                                       timeout=GROUP_TIMEOUT[mode])
             outcome = "ok" if completed.returncode == 0 else f"failed with exit status {completed.returncode}"
         except subprocess.TimeoutExpired:
             outcome = f"stopped after {GROUP_TIMEOUT[mode]} s"

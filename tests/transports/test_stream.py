@@ -98,6 +98,60 @@ def test_a_burst_of_sends_is_gathered_until_the_loop_iteration_ends(run, make_re
     run(go())
 
 
+def test_a_send_after_something_was_received_is_written_at_once(run, make_recorder,
+                                                                monkeypatch):
+    """One call at a time can be quicker than BURST_GAP_NS a round trip (uvloop), but each
+    request follows the response to the one before: it is not part of a burst."""
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
+    recorder = make_recorder(echo=False)
+
+    async def go():
+        protocol, transport = await connected(recorder)
+        protocol.send(b'"1"')
+        protocol.data_received(b'"answer 1"\n')
+        protocol.send(b'"2"')
+        assert transport.writes == [b'"1"\n', b'"2"\n']
+        protocol.send(b'"3"')  # right after "2", nothing received: a burst begins
+        assert transport.writes == [b'"1"\n', b'"2"\n']
+        await asyncio.sleep(0)
+        assert transport.writes == [b'"1"\n', b'"2"\n', b'"3"\n']
+
+    run(go())
+
+
+def test_a_burst_is_written_in_pieces_while_it_is_made(run, make_recorder, monkeypatch):
+    """On the side that opened the connection, the peer gets the first requests of a
+    burst while the rest are being made: a piece is written as soon as it holds more than
+    its size, pieces doubling from BURST_PIECE up to BURST_PIECE_MAX bytes, the remainder
+    when the loop iteration ends; order and bytes are those of the sends. A serving side
+    writes a burst of replies in one write."""
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
+    monkeypatch.setattr(stream, "BURST_PIECE", 512)
+    monkeypatch.setattr(stream, "BURST_PIECE_MAX", 2048)
+    recorder = make_recorder(echo=False)
+    frames = [b'"%03d%s"' % (n, b"p" * 90) for n in range(60)]  # 96 bytes each
+
+    async def go(client_side):
+        protocol, transport = await connected(recorder, client_side=client_side)
+        for frame in frames:
+            protocol.send(frame)
+        during = list(transport.writes)
+        await asyncio.sleep(0)
+        return during, list(transport.writes)
+
+    during, writes = run(go(True))
+    assert b"".join(writes) == b"".join(f + b"\n" for f in frames)
+    assert during[0] == frames[0] + b"\n"  # the first send goes at once
+    # Pieces of just over 512, 1024 and 2048 bytes (6, 11 and 22 frames) while the burst
+    # is made; then 2048-byte pieces: 22 more would be needed, the last 20 go at the end.
+    assert [w.count(b"\n") for w in during[1:]] == [6, 11, 22]
+    assert [w.count(b"\n") for w in writes[len(during):]] == [20]
+
+    during, writes = run(go(False))
+    assert during == [frames[0] + b"\n"]
+    assert writes[1:] == [b"".join(f + b"\n" for f in frames[1:])]
+
+
 def test_gathered_frames_are_flushed_before_the_transport_closes(run, make_recorder,
                                                                  monkeypatch):
     monkeypatch.setattr(stream, "BURST_GAP_NS", 10**12)
