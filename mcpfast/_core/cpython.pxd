@@ -46,6 +46,9 @@ cdef extern from "Python.h":
                                 int *ptype) except NULL
     int Py_DTSF_ADD_DOT_0
     void PyMem_Free(void *p)
+    # 3.10+: switch the cyclic collector off and on; each returns the previous state.
+    bint PyGC_Disable()
+    bint PyGC_Enable()
     # Declared over `object` for callers that hold owned references.
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void *unicode_data_of "PyUnicode_DATA"(object o)

@@ -22,11 +22,11 @@ from libc.string cimport memcpy, memset
 from mcpfast._core.framing cimport has_frame_padding
 from mcpfast._core.messages cimport (
     ErrorResponse, MF_TAPE_COUNT, MF_TAPE_NEXT, MF_TAPE_TYPE, Message, Notification, Request,
-    Response, attach_tape, cached_str, make_str, mf_tape_skip,
+    Response, attach_tape, cached_str, make_str, mf_tape_skip, release_borrowed,
 )
 
 
-from mcpfast._core.cpython cimport PyUnicode_AsUTF8AndSize
+from mcpfast._core.cpython cimport PyGC_Disable, PyGC_Enable, PyUnicode_AsUTF8AndSize
 
 
 cdef extern from "mcpfast/dom_parse.h" nogil:
@@ -216,6 +216,9 @@ def decode(object frame, /):
     cdef const uint8_t *padded
     cdef const char *detail
     cdef int status
+    # Payloads of earlier messages still viewing the parser's buffers get their own copy
+    # first (on MemoryError nothing was parsed and those views stay valid).
+    release_borrowed()
     if type(frame) is bytes:
         padded = _padded_copy(PyBytes_AS_STRING(frame), PyBytes_GET_SIZE(frame))
         status = mf_parse(_parser, padded, PyBytes_GET_SIZE(frame), &detail)
@@ -243,6 +246,7 @@ cdef object _messages(const uint64_t *tape, const uint8_t *strings):
     # tape[0] is the root word; the document's value starts at index 1.
     cdef size_t i, end
     cdef bint invalid = False
+    cdef bint gc_was_enabled
     cdef object batch, one
     if MF_TAPE_TYPE(tape[1]) != b'[':
         one = _message(tape, strings, 1, &invalid)
@@ -254,7 +258,14 @@ cdef object _messages(const uint64_t *tape, const uint8_t *strings):
         raise DecodeError(INVALID_REQUEST, "Invalid Request: empty batch")
     batch = []
     i = 2
-    while i < end:
-        PyList_Append(batch, _message(tape, strings, i, &invalid))
-        i = mf_tape_skip(tape, i)
+    # Building the batch allocates objects the collector tracks; a collection could run a
+    # finalizer that decodes, overwriting the tape this loop reads: none runs meanwhile.
+    gc_was_enabled = PyGC_Disable()
+    try:
+        while i < end:
+            PyList_Append(batch, _message(tape, strings, i, &invalid))
+            i = mf_tape_skip(tape, i)
+    finally:
+        if gc_was_enabled:
+            PyGC_Enable()
     return batch
