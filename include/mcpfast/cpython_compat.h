@@ -131,4 +131,16 @@ static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { return _PyDict_NewP
 static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { (void)n; return PyDict_New(); }
 #endif
 
+/*
+ * fn(arg) with the cyclic collector paused (and restored as it was, also when fn fails),
+ * so that no finalizer -- arbitrary Python code -- runs while fn works; fn returns a new
+ * reference, or NULL with an exception set.  PyGC_Disable/PyGC_Enable: CPython 3.10+.
+ */
+static inline PyObject *mf_call_without_gc(PyObject *(*fn)(void *), void *arg) {
+    int was_enabled = PyGC_Disable();
+    PyObject *result = fn(arg);
+    if (was_enabled) PyGC_Enable();
+    return result;
+}
+
 #endif /* MCPFAST_CPYTHON_COMPAT_H */

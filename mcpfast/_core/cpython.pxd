@@ -46,9 +46,6 @@ cdef extern from "Python.h":
                                 int *ptype) except NULL
     int Py_DTSF_ADD_DOT_0
     void PyMem_Free(void *p)
-    # 3.10+: switch the cyclic collector off and on; each returns the previous state.
-    bint PyGC_Disable()
-    bint PyGC_Enable()
     # Declared over `object` for callers that hold owned references.
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void *unicode_data_of "PyUnicode_DATA"(object o)
@@ -69,3 +66,5 @@ cdef extern from "mcpfast/cpython_compat.h":
     bint mf_dict_direct_check(PyObject *d)
     void mf_dict_direct_enable(bint on)
     object mf_dict_new_presized(Py_ssize_t n)
+    # fn(arg) with the cyclic collector paused: no finalizer runs meanwhile.
+    object mf_call_without_gc(object (*fn)(void *), void *arg)

@@ -13,7 +13,8 @@ member ("id" twice, ...) makes the message invalid (-32600), since its meaning i
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.list cimport PyList_Append
+from cpython.list cimport PyList_Append, PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc
@@ -21,12 +22,13 @@ from libc.string cimport memcpy, memset
 
 from mcpfast._core.framing cimport has_frame_padding
 from mcpfast._core.messages cimport (
-    ErrorResponse, MF_TAPE_COUNT, MF_TAPE_NEXT, MF_TAPE_TYPE, Message, Notification, Request,
+    ErrorResponse, MF_TAPE_COUNT, MF_TAPE_COUNT_SATURATED, MF_TAPE_NEXT, MF_TAPE_TYPE, Message,
+    Notification, Request,
     Response, attach_tape, cached_str, make_str, mf_tape_skip, release_borrowed,
 )
 
 
-from mcpfast._core.cpython cimport PyGC_Disable, PyGC_Enable, PyUnicode_AsUTF8AndSize
+from mcpfast._core.cpython cimport PyUnicode_AsUTF8AndSize, mf_call_without_gc
 
 
 cdef extern from "mcpfast/dom_parse.h" nogil:
@@ -242,30 +244,51 @@ def decode(object frame, /):
     return _messages(mf_parser_tape(_parser), mf_parser_strings(_parser))
 
 
+ctypedef struct _batch_args:
+    const uint64_t *tape
+    const uint8_t *strings
+
+
+cdef object _batch(void *arg):
+    # The messages of the batch the document is; run with the collector paused (below).
+    cdef const uint64_t *tape = (<_batch_args *>arg).tape
+    cdef const uint8_t *strings = (<_batch_args *>arg).strings
+    cdef size_t i = 2
+    cdef size_t end = MF_TAPE_NEXT(tape[1]) - 1
+    cdef uint32_t count = MF_TAPE_COUNT(tape[1])
+    cdef uint32_t k
+    cdef bint invalid = False
+    cdef object batch, one
+    if count < MF_TAPE_COUNT_SATURATED:
+        # The tape knows the batch's length: the list is made at its size.
+        batch = PyList_New(count)
+        for k in range(count):
+            one = _message(tape, strings, i, &invalid)
+            Py_INCREF(one)
+            PyList_SET_ITEM(batch, k, one)
+            i = mf_tape_skip(tape, i)
+    else:
+        batch = []
+        while i < end:
+            PyList_Append(batch, _message(tape, strings, i, &invalid))
+            i = mf_tape_skip(tape, i)
+    return batch
+
+
 cdef object _messages(const uint64_t *tape, const uint8_t *strings):
     # tape[0] is the root word; the document's value starts at index 1.
-    cdef size_t i, end
     cdef bint invalid = False
-    cdef bint gc_was_enabled
-    cdef object batch, one
+    cdef object one
+    cdef _batch_args args
     if MF_TAPE_TYPE(tape[1]) != b'[':
         one = _message(tape, strings, 1, &invalid)
         if invalid:
             raise one
         return one
-    end = MF_TAPE_NEXT(tape[1]) - 1
-    if end == 2:
+    if MF_TAPE_NEXT(tape[1]) == 3:
         raise DecodeError(INVALID_REQUEST, "Invalid Request: empty batch")
-    batch = []
-    i = 2
-    # Building the batch allocates objects the collector tracks; a collection could run a
-    # finalizer that decodes, overwriting the tape this loop reads: none runs meanwhile.
-    gc_was_enabled = PyGC_Disable()
-    try:
-        while i < end:
-            PyList_Append(batch, _message(tape, strings, i, &invalid))
-            i = mf_tape_skip(tape, i)
-    finally:
-        if gc_was_enabled:
-            PyGC_Enable()
-    return batch
+    # Building a batch allocates objects the collector tracks; a collection could run a
+    # finalizer that decodes, overwriting the tape being read: none runs meanwhile.
+    args.tape = tape
+    args.strings = strings
+    return mf_call_without_gc(_batch, &args)

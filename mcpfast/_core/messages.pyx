@@ -19,14 +19,20 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy
-from sys import intern
 
 
 cdef extern from "mcpfast/utf8_str.h":
     object mf_str_from_valid_utf8(const char *data, Py_ssize_t size)
 
+cdef extern from "mcpfast/str_cache.h":
+    enum:
+        MF_STR_CACHE_SLOTS
+    ctypedef struct mf_str_slot:
+        pass
+    str mf_str_cached(mf_str_slot *cache, const char *data, Py_ssize_t size, bint intern)
+
 from mcpfast._core.cpython cimport (
-    PyGC_Disable, PyGC_Enable, PyUnicode_New, mf_dict_new_presized, unicode_data_of,
+    PyUnicode_New, mf_call_without_gc, mf_dict_new_presized, unicode_data_of,
 )
 
 
@@ -63,80 +69,28 @@ cdef str make_str(const char *data, Py_ssize_t size):
     return <str>mf_str_from_valid_utf8(data, size)
 
 
-DEF CACHE_SLOTS = 2048
 DEF CACHE_MAX_LENGTH = 64
 DEF VALUE_CACHE_MAX_LENGTH = 16
 
-# Direct-mapped caches of short strings.  A slot keeps the first 16 bytes of the UTF-8 and
-# the length beside an owned reference to a str, so a hit on a string of up to 16 bytes is
-# decided by two word compares without touching the str object; a longer string is cached
-# only when it is ASCII (its str then holds the same bytes, compared from byte 16 on).
-# Keys and method names are interned: every decoded "tools/call" is the very object
-# sys.intern("tools/call") is, so dict lookups by method name succeed on identity.
-ctypedef struct _CacheSlot:
-    uint64_t head0
-    uint64_t head1
-    Py_ssize_t size
-    PyObject *value
-
-# Keys and method names (interned) and short string values (not interned) are kept apart,
-# so that values never evict the keys every payload repeats.
-cdef _CacheSlot _keys[CACHE_SLOTS]
-cdef _CacheSlot _values[CACHE_SLOTS]
+# Direct-mapped caches of short strings (include/mcpfast/str_cache.h).  Keys and method
+# names are interned: every decoded "tools/call" is the very object sys.intern("tools/call")
+# is, so dict lookups by method name succeed on identity.  Keys and method names (interned)
+# and short string values (not interned) are kept apart, so that values never evict the
+# keys every payload repeats.
+cdef mf_str_slot _keys[MF_STR_CACHE_SLOTS]
+cdef mf_str_slot _values[MF_STR_CACHE_SLOTS]
 
 
-cdef inline uint64_t _head(const char *data, Py_ssize_t size) noexcept nogil:
-    # The first min(size, 8) bytes as one word, zero-extended.  Loads 8 bytes: callers
-    # guarantee 8 readable bytes past the string (see cached_str).
-    cdef uint64_t word
-    memcpy(&word, data, 8)
-    if size < 8:
-        word &= ((<uint64_t>1) << (8 * size)) - 1
-    return word
-
-
-cdef inline str _cached(_CacheSlot *cache, const char *data, Py_ssize_t size, bint interned):
-    cdef uint64_t head0, head1, tail
-    cdef uint64_t h
-    cdef _CacheSlot *slot
-    cdef object s
-    head0 = _head(data, size)
-    head1 = _head(data + 8, size - 8) if size > 8 else 0
-    # Independent multiplies (no dependency chain) of the two heads, the tail and the size.
-    h = head0 * 0x9E3779B97F4A7C15ULL
-    h ^= (head1 + <uint64_t>size) * 0xC2B2AE3D27D4EB4FULL
-    if size > 16:
-        memcpy(&tail, data + size - 8, 8)
-        h ^= tail * 0x165667B19E3779F9ULL
-    slot = &cache[(h >> 40) & (CACHE_SLOTS - 1)]
-    if slot.value is not NULL and slot.size == size and slot.head0 == head0 \
-            and slot.head1 == head1 and (size <= 16 or memcmp(
-                <const char *>unicode_data_of(<object>slot.value) + 16, data + 16, size - 16) == 0):
-        return <str>slot.value
-    if _is_ascii(data, size):
-        s = PyUnicode_New(size, 127)
-        memcpy(unicode_data_of(s), data, size)
-    elif size <= 16:
-        s = mf_str_from_valid_utf8(data, size)
-    else:
-        return make_str(data, size)
-    if interned:
-        s = intern(s)  # only on a cache miss
-    Py_INCREF(s)
-    Py_XDECREF(slot.value)
-    slot.value = <PyObject *>s
-    slot.size = size
-    slot.head0 = head0
-    slot.head1 = head1
-    return <str>s
-
-
-cdef str cached_str(const char *data, Py_ssize_t size):
+cdef inline str _key_str(const char *data, Py_ssize_t size):
     # data must have 8 readable bytes past its end: true of simdjson's string buffer (it
     # keeps padding) and of tape copies (8 spare bytes after the last string).
     if size > CACHE_MAX_LENGTH:
         return make_str(data, size)
-    return _cached(_keys, data, size, True)
+    return mf_str_cached(_keys, data, size, True)
+
+
+cdef str cached_str(const char *data, Py_ssize_t size):
+    return _key_str(data, size)
 
 
 cdef inline str _value_str(const char *data, Py_ssize_t size):
@@ -144,33 +98,34 @@ cdef inline str _value_str(const char *data, Py_ssize_t size):
     # cache hit saves creating and later freeing a str.  Longer values are rarely equal.
     if size > VALUE_CACHE_MAX_LENGTH:
         return make_str(data, size)
-    return _cached(_values, data, size, False)
+    return mf_str_cached(_values, data, size, False)
 
 
 # ---------------------------------------------------------------------------------------
 # Tape -> Python objects
 
 
-cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, size_t *i):
-    # Strings and numbers, the leaves that make up most of a payload, without recursion.
+cdef inline size_t _scalar_words(char kind) noexcept nogil:
+    # Tape words a scalar takes: numbers keep their value in a second word.
+    return 2 if kind == b'l' or kind == b'u' or kind == b'd' else 1
+
+
+cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, const uint64_t *number):
+    # Strings and numbers, the leaves that make up most of a payload, without recursion;
+    # number points at the word after w.
     cdef uint32_t n
     cdef const char *s
     cdef double d
     if kind == b'"':
-        i[0] += 1
         s = mf_tape_string(t, w, &n)
         return _value_str(s, n)
     if kind == b'l':
-        i[0] += 2
-        return PyLong_FromLongLong(<int64_t>t.words[i[0] - 1])
+        return PyLong_FromLongLong(<int64_t>number[0])
     if kind == b'u':
-        i[0] += 2
-        return PyLong_FromUnsignedLongLong(t.words[i[0] - 1])
+        return PyLong_FromUnsignedLongLong(number[0])
     if kind == b'd':
-        i[0] += 2
-        memcpy(&d, &t.words[i[0] - 1], 8)
+        memcpy(&d, number, 8)
         return PyFloat_FromDouble(d)
-    i[0] += 1
     if kind == b't':
         return True
     if kind == b'f':
@@ -179,7 +134,10 @@ cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, size_t *i):
 
 
 cdef object tape_value(const mf_tape *t, size_t *i):
-    cdef uint64_t w = t.words[i[0]]
+    # The index is kept in a local (j) while walking a container, not behind the pointer.
+    cdef const uint64_t *words = t.words
+    cdef size_t j = i[0]
+    cdef uint64_t w = words[j]
     cdef char kind = MF_TAPE_TYPE(w)
     cdef uint32_t n, count, k
     cdef size_t end
@@ -188,37 +146,45 @@ cdef object tape_value(const mf_tape *t, size_t *i):
     if kind == b'{':
         end = mf_tape_container_next(t, w) - 1
         container = mf_dict_new_presized(MF_TAPE_COUNT(w))
-        i[0] += 1
-        while i[0] < end:
-            s = mf_tape_string(t, t.words[i[0]], &n)
-            i[0] += 1
-            key = cached_str(s, n)
-            w = t.words[i[0]]
+        j += 1
+        while j < end:
+            s = mf_tape_string(t, words[j], &n)
+            key = _key_str(s, n)
+            j += 1
+            w = words[j]
             kind = MF_TAPE_TYPE(w)
             if kind == b'{' or kind == b'[':
-                value = tape_value(t, i)
+                value = tape_value(t, &j)
             else:
-                value = _scalar(t, w, kind, i)
+                value = _scalar(t, w, kind, words + j + 1)
+                j += _scalar_words(kind)
             PyDict_SetItem(container, key, value)
         i[0] = end + 1
         return container
     if kind == b'[':
         end = mf_tape_container_next(t, w) - 1
         count = MF_TAPE_COUNT(w)
-        i[0] += 1
+        j += 1
         if count < MF_TAPE_COUNT_SATURATED:
             container = PyList_New(count)
             for k in range(count):
-                value = tape_value(t, i)
+                w = words[j]
+                kind = MF_TAPE_TYPE(w)
+                if kind == b'{' or kind == b'[':
+                    value = tape_value(t, &j)
+                else:
+                    value = _scalar(t, w, kind, words + j + 1)
+                    j += _scalar_words(kind)
                 Py_INCREF(value)
                 PyList_SET_ITEM(container, k, value)
         else:
             container = []
-            while i[0] < end:
-                PyList_Append(container, tape_value(t, i))
+            while j < end:
+                PyList_Append(container, tape_value(t, &j))
         i[0] = end + 1
         return container
-    return _scalar(t, w, kind, i)
+    i[0] = j + _scalar_words(kind)
+    return _scalar(t, w, kind, words + j + 1)
 
 
 # The messages whose payload is still a view of the parser's buffers, by slot (borrowed
@@ -301,21 +267,19 @@ cdef inline void _drop_tape(Message m) noexcept:
     m._tape = NULL
 
 
+cdef object _tape_value_of(void *m):
+    cdef size_t i = 0
+    return tape_value((<Message>m)._tape, &i)
+
+
 cdef object _build(Message m):
     # The payload's Python objects.  A view is read in place: no collection may run while
     # it is (a finalizer could decode and so overwrite the parser's buffers under it).
-    cdef size_t i = 0
     cdef object value
-    cdef bint gc_was_enabled
     if m._tape == &m._view:
-        gc_was_enabled = PyGC_Disable()
-        try:
-            value = tape_value(m._tape, &i)
-        finally:
-            if gc_was_enabled:
-                PyGC_Enable()
+        value = mf_call_without_gc(_tape_value_of, <void *>m)
     else:
-        value = tape_value(m._tape, &i)
+        value = _tape_value_of(<void *>m)
     _drop_tape(m)
     return value
 
