@@ -32,7 +32,8 @@ cdef extern from "mcpfast/str_cache.h":
     str mf_str_cached(mf_str_slot *cache, const char *data, Py_ssize_t size, bint intern)
 
 from mcpfast._core.cpython cimport (
-    PyUnicode_New, mf_call_without_gc, mf_dict_new_presized, unicode_data_of,
+    PyUnicode_New, mf_call_without_gc, mf_dict_new_presized, mf_member_descriptor,
+    unicode_data_of,
 )
 
 
@@ -434,3 +435,37 @@ cdef class ErrorResponse(Message):
             return (("id", self.id), ("code", self.code), ("message", self.message),
                     ("data", self.payload()))
         return (("id", self.id), ("code", self.code), ("message", self.message))
+
+
+# ---------------------------------------------------------------------------------------
+# Envelope attributes as member descriptors
+
+# The envelope fields are read on every message (m.id, m.method): as member descriptors
+# the interpreter reads them straight from the object (see mf_member_descriptor), where
+# Cython's read-only properties cost a call each.  The offsets are those of the fields of
+# the structs Cython generates for these classes.
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #define MF_FIELD(cls, field) \\
+        ((Py_ssize_t)offsetof(struct __pyx_obj_7mcpfast_5_core_8messages_##cls, field))
+    #define MF_REQUEST_ID MF_FIELD(Request, id)
+    #define MF_REQUEST_METHOD MF_FIELD(Request, method)
+    #define MF_NOTIFICATION_METHOD MF_FIELD(Notification, method)
+    #define MF_RESPONSE_ID MF_FIELD(Response, id)
+    #define MF_ERROR_ID MF_FIELD(ErrorResponse, id)
+    #define MF_ERROR_MESSAGE MF_FIELD(ErrorResponse, message)
+    """
+    Py_ssize_t MF_REQUEST_ID
+    Py_ssize_t MF_REQUEST_METHOD
+    Py_ssize_t MF_NOTIFICATION_METHOD
+    Py_ssize_t MF_RESPONSE_ID
+    Py_ssize_t MF_ERROR_ID
+    Py_ssize_t MF_ERROR_MESSAGE
+
+mf_member_descriptor(Request, "id", MF_REQUEST_ID)
+mf_member_descriptor(Request, "method", MF_REQUEST_METHOD)
+mf_member_descriptor(Notification, "method", MF_NOTIFICATION_METHOD)
+mf_member_descriptor(Response, "id", MF_RESPONSE_ID)
+mf_member_descriptor(ErrorResponse, "id", MF_ERROR_ID)
+mf_member_descriptor(ErrorResponse, "message", MF_ERROR_MESSAGE)
