@@ -11,6 +11,7 @@ keys inside a payload the last one wins (as with json.loads), while a duplicate 
 member ("id" twice, ...) makes the message invalid (-32600), since its meaning is ambiguous.
 """
 
+cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.list cimport PyList_Append, PyList_New, PyList_SET_ITEM
@@ -204,6 +205,8 @@ cdef object _message(const uint64_t *tape, const uint8_t *strings, size_t i, bin
                        _id_object(&e))
 
 
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 def decode(object frame, /):
     """Decode one frame (bytes, bytearray, memoryview or str) into typed messages.
 
