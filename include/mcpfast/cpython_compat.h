@@ -15,6 +15,7 @@
 #define MCPFAST_CPYTHON_COMPAT_H
 
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 
 /* PEP 393 strings made by the pre-3.12 legacy API may need to be made ready first. */
@@ -130,5 +131,46 @@ static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { return _PyDict_NewP
 #define MF_DICT_PRESIZED 0
 static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { (void)n; return PyDict_New(); }
 #endif
+
+/*
+ * fn(arg) with the cyclic collector paused (and restored as it was, also when fn fails),
+ * so that no finalizer -- arbitrary Python code -- runs while fn works; fn returns a new
+ * reference, or NULL with an exception set.  PyGC_Disable/PyGC_Enable: CPython 3.10+.
+ */
+static inline PyObject *mf_call_without_gc(PyObject *(*fn)(void *), void *arg) {
+    int was_enabled = PyGC_Disable();
+    PyObject *result = fn(arg);
+    if (was_enabled) PyGC_Enable();
+    return result;
+}
+
+/*
+ * Make type.name a read-only member descriptor (T_OBJECT_EX) of the object field at
+ * offset, in place of the getset property Cython makes for a `cdef readonly object`
+ * attribute.  The interpreter specializes reading such a member (3.11+: LOAD_ATTR_SLOT, a
+ * load from the object at a cached offset) but not a getset, which costs a type lookup, a
+ * call and a wrapper on every read.  The field must never be NULL (Cython sets object
+ * fields to None on allocation).  The PyMemberDef lives as long as the process.
+ */
+static int mf_member_descriptor(PyTypeObject *tp, const char *name, Py_ssize_t offset) {
+    PyMemberDef *def = (PyMemberDef *)PyMem_RawCalloc(1, sizeof(PyMemberDef));
+    if (def == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    def->name = name;
+    def->type = T_OBJECT_EX;
+    def->offset = offset;
+    def->flags = READONLY;
+    PyObject *descr = PyDescr_NewMember(tp, def);
+    if (descr == NULL) {
+        PyMem_RawFree(def);
+        return -1;
+    }
+    int status = PyDict_SetItemString(tp->tp_dict, name, descr);
+    Py_DECREF(descr);
+    PyType_Modified(tp);
+    return status;
+}
 
 #endif /* MCPFAST_CPYTHON_COMPAT_H */

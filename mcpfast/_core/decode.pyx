@@ -11,9 +11,11 @@ keys inside a payload the last one wins (as with json.loads), while a duplicate 
 member ("id" twice, ...) makes the message invalid (-32600), since its meaning is ambiguous.
 """
 
+cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.list cimport PyList_Append
+from cpython.list cimport PyList_Append, PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc
@@ -21,12 +23,13 @@ from libc.string cimport memcpy, memset
 
 from mcpfast._core.framing cimport has_frame_padding
 from mcpfast._core.messages cimport (
-    ErrorResponse, MF_TAPE_COUNT, MF_TAPE_NEXT, MF_TAPE_TYPE, Message, Notification, Request,
-    Response, attach_tape, cached_str, make_str, mf_tape_skip,
+    ErrorResponse, MF_TAPE_COUNT, MF_TAPE_COUNT_SATURATED, MF_TAPE_NEXT, MF_TAPE_TYPE, Message,
+    Notification, Request,
+    Response, attach_tape, cached_str, make_str, mf_tape_skip, release_borrowed,
 )
 
 
-from mcpfast._core.cpython cimport PyUnicode_AsUTF8AndSize
+from mcpfast._core.cpython cimport PyUnicode_AsUTF8AndSize, mf_call_without_gc
 
 
 cdef extern from "mcpfast/dom_parse.h" nogil:
@@ -202,6 +205,8 @@ cdef object _message(const uint64_t *tape, const uint8_t *strings, size_t i, bin
                        _id_object(&e))
 
 
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 def decode(object frame, /):
     """Decode one frame (bytes, bytearray, memoryview or str) into typed messages.
 
@@ -216,6 +221,9 @@ def decode(object frame, /):
     cdef const uint8_t *padded
     cdef const char *detail
     cdef int status
+    # Payloads of earlier messages still viewing the parser's buffers get their own copy
+    # first (on MemoryError nothing was parsed and those views stay valid).
+    release_borrowed()
     if type(frame) is bytes:
         padded = _padded_copy(PyBytes_AS_STRING(frame), PyBytes_GET_SIZE(frame))
         status = mf_parse(_parser, padded, PyBytes_GET_SIZE(frame), &detail)
@@ -239,22 +247,51 @@ def decode(object frame, /):
     return _messages(mf_parser_tape(_parser), mf_parser_strings(_parser))
 
 
-cdef object _messages(const uint64_t *tape, const uint8_t *strings):
-    # tape[0] is the root word; the document's value starts at index 1.
-    cdef size_t i, end
+ctypedef struct _batch_args:
+    const uint64_t *tape
+    const uint8_t *strings
+
+
+cdef object _batch(void *arg):
+    # The messages of the batch the document is; run with the collector paused (below).
+    cdef const uint64_t *tape = (<_batch_args *>arg).tape
+    cdef const uint8_t *strings = (<_batch_args *>arg).strings
+    cdef size_t i = 2
+    cdef size_t end = MF_TAPE_NEXT(tape[1]) - 1
+    cdef uint32_t count = MF_TAPE_COUNT(tape[1])
+    cdef uint32_t k
     cdef bint invalid = False
     cdef object batch, one
+    if count < MF_TAPE_COUNT_SATURATED:
+        # The tape knows the batch's length: the list is made at its size.
+        batch = PyList_New(count)
+        for k in range(count):
+            one = _message(tape, strings, i, &invalid)
+            Py_INCREF(one)
+            PyList_SET_ITEM(batch, k, one)
+            i = mf_tape_skip(tape, i)
+    else:
+        batch = []
+        while i < end:
+            PyList_Append(batch, _message(tape, strings, i, &invalid))
+            i = mf_tape_skip(tape, i)
+    return batch
+
+
+cdef object _messages(const uint64_t *tape, const uint8_t *strings):
+    # tape[0] is the root word; the document's value starts at index 1.
+    cdef bint invalid = False
+    cdef object one
+    cdef _batch_args args
     if MF_TAPE_TYPE(tape[1]) != b'[':
         one = _message(tape, strings, 1, &invalid)
         if invalid:
             raise one
         return one
-    end = MF_TAPE_NEXT(tape[1]) - 1
-    if end == 2:
+    if MF_TAPE_NEXT(tape[1]) == 3:
         raise DecodeError(INVALID_REQUEST, "Invalid Request: empty batch")
-    batch = []
-    i = 2
-    while i < end:
-        PyList_Append(batch, _message(tape, strings, i, &invalid))
-        i = mf_tape_skip(tape, i)
-    return batch
+    # Building a batch allocates objects the collector tracks; a collection could run a
+    # finalizer that decodes, overwriting the tape being read: none runs meanwhile.
+    args.tape = tape
+    args.strings = strings
+    return mf_call_without_gc(_batch, &args)

@@ -8,7 +8,7 @@ without calling their methods.  Integers must lie in [-2**63, 2**64-1] -- the de
 refuses larger ones too, so both directions agree; floats are written as repr() writes
 them, NaN and infinities are refused; nesting is limited to MAX_DEPTH containers, counting
 the JSON-RPC envelope.  A decoded message whose payload was never read is written straight
-from its simdjson tape copy, with the same bytes as after building it.
+from its simdjson tape, with the same bytes as after building it.
 """
 
 from typing import Final, Union

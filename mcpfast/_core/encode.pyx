@@ -567,7 +567,8 @@ cdef int _fail_tape_corrupt(enc_ctx *c, int depth) except -1:
 
 
 cdef int _write_tape(enc_ctx *c, const mf_tape *t, int depth) except -1:
-    """Write the JSON value held by a tape copy: one pass over its words, in C.
+    """Write the JSON value held by a payload's tape (a view or a copy): one pass over its
+    words, in C.
 
     depth is that of the payload's place; errors name that place (the keys inside a tape
     have no Python objects to point at).
@@ -905,7 +906,7 @@ cpdef bytes encode_error(object id, object code, object message, object data=_AB
 cpdef bytes encode_message(object message):
     """The JSON of a Request, Notification, Response or ErrorResponse.
 
-    A decoded message whose payload was never read is written from its tape copy, without
+    A decoded message whose payload was never read is written from its tape, without
     building Python objects; the bytes are the same either way.
     """
     cdef enc_ctx *c

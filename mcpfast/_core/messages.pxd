@@ -1,17 +1,18 @@
 # Typed JSON-RPC 2.0 messages.  decode builds them, encode writes them, the session
 # layer reads them.  Each message has at most one lazy payload (params, result or
-# error.data): a copy of its simdjson tape (mf_tape) turned into Python objects on first
-# access, then cached.
+# error.data): its simdjson tape (mf_tape; a view of the parser's tape until the next
+# decode, an owned copy after that) turned into Python objects on first access, then cached.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 
 cdef extern from "mcpfast/tape.h" nogil:
     ctypedef struct mf_tape:
-        uint32_t ntape
-        uint32_t nstrings
+        const uint64_t *words
+        const uint8_t *strings
         uint64_t tape_base
         uint64_t string_base
-        uint64_t words[1]
+        uint32_t ntape
+        uint32_t nstrings
     char MF_TAPE_TYPE(uint64_t w)
     uint64_t MF_TAPE_PAYLOAD(uint64_t w)
     uint32_t MF_TAPE_NEXT(uint64_t w)
@@ -20,18 +21,22 @@ cdef extern from "mcpfast/tape.h" nogil:
     const char *mf_tape_string(const mf_tape *t, uint64_t w, uint32_t *length)
     size_t mf_tape_container_next(const mf_tape *t, uint64_t w)
     size_t mf_tape_skip(const uint64_t *tape, size_t i)
-    size_t mf_tape_copy_size(const uint64_t *tape, size_t start, size_t end,
-                             const uint8_t *string_buf, size_t *lo, size_t *hi)
-    void mf_tape_fill(mf_tape *t, const uint64_t *tape, size_t start, size_t end,
-                      const uint8_t *string_buf, size_t lo, size_t hi)
+    void mf_tape_view(mf_tape *t, const uint64_t *tape, size_t start, size_t end,
+                      const uint8_t *string_buf)
+    size_t mf_tape_copy_size(const mf_tape *t, size_t *lo, size_t *hi)
+    mf_tape *mf_tape_own(void *block, const mf_tape *t, size_t lo, size_t hi)
 
 
 cdef class Message:
-    # _tape != NULL: payload not built yet (owned, freed on build or dealloc).
+    # _tape != NULL: payload not built yet.  _tape == &_view: a view of the parser's tape,
+    # listed at index _slot of the borrowers (messages.pyx), copied before the next parse;
+    # any other _tape: an owned copy, freed on build or dealloc.
     # _tape == NULL: _payload holds the value; _has_payload tells absent from null.
     cdef object _payload
     cdef mf_tape *_tape
     cdef bint _has_payload
+    cdef Py_ssize_t _slot
+    cdef mf_tape _view
     cdef object payload(self)
     cdef void set_payload(self, object value, bint present)
     # (name, value) pairs of the envelope and payload: what == compares and repr shows.
@@ -62,8 +67,13 @@ cdef class ErrorResponse(Message):
 cdef str cached_str(const char *data, Py_ssize_t size)
 # A new str from UTF-8 bytes already validated by simdjson.
 cdef str make_str(const char *data, Py_ssize_t size)
-# Copy tape[start, end) of a parsed document into the message as its lazy payload.
+# Make tape[start, end) of the document just parsed the message's lazy payload: a view
+# of the parser's buffers, valid until release_borrowed() copies it.
 cdef int attach_tape(Message m, const uint64_t *tape, size_t start, size_t end,
                      const uint8_t *strings) except -1
+# Give every message still viewing the parser's buffers its own copy; the decoder calls it
+# before each parse.  On MemoryError the views not yet copied stay listed (and valid: the
+# decoder then does not parse).
+cdef int release_borrowed() except -1
 # Python objects for the value at index i of a tape (i advanced past it).
 cdef object tape_value(const mf_tape *t, size_t *i)

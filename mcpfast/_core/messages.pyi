@@ -10,7 +10,7 @@ class Message:
 
     @property
     def payload_built(self) -> bool:
-        """False while a decoded payload is still only its tape copy (nobody read it yet)."""
+        """False while a decoded payload is still only its tape (nobody read it yet)."""
 
 class Request(Message):
     """A JSON-RPC request: ``id`` (int or str), ``method``, ``params`` (dict, list or None)."""

@@ -2,9 +2,10 @@
 """Typed JSON-RPC 2.0 messages with a lazy payload.
 
 ``decode`` builds these; ``encode`` writes them.  A decoded message keeps its payload
-(params, result or error.data) as a copy of the simdjson tape it was validated into, and
-turns it into Python objects only when the payload is first read; the objects are then
-cached.  A message built from Python holds its payload as given.
+(params, result or error.data) as the simdjson tape it was validated into -- a view of
+the parser's buffers until the next decode, which first copies every view still alive --
+and turns it into Python objects only when the payload is first read; the objects are
+then cached.  A message built from Python holds its payload as given.
 """
 
 cimport cython
@@ -15,14 +16,25 @@ from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.float cimport PyFloat_FromDouble
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy
-from sys import intern
 
 
-from mcpfast._core.cpython cimport PyUnicode_New, mf_dict_new_presized, unicode_data_of
+cdef extern from "mcpfast/utf8_str.h":
+    object mf_str_from_valid_utf8(const char *data, Py_ssize_t size)
+
+cdef extern from "mcpfast/str_cache.h":
+    enum:
+        MF_STR_CACHE_SLOTS
+    ctypedef struct mf_str_slot:
+        pass
+    str mf_str_cached(mf_str_slot *cache, const char *data, Py_ssize_t size, bint intern)
+
+from mcpfast._core.cpython cimport (
+    PyUnicode_New, mf_call_without_gc, mf_dict_new_presized, mf_member_descriptor,
+    unicode_data_of,
+)
 
 
 cdef object _ABSENT = object()
@@ -48,94 +60,38 @@ cdef inline bint _is_ascii(const char *data, Py_ssize_t size) noexcept nogil:
 
 
 cdef str make_str(const char *data, Py_ssize_t size):
-    # simdjson has validated the UTF-8 already; ASCII needs no decoding at all.
+    # simdjson has validated the UTF-8 already: ASCII needs no decoding at all, and the
+    # rest none of the checks of CPython's decoder.
     cdef object s
     if _is_ascii(data, size):
         s = PyUnicode_New(size, 127)
         memcpy(unicode_data_of(s), data, size)
         return <str>s
-    return PyUnicode_DecodeUTF8(data, size, NULL)
+    return <str>mf_str_from_valid_utf8(data, size)
 
 
-DEF CACHE_SLOTS = 2048
 DEF CACHE_MAX_LENGTH = 64
 DEF VALUE_CACHE_MAX_LENGTH = 16
 
-# Direct-mapped caches of short ASCII strings.  A slot keeps the first 16 bytes and the
-# length beside an owned reference to a str, so a hit on a string of up to 16 bytes is
-# decided by two word compares without touching the str object.  Keys and method names are
-# interned: every decoded "tools/call" is the very object sys.intern("tools/call") is, so
-# dict lookups by method name succeed on identity.
-ctypedef struct _CacheSlot:
-    uint64_t head0
-    uint64_t head1
-    Py_ssize_t size
-    PyObject *value
-
-# Keys and method names (interned) and short string values (not interned) are kept apart,
-# so that values never evict the keys every payload repeats.
-cdef _CacheSlot _keys[CACHE_SLOTS]
-cdef _CacheSlot _values[CACHE_SLOTS]
+# Direct-mapped caches of short strings (include/mcpfast/str_cache.h).  Keys and method
+# names are interned: every decoded "tools/call" is the very object sys.intern("tools/call")
+# is, so dict lookups by method name succeed on identity.  Keys and method names (interned)
+# and short string values (not interned) are kept apart, so that values never evict the
+# keys every payload repeats.
+cdef mf_str_slot _keys[MF_STR_CACHE_SLOTS]
+cdef mf_str_slot _values[MF_STR_CACHE_SLOTS]
 
 
-cdef inline uint64_t _load_word(const char *data, Py_ssize_t size) noexcept nogil:
-    # Up to eight bytes as one word, zero-extended.
-    cdef uint64_t word = 0
-    if size >= 8:
-        memcpy(&word, data, 8)
-    elif size >= 4:
-        memcpy(&word, data, 4)
-        word |= (<uint64_t>_load_small(data + 4, size - 4)) << 32
-    else:
-        word = _load_small(data, size)
-    return word
-
-
-cdef inline uint32_t _load_small(const char *data, Py_ssize_t size) noexcept nogil:
-    # Zero to four bytes.
-    cdef uint32_t word = 0
-    cdef Py_ssize_t i
-    for i in range(size if size < 4 else 4):
-        word |= (<uint32_t><uint8_t>data[i]) << (8 * i)
-    return word
-
-
-cdef inline str _cached(_CacheSlot *cache, const char *data, Py_ssize_t size, bint interned):
-    cdef uint64_t head0, head1
-    cdef uint64_t h
-    cdef _CacheSlot *slot
-    cdef object s
-    head0 = _load_word(data, size)
-    head1 = _load_word(data + 8, size - 8) if size > 8 else 0
-    # Independent multiplies (no dependency chain) of the two heads, the tail and the size.
-    h = head0 * 0x9E3779B97F4A7C15ULL
-    h ^= (head1 + <uint64_t>size) * 0xC2B2AE3D27D4EB4FULL
-    if size > 16:
-        h ^= _load_word(data + size - 8, 8) * 0x165667B19E3779F9ULL
-    slot = &cache[(h >> 40) & (CACHE_SLOTS - 1)]
-    if slot.value is not NULL and slot.size == size and slot.head0 == head0 \
-            and slot.head1 == head1 and (size <= 16 or memcmp(
-                <const char *>unicode_data_of(<object>slot.value) + 16, data + 16, size - 16) == 0):
-        return <str>slot.value
-    if not _is_ascii(data, size):
+cdef inline str _key_str(const char *data, Py_ssize_t size):
+    # data must have 8 readable bytes past its end: true of simdjson's string buffer (it
+    # keeps padding) and of tape copies (8 spare bytes after the last string).
+    if size > CACHE_MAX_LENGTH:
         return make_str(data, size)
-    s = PyUnicode_New(size, 127)
-    memcpy(unicode_data_of(s), data, size)
-    if interned:
-        s = intern(s)  # only on a cache miss
-    Py_INCREF(s)
-    Py_XDECREF(slot.value)
-    slot.value = <PyObject *>s
-    slot.size = size
-    slot.head0 = head0
-    slot.head1 = head1
-    return <str>s
+    return mf_str_cached(_keys, data, size, True)
 
 
 cdef str cached_str(const char *data, Py_ssize_t size):
-    if size > CACHE_MAX_LENGTH:
-        return make_str(data, size)
-    return _cached(_keys, data, size, True)
+    return _key_str(data, size)
 
 
 cdef inline str _value_str(const char *data, Py_ssize_t size):
@@ -143,33 +99,34 @@ cdef inline str _value_str(const char *data, Py_ssize_t size):
     # cache hit saves creating and later freeing a str.  Longer values are rarely equal.
     if size > VALUE_CACHE_MAX_LENGTH:
         return make_str(data, size)
-    return _cached(_values, data, size, False)
+    return mf_str_cached(_values, data, size, False)
 
 
 # ---------------------------------------------------------------------------------------
 # Tape -> Python objects
 
 
-cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, size_t *i):
-    # Strings and numbers, the leaves that make up most of a payload, without recursion.
+cdef inline size_t _scalar_words(char kind) noexcept nogil:
+    # Tape words a scalar takes: numbers keep their value in a second word.
+    return 2 if kind == b'l' or kind == b'u' or kind == b'd' else 1
+
+
+cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, const uint64_t *number):
+    # Strings and numbers, the leaves that make up most of a payload, without recursion;
+    # number points at the word after w.
     cdef uint32_t n
     cdef const char *s
     cdef double d
     if kind == b'"':
-        i[0] += 1
         s = mf_tape_string(t, w, &n)
         return _value_str(s, n)
     if kind == b'l':
-        i[0] += 2
-        return PyLong_FromLongLong(<int64_t>t.words[i[0] - 1])
+        return PyLong_FromLongLong(<int64_t>number[0])
     if kind == b'u':
-        i[0] += 2
-        return PyLong_FromUnsignedLongLong(t.words[i[0] - 1])
+        return PyLong_FromUnsignedLongLong(number[0])
     if kind == b'd':
-        i[0] += 2
-        memcpy(&d, &t.words[i[0] - 1], 8)
+        memcpy(&d, number, 8)
         return PyFloat_FromDouble(d)
-    i[0] += 1
     if kind == b't':
         return True
     if kind == b'f':
@@ -178,7 +135,10 @@ cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, size_t *i):
 
 
 cdef object tape_value(const mf_tape *t, size_t *i):
-    cdef uint64_t w = t.words[i[0]]
+    # The index is kept in a local (j) while walking a container, not behind the pointer.
+    cdef const uint64_t *words = t.words
+    cdef size_t j = i[0]
+    cdef uint64_t w = words[j]
     cdef char kind = MF_TAPE_TYPE(w)
     cdef uint32_t n, count, k
     cdef size_t end
@@ -187,56 +147,142 @@ cdef object tape_value(const mf_tape *t, size_t *i):
     if kind == b'{':
         end = mf_tape_container_next(t, w) - 1
         container = mf_dict_new_presized(MF_TAPE_COUNT(w))
-        i[0] += 1
-        while i[0] < end:
-            s = mf_tape_string(t, t.words[i[0]], &n)
-            i[0] += 1
-            key = cached_str(s, n)
-            w = t.words[i[0]]
+        j += 1
+        while j < end:
+            s = mf_tape_string(t, words[j], &n)
+            key = _key_str(s, n)
+            j += 1
+            w = words[j]
             kind = MF_TAPE_TYPE(w)
             if kind == b'{' or kind == b'[':
-                value = tape_value(t, i)
+                value = tape_value(t, &j)
             else:
-                value = _scalar(t, w, kind, i)
+                value = _scalar(t, w, kind, words + j + 1)
+                j += _scalar_words(kind)
             PyDict_SetItem(container, key, value)
         i[0] = end + 1
         return container
     if kind == b'[':
         end = mf_tape_container_next(t, w) - 1
         count = MF_TAPE_COUNT(w)
-        i[0] += 1
+        j += 1
         if count < MF_TAPE_COUNT_SATURATED:
             container = PyList_New(count)
             for k in range(count):
-                value = tape_value(t, i)
+                w = words[j]
+                kind = MF_TAPE_TYPE(w)
+                if kind == b'{' or kind == b'[':
+                    value = tape_value(t, &j)
+                else:
+                    value = _scalar(t, w, kind, words + j + 1)
+                    j += _scalar_words(kind)
                 Py_INCREF(value)
                 PyList_SET_ITEM(container, k, value)
         else:
             container = []
-            while i[0] < end:
-                PyList_Append(container, tape_value(t, i))
+            while j < end:
+                PyList_Append(container, tape_value(t, &j))
         i[0] = end + 1
         return container
-    return _scalar(t, w, kind, i)
+    i[0] = j + _scalar_words(kind)
+    return _scalar(t, w, kind, words + j + 1)
+
+
+# The messages whose payload is still a view of the parser's buffers, by slot (borrowed
+# references: a message clears its slot when it builds its payload or is freed).  Slots
+# past _nborrowers are unused; a cleared slot is NULL.
+cdef PyObject **_borrowers = NULL
+cdef Py_ssize_t _nborrowers = 0
+cdef Py_ssize_t _borrowers_capacity = 0
+
+
+cdef int _own_tape(Message m) except -1:
+    # Replace m's view with an owned copy (m._tape is &m._view here).
+    cdef size_t lo, hi
+    cdef size_t size = mf_tape_copy_size(&m._view, &lo, &hi)
+    cdef void *block
+    if size == 0:
+        raise MemoryError("payload too large to keep")
+    # PyMem_Malloc: small payload copies come from pymalloc's pools, not the C heap.
+    block = PyMem_Malloc(size)
+    if block is NULL:
+        raise MemoryError(f"cannot allocate {size} bytes for a payload")
+    m._tape = mf_tape_own(block, &m._view, lo, hi)
+    return 0
+
+
+cdef inline void _unlist(Message m) noexcept:
+    # Clear m's slot (m._tape is &m._view); trailing cleared slots are given back.
+    global _nborrowers
+    cdef Py_ssize_t slot = m._slot
+    if slot < _nborrowers and _borrowers[slot] == <PyObject *>m:
+        _borrowers[slot] = NULL
+        while _nborrowers > 0 and _borrowers[_nborrowers - 1] is NULL:
+            _nborrowers -= 1
+
+
+cdef int release_borrowed() except -1:
+    global _nborrowers
+    cdef Py_ssize_t k
+    cdef PyObject *m
+    for k in range(_nborrowers):
+        m = _borrowers[k]
+        if m is not NULL:
+            _own_tape(<Message>m)  # on MemoryError this and later slots stay listed
+            _borrowers[k] = NULL
+    _nborrowers = 0
+    return 0
 
 
 cdef int attach_tape(Message m, const uint64_t *tape, size_t start, size_t end,
                      const uint8_t *strings) except -1:
-    cdef size_t lo, hi
-    cdef size_t size = mf_tape_copy_size(tape, start, end, strings, &lo, &hi)
-    cdef mf_tape *copy
-    if size == 0:
+    global _borrowers, _borrowers_capacity, _nborrowers
+    cdef PyObject **grown
+    cdef Py_ssize_t capacity
+    if end - start > <size_t>0xFFFFFFFFU:
         raise MemoryError("payload too large to keep")
-    # PyMem_Malloc: small payload copies come from pymalloc's pools, not the C heap.
-    copy = <mf_tape *>PyMem_Malloc(size)
-    if copy is NULL:
-        raise MemoryError(f"cannot allocate {size} bytes for a payload")
-    mf_tape_fill(copy, tape, start, end, strings, lo, hi)
+    if _nborrowers == _borrowers_capacity:
+        capacity = 64 if _borrowers_capacity == 0 else 2 * _borrowers_capacity
+        grown = <PyObject **>PyMem_Realloc(_borrowers, capacity * sizeof(PyObject *))
+        if grown is NULL:
+            raise MemoryError("cannot allocate the list of payload views")
+        _borrowers = grown
+        _borrowers_capacity = capacity
     if m._tape is not NULL:
-        PyMem_Free(m._tape)
-    m._tape = copy
+        _drop_tape(m)
+    mf_tape_view(&m._view, tape, start, end, strings)
+    m._tape = &m._view
+    m._slot = _nborrowers
+    _borrowers[_nborrowers] = <PyObject *>m
+    _nborrowers += 1
     m._has_payload = True
     return 0
+
+
+cdef inline void _drop_tape(Message m) noexcept:
+    # Forget m's unbuilt payload: unlist a view, free a copy.
+    if m._tape == &m._view:
+        _unlist(m)
+    else:
+        PyMem_Free(m._tape)
+    m._tape = NULL
+
+
+cdef object _tape_value_of(void *m):
+    cdef size_t i = 0
+    return tape_value((<Message>m)._tape, &i)
+
+
+cdef object _build(Message m):
+    # The payload's Python objects.  A view is read in place: no collection may run while
+    # it is (a finalizer could decode and so overwrite the parser's buffers under it).
+    cdef object value
+    if m._tape == &m._view:
+        value = mf_call_without_gc(_tape_value_of, <void *>m)
+    else:
+        value = _tape_value_of(<void *>m)
+    _drop_tape(m)
+    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -270,21 +316,16 @@ cdef class Message:
 
     def __dealloc__(self):
         if self._tape is not NULL:
-            PyMem_Free(self._tape)
-            self._tape = NULL
+            _drop_tape(self)
 
     cdef object payload(self):
-        cdef size_t i = 0
-        cdef mf_tape *tape = self._tape
-        if tape is not NULL:
-            self._payload = tape_value(tape, &i)
-            self._tape = NULL
-            PyMem_Free(tape)
+        if self._tape is not NULL:
+            self._payload = _build(self)
         return self._payload
 
     @property
     def payload_built(self):
-        """False while a decoded payload is still only its tape copy (nobody read it yet)."""
+        """False while a decoded payload is still only its tape (nobody read it yet)."""
         return self._tape is NULL
 
     cdef void set_payload(self, object value, bint present):
@@ -394,3 +435,37 @@ cdef class ErrorResponse(Message):
             return (("id", self.id), ("code", self.code), ("message", self.message),
                     ("data", self.payload()))
         return (("id", self.id), ("code", self.code), ("message", self.message))
+
+
+# ---------------------------------------------------------------------------------------
+# Envelope attributes as member descriptors
+
+# The envelope fields are read on every message (m.id, m.method): as member descriptors
+# the interpreter reads them straight from the object (see mf_member_descriptor), where
+# Cython's read-only properties cost a call each.  The offsets are those of the fields of
+# the structs Cython generates for these classes.
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #define MF_FIELD(cls, field) \\
+        ((Py_ssize_t)offsetof(struct __pyx_obj_7mcpfast_5_core_8messages_##cls, field))
+    #define MF_REQUEST_ID MF_FIELD(Request, id)
+    #define MF_REQUEST_METHOD MF_FIELD(Request, method)
+    #define MF_NOTIFICATION_METHOD MF_FIELD(Notification, method)
+    #define MF_RESPONSE_ID MF_FIELD(Response, id)
+    #define MF_ERROR_ID MF_FIELD(ErrorResponse, id)
+    #define MF_ERROR_MESSAGE MF_FIELD(ErrorResponse, message)
+    """
+    Py_ssize_t MF_REQUEST_ID
+    Py_ssize_t MF_REQUEST_METHOD
+    Py_ssize_t MF_NOTIFICATION_METHOD
+    Py_ssize_t MF_RESPONSE_ID
+    Py_ssize_t MF_ERROR_ID
+    Py_ssize_t MF_ERROR_MESSAGE
+
+mf_member_descriptor(Request, "id", MF_REQUEST_ID)
+mf_member_descriptor(Request, "method", MF_REQUEST_METHOD)
+mf_member_descriptor(Notification, "method", MF_NOTIFICATION_METHOD)
+mf_member_descriptor(Response, "id", MF_RESPONSE_ID)
+mf_member_descriptor(ErrorResponse, "id", MF_ERROR_ID)
+mf_member_descriptor(ErrorResponse, "message", MF_ERROR_MESSAGE)

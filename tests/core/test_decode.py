@@ -1,5 +1,6 @@
 """decode(): every JSON-RPC 2.0 rule, the specification's examples, malformed input."""
 
+import gc
 import json
 import sys
 
@@ -14,6 +15,7 @@ from mcpfast._core.decode import (
     DecodeError,
     decode,
 )
+from mcpfast._core.encode import encode_message
 from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
 
 
@@ -355,6 +357,59 @@ def test_payload_survives_later_decodes():
     for i in range(50):
         decode(b'{"jsonrpc":"2.0","id":%d,"result":{"text":"other %d","zz":[9,9,9,9,9,9]}}' % (i, i))
     assert first.result == {"text": "first", "n": [1, 2, 3]}
+
+
+def test_unread_payloads_survive_later_decodes_in_any_order():
+    # Unread payloads view the parser's buffers until the next decode copies them.
+    frames = [b'{"jsonrpc":"2.0","id":%d,"result":{"n":%d,"s":"v%d","l":[%d,"\\u00e9"]}}' % (i, i, i, i)
+              for i in range(40)]
+    kept = [decode(frame) for frame in frames]
+    batch = decode(b"[" + b",".join(frames[:7]) + b"]")
+    del kept[::3]  # freed unread, some of them before being copied
+    encoded = encode_message(kept[-1])  # written from its copy, still unbuilt
+    assert not kept[-1].payload_built
+    for m in reversed(kept):
+        assert m.result == {"n": m.id, "s": "v%d" % m.id, "l": [m.id, "\u00e9"]}
+    assert [m.result["n"] for m in batch] == list(range(7))
+    assert encode_message(decode(encoded)) == encoded
+
+
+def test_a_finalizer_that_decodes_cannot_disturb_a_payload_being_built():
+    # Building a payload (or a batch) allocates dicts and lists, which can start a
+    # collection, which can run a finalizer that decodes -- reusing the parser's buffers
+    # that the payload being built may still be read from.
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1,
+                        "result": [{"k": i, "v": [str(i)] * 3} for i in range(300)]}).encode()
+    other_result = [{"zz": ["w%d" % i, [i, i]]} for i in range(1500)]  # overwrites all of it
+    other = json.dumps({"jsonrpc": "2.0", "id": 2, "result": other_result}).encode()
+    decode(other)  # the parser's buffers grow once, here, not under the payload
+    seen = []
+
+    class Decodes:
+        def __del__(self):
+            seen.append(decode(other).result == other_result)
+
+    def garbage():
+        for _ in range(5):
+            cycle = Decodes()
+            cycle.self = cycle  # only the collector frees it
+
+    threshold = gc.get_threshold()
+    gc.collect()
+    gc.set_threshold(1)
+    try:
+        garbage()  # left for the collector: the next one runs while a payload is built
+        single = decode(frame)
+        result = single.result
+        garbage()
+        batch = decode(b"[" + b",".join([frame] * 4) + b"]")
+        results = [m.result for m in batch]
+    finally:
+        gc.set_threshold(*threshold)
+        gc.collect()
+    expected = json.loads(frame)["result"]
+    assert result == expected and results == [expected] * 4
+    assert seen and all(seen)
 
 
 def test_batch_payloads_are_independent():

@@ -1,0 +1,70 @@
+/*
+ * str objects from UTF-8 that simdjson has already validated, without CPython's general
+ * decoder (which checks again and, for short strings, costs more in set-up than in work):
+ * one pass finds the length in code points and the widest lead byte, which gives the
+ * exact kind CPython requires (UCS1 / UCS2 / UCS4: a str is always stored in the
+ * narrowest kind that holds its largest code point), a second pass writes the code points.
+ * Only for valid UTF-8: anything else must go through PyUnicode_DecodeUTF8.
+ */
+#ifndef MCPFAST_UTF8_STR_H
+#define MCPFAST_UTF8_STR_H
+
+#include <Python.h>
+#include <stdint.h>
+
+#include "mcpfast/compiler.h"
+
+/* The code point starting at s[*i] (valid UTF-8); *i moves past it. */
+MF_ALWAYS_INLINE Py_UCS4 mf_utf8_next(const uint8_t *s, Py_ssize_t *i) {
+    Py_ssize_t k = *i;
+    uint32_t b = s[k];
+    if (b < 0x80) {
+        *i = k + 1;
+        return b;
+    }
+    if (b < 0xE0) {
+        *i = k + 2;
+        return ((b & 0x1F) << 6) | (s[k + 1] & 0x3F);
+    }
+    if (b < 0xF0) {
+        *i = k + 3;
+        return ((b & 0x0F) << 12) | ((uint32_t)(s[k + 1] & 0x3F) << 6) | (s[k + 2] & 0x3F);
+    }
+    *i = k + 4;
+    return ((b & 0x07) << 18) | ((uint32_t)(s[k + 1] & 0x3F) << 12) |
+           ((uint32_t)(s[k + 2] & 0x3F) << 6) | (s[k + 3] & 0x3F);
+}
+
+/* A new str holding the n bytes of valid UTF-8 at data; NULL with an exception set. */
+static PyObject *mf_str_from_valid_utf8(const char *data, Py_ssize_t n) {
+    const uint8_t *s = (const uint8_t *)data;
+    Py_ssize_t i, chars = 0;
+    uint32_t widest = 0;
+    for (i = 0; i < n; i++) {
+        uint32_t b = s[i];
+        chars += (b & 0xC0) != 0x80;  /* every byte but a continuation byte starts one */
+        widest = b > widest ? b : widest;
+    }
+    /* lead bytes C2..C3: up to U+00FF; C4..EF: U+0100..U+FFFF; F0..F4: beyond U+FFFF */
+    Py_UCS4 maxchar = widest < 0x80 ? 0x7F : widest < 0xC4 ? 0xFF : widest < 0xF0 ? 0xFFFF : 0x10FFFF;
+    PyObject *str = PyUnicode_New(chars, maxchar);
+    if (str == NULL) return NULL;
+    void *out = PyUnicode_DATA(str);
+    Py_ssize_t k = 0;
+    i = 0;
+    if (maxchar == 0x7F) {
+        memcpy(out, s, (size_t)n);
+    } else if (maxchar == 0xFF) {
+        Py_UCS1 *o = (Py_UCS1 *)out;
+        while (i < n) o[k++] = (Py_UCS1)mf_utf8_next(s, &i);
+    } else if (maxchar == 0xFFFF) {
+        Py_UCS2 *o = (Py_UCS2 *)out;
+        while (i < n) o[k++] = (Py_UCS2)mf_utf8_next(s, &i);
+    } else {
+        Py_UCS4 *o = (Py_UCS4 *)out;
+        while (i < n) o[k++] = mf_utf8_next(s, &i);
+    }
+    return str;
+}
+
+#endif /* MCPFAST_UTF8_STR_H */
