@@ -14,6 +14,7 @@ from mcpfast.server.publisher import LocalPublisher
 from mcpfast.transports.http import HTTPRequest, MemoryEventStore
 from mcpfast.transports.http.session_directory import MemoryDirectoryHub
 from mcpfast.transports.http.shared_sessions import ID_SPACING
+from mcpfast.transports.http.sse import split_events
 
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -333,14 +334,10 @@ def test_stateless_mode_ignores_the_directory():
 
 
 def events_of(chunks: bytes) -> list[tuple[Optional[str], dict]]:
-    found = []
-    for raw in chunks.split(b"\n\n"):
-        lines = raw.split(b"\n")
-        event_id = next((line[4:].decode() for line in lines if line.startswith(b"id: ")), None)
-        data = next((line[6:] for line in lines if line.startswith(b"data: ")), b"")
-        if data:
-            found.append((event_id, json.loads(data)))
-    return found
+    """(event id, message) of the message events in an SSE response's bytes (the
+    transport's own SSE reader; priming events and comments carry no message)."""
+    events, _ = split_events(chunks)
+    return [(event.id, json.loads(event.data)) for event in events if event.data]
 
 
 async def read_until(stream: Any, done: Any) -> bytes:
