@@ -23,6 +23,11 @@ satisfies :class:`Connection`; the MCP server's ``Server.connect`` and the clien
     sent before ``feed`` returns; replies from async handlers when their task finishes.
     Raises ConnectionClosed after ``close``.
 
+``connection.feed_message(message, channel=None) -> bool`` (optional)
+    The same for a message the transport decoded already (``decode(frame)``: a message
+    or a batch; the Streamable HTTP endpoint reads the body before it chooses a
+    connection). A transport uses it when the connection has it, else ``feed``.
+
 ``connection.feed_error(exc, channel=None) -> bool``
     For frames that never reached the decoder (an oversize line: ``FrameTooLarge``); the
     connection answers what can be answered and goes on. Returns True (the error is

@@ -349,6 +349,13 @@ class Session:
             msg: Any = decode(frame)
         except DecodeError as exc:
             return self._refused(frame, exc, channel)
+        return self.feed_message(msg, channel)
+
+    def feed_message(self, msg: Any, channel: Optional[ReplyChannel] = None) -> bool:
+        """Process one message the transport decoded already (``decode(frame)``'s result:
+        a message or a batch); otherwise as :meth:`feed`."""
+        if self._closed:
+            raise ConnectionClosed("feed_message() called on a closed session")
         cls = type(msg)
         if cls is Request:
             self._on_request(msg, channel, None)

@@ -68,6 +68,8 @@ def mirrored_value_problem(label: str, header: Optional[str], value: Any,
     None when it does. ``required_for`` completes the "is required" message."""
     if header is None:
         return f"Header mismatch: the {label} header is required {required_for}"
+    if header == value and not header.startswith(_START):
+        return None  # the usual case: the same plain text (no spaces around, no sentinel)
     try:
         decoded = decode_header_value(header.strip())
     except ValueError as exc:

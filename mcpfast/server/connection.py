@@ -103,6 +103,7 @@ class ServerConnection:
         self._install_checks()
         # The transport contract, bound straight to the session.
         self.feed = self.session.feed
+        self.feed_message = self.session.feed_message
         self.feed_error = self.session.feed_error
         server._attach(self)
 

@@ -726,3 +726,25 @@ def test_session_arguments_checked(wire):
         Session(wire, request_timeout=0)
     with pytest.raises(TypeError):
         Session(wire, request_timeout="5")
+
+
+def test_feed_message_takes_what_the_transport_decoded(wire):
+    from mcpfast._core.codec import decode
+
+    router = Router()
+    router.add_request_handler("echo", lambda params, ctx: params)
+    noted = []
+    router.add_notification_handler("notifications/x", lambda params, ctx: noted.append(params))
+    session = Session(wire, router=router)
+    session.allow_batches(True)
+    assert session.feed_message(decode(request(1, "echo", {"a": 1}))) is True
+    assert session.feed_message(decode(notification("notifications/x", {"b": 2}))) is False
+    batch = b"[" + request(2, "echo", [3]) + b"," + request(3, "nope") + b"]"
+    assert session.feed_message(decode(batch)) is True
+    assert wire.messages()[0] == result(1, {"a": 1})
+    assert wire.messages()[1] == [result(2, [3]), error(3, -32601, "Method not found",
+                                                        data={"method": "nope"})]
+    assert noted == [{"b": 2}]
+    session.close()
+    with pytest.raises(ConnectionClosed):
+        session.feed_message(decode(request(4, "echo")))

@@ -385,3 +385,30 @@ def test_a_resume_from_the_priming_event_misses_nothing_sent_before_the_stream_w
         endpoint.close()
 
     run(main())
+
+
+def test_header_verdicts_stay_apart_for_each_combination():
+    # The POST header checks are cached by the header values: every combination must keep
+    # its own answer however the requests interleave on one endpoint.
+    async def main():
+        endpoint = make_server().http_endpoint(stateless=True)
+        echo = {"name": "echo", "arguments": {"text": "hi"}}
+        cases = [
+            ({}, 200),
+            ({"content-type": "text/plain"}, 415),
+            ({"content-type": "application/json; charset=utf-8"}, 200),
+            ({"accept": "application/json"}, 406),
+            ({"mcp-protocol-version": "1999-01-01"}, 400),
+            ({"mcp-protocol-version": " 2025-06-18 "}, 200),
+        ]
+        for _ in range(3):
+            for change, status in cases:
+                req = post(request(5, "tools/call", echo))
+                req.headers.update(change)
+                response = await answer(endpoint.handle(req))
+                assert response.status == status, (change, response.body)
+                if status == 200:
+                    assert json.loads(response.body)["result"]["content"][0]["text"] == "hi"
+        endpoint.close()
+
+    run(main())

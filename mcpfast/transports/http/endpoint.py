@@ -130,6 +130,11 @@ def error_response(status: int, message: str, code: int = INVALID_REQUEST,
     return HTTPResponse(status, headers, json_error_body(code, message))
 
 
+# A POST's header verdict (_post_verdict): the refusal (status, message) if any, json_only,
+# SSE allowed, the version named (stripped), whether it is spoken, whether 2026-07-28.
+_PostVerdict = tuple[Optional[tuple[int, str]], bool, bool, Optional[str], bool, bool]
+_VERDICTS_KEPT = 256
+
 # What an Accept header allows: (JSON, SSE), by header value. Clients send the same one or
 # two values again and again; bounded, since the values come from the network.
 _ACCEPTS: dict[str, tuple[bool, bool]] = {}
@@ -237,6 +242,7 @@ class StreamableHTTPEndpoint:
         # Idle connections of the stateless legs, reused by the next POST (_Lease): keyed
         # by the protocol version of stateless mode, or _LEG_2026.
         self._idle: dict[str, list[Connection]] = {}
+        self._post_verdicts: dict[tuple[Optional[str], Optional[str], Optional[str]], _PostVerdict] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
 
@@ -307,15 +313,13 @@ class StreamableHTTPEndpoint:
 
     def _post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
         headers = request.headers
-        content_type = headers.get(h.CONTENT_TYPE, "")
-        if content_type.split(";")[0].strip().lower() != h.JSON:
-            return error_response(415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
-                               f"got {content_type or 'none'!r}")
-        accept = headers.get(h.ACCEPT, "")
-        json_ok, sse_ok = _accepted(accept)
-        if not json_ok or not (sse_ok or self.json_response):
-            wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
-            return error_response(406, f"Not Acceptable: Accept must allow {wanted}, got {accept!r}")
+        key = (headers.get(h.CONTENT_TYPE), headers.get(h.ACCEPT), headers.get(h.MCP_PROTOCOL_VERSION))
+        verdict = self._post_verdicts.get(key)
+        if verdict is None:
+            verdict = self._post_verdict(key)
+        refusal, json_only, sse_ok, version, version_spoken, leg_2026 = verdict
+        if refusal is not None:
+            return error_response(*refusal)
         body = request.body
         if len(body) > self.max_body_size:
             return error_response(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
@@ -324,20 +328,16 @@ class StreamableHTTPEndpoint:
             message: Any = decode(body)
         except DecodeError as exc:
             return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
-        if isinstance(message, list) and not message:
+        if type(message) is list and not message:
             return error_response(400, "Invalid Request: an empty batch")
-        version = headers.get(h.MCP_PROTOCOL_VERSION)
-        if version is not None:
-            version = version.strip()
-            if version not in SPOKEN_VERSIONS:
-                return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
-                    message.id if type(message) is Request else None,
-                    UNSUPPORTED_PROTOCOL_VERSION,
-                    f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
-                    f"(supported: {', '.join(SPOKEN_VERSIONS)})",
-                    {"supported": list(SPOKEN_VERSIONS), "requested": version}))
-        json_only = self.json_response or not sse_ok
-        if version in STATELESS_VERSIONS:
+        if not version_spoken:
+            return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
+                message.id if type(message) is Request else None,
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                f"(supported: {', '.join(SPOKEN_VERSIONS)})",
+                {"supported": list(SPOKEN_VERSIONS), "requested": version}))
+        if leg_2026:
             if type(message) is Request and message.method == methods.SUBSCRIPTIONS_LISTEN:
                 json_only = not sse_ok  # a listen answer is a stream, even in JSON mode
             return self._post_2026(headers, body, message, json_only, token)
@@ -356,6 +356,28 @@ class StreamableHTTPEndpoint:
                 return self._post_adopted(session_id, token, body, message, json_only)
             return _unknown_session()
         return self._post_session(session, body, message, json_only)
+
+    def _post_verdict(self, key: tuple[Optional[str], Optional[str], Optional[str]]) -> _PostVerdict:
+        """What a POST's Content-Type, Accept and MCP-Protocol-Version headers decide
+        (cached by their values: clients send the same few on every request)."""
+        content_type, accept, version = key
+        refusal: Optional[tuple[int, str]] = None
+        json_ok, sse_ok = _accepted(accept or "")
+        if (content_type or "").split(";")[0].strip().lower() != h.JSON:
+            refusal = (415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
+                            f"got {content_type or 'none'!r}")
+        elif not json_ok or not (sse_ok or self.json_response):
+            wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
+            refusal = (406, f"Not Acceptable: Accept must allow {wanted}, got {accept or ''!r}")
+        if version is not None:
+            version = version.strip()
+        verdict = (refusal, self.json_response or not sse_ok, sse_ok, version,
+                   version is None or version in SPOKEN_VERSIONS, version in STATELESS_VERSIONS)
+        verdicts = self._post_verdicts
+        if len(verdicts) >= _VERDICTS_KEPT:
+            verdicts.clear()
+        verdicts[key] = verdict
+        return verdict
 
     def _post_session(self, session: HTTPSession, body: bytes, message: Any,
                       json_only: bool) -> Outcome:
@@ -539,11 +561,16 @@ class StreamableHTTPEndpoint:
               admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
               close_after: Optional[_Lease] = None,
               headers: Optional[dict[str, str]] = None) -> Outcome:
-        side = session.send_unrelated if session is not None else _drop_side
-        new_stream = session.new_stream if session is not None else _lone_stream(self)
-        reply = PostReply(json_only, side, new_stream, headers)
+        if session is not None:
+            reply = PostReply(json_only, session.send_unrelated, session.new_stream, headers)
+        else:
+            reply = PostReply(json_only, _drop_side, self._lone_stream, headers)
         try:
-            owes = connection.feed(body, reply)
+            # The body is decoded already: a connection that takes the message skips a
+            # second decode (and a second parse of its params).
+            feed_message = getattr(connection, "feed_message", None)
+            owes = (feed_message(message, reply) if feed_message is not None
+                    else connection.feed(body, reply))
         except Exception:
             if close_after is not None:
                 close_after.close()
@@ -552,9 +579,16 @@ class StreamableHTTPEndpoint:
             if close_after is not None:
                 close_after.release()
             return HTTPResponse(202)
-        if reply.outcome is not None:
-            return self._answer(session, connection, reply, message, admit, close_after)
-        return self._await_answer(session, connection, reply, message, admit, close_after)
+        outcome = reply.outcome
+        if outcome is None:
+            return self._await_answer(session, connection, reply, message, admit, close_after)
+        if outcome[0] == "json" and outcome[1] is not None:
+            # Answered while fed (a sync handler, an error): the common case, inline.
+            if close_after is not None:
+                close_after.release()
+            response = HTTPResponse(200, list(_JSON_HEADERS), outcome[1])
+            return admit(response, outcome[1]) if admit is not None else response
+        return self._answer(session, connection, reply, message, admit, close_after)
 
     async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,
                             reply: PostReply, message: Any, admit: Any,
@@ -600,6 +634,10 @@ class StreamableHTTPEndpoint:
 
         response = HTTPResponse(200, list(_SSE_HEADERS), stream=stream.events(), on_close=closed)
         return admit(response, None) if admit is not None else response
+
+    def _lone_stream(self) -> SSEStream:
+        """The SSE stream of a POST outside any session (stateless legs)."""
+        return SSEStream("stateless", None, self.keepalive_interval)
 
     def _cancel(self, connection: Connection, message: Any, reason: str) -> None:
         for request_id in request_ids(message):
@@ -900,12 +938,6 @@ def _bind(connection: Connection, token: AccessToken) -> None:
 
 def _drop_side(frame: bytes) -> None:
     _LOGGER.debug("stateless POST: a message related to the request could not be sent")
-
-
-def _lone_stream(endpoint: StreamableHTTPEndpoint) -> Callable[[], SSEStream]:
-    def make() -> SSEStream:
-        return SSEStream("stateless", None, endpoint.keepalive_interval)
-    return make
 
 
 async def _chunks(chunks: tuple[bytes, ...]) -> Any:
