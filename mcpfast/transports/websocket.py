@@ -45,6 +45,9 @@ def _picows() -> Any:
 
 def _listener_class() -> Any:
     picows = _picows()
+    # Looked up once: these are read for every frame.
+    text, continuation, binary, close = (picows.WSMsgType.TEXT, picows.WSMsgType.CONTINUATION,
+                                         picows.WSMsgType.BINARY, picows.WSMsgType.CLOSE)
 
     class MCPListener(picows.WSListener):  # type: ignore[name-defined]
         """One WebSocket as a transport: text frames in and out of a connection."""
@@ -62,7 +65,7 @@ def _listener_class() -> Any:
             transport = self.transport
             if transport is None or transport.is_disconnected:
                 raise ConnectionError("the WebSocket is closed")
-            transport.send(picows.WSMsgType.TEXT, frame)
+            transport.send(text, frame)
 
         def on_ws_connected(self, transport: Any) -> None:
             self.transport = transport
@@ -72,18 +75,23 @@ def _listener_class() -> Any:
 
         def on_ws_frame(self, transport: Any, frame: Any) -> None:
             kind = frame.msg_type
-            if kind in (picows.WSMsgType.TEXT, picows.WSMsgType.CONTINUATION):
+            if kind is text and frame.fin and not self.parts:
+                # One whole message in one frame: the usual case. Its payload is read where
+                # picows holds it (the decoder copies what it keeps).
+                if self.conn is not None:
+                    self.conn.feed(frame.get_payload_as_memoryview())
+            elif kind is text or kind is continuation:
                 self.parts.append(frame.get_payload_as_bytes())
                 if frame.fin:
-                    message = b"".join(self.parts) if len(self.parts) > 1 else self.parts[0]
+                    message = b"".join(self.parts)
                     self.parts = []
                     if self.conn is not None:
                         self.conn.feed(message)
-            elif kind == picows.WSMsgType.BINARY:
+            elif kind is binary:
                 transport.send_close(picows.WSCloseCode.UNSUPPORTED_DATA,
                                      b"MCP over WebSocket uses text frames")
                 transport.disconnect()
-            elif kind == picows.WSMsgType.CLOSE:
+            elif kind is close:
                 transport.send_close(frame.get_close_code())
                 transport.disconnect()
 

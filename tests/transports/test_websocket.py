@@ -114,6 +114,31 @@ def test_malformed_text_is_answered_and_the_socket_goes_on():
     asyncio.run(main())
 
 
+def test_a_message_in_several_frames_is_joined_and_whole_frames_follow():
+    async def main():
+        task, port = await serving(make_server([]))
+        try:
+            transport, listener = await raw(port)
+            text = json.dumps(INIT).encode()
+            # One message in three frames (TEXT, CONTINUATION, CONTINUATION with fin).
+            transport.send(picows.WSMsgType.TEXT, text[:10], fin=False)
+            transport.send(picows.WSMsgType.CONTINUATION, text[10:30], fin=False)
+            transport.send(picows.WSMsgType.CONTINUATION, text[30:], fin=True)
+            answer = await asyncio.wait_for(listener.got.get(), 5)
+            assert answer["id"] == 0 and answer["result"]["serverInfo"]["name"] == "ws"
+            # Then whole frames, each its own message.
+            for i in range(1, 4):
+                transport.send(picows.WSMsgType.TEXT, json.dumps(
+                    {"jsonrpc": "2.0", "id": i, "method": "ping"}).encode())
+                pong = await asyncio.wait_for(listener.got.get(), 5)
+                assert pong == {"jsonrpc": "2.0", "id": i, "result": {}}
+            transport.disconnect()
+        finally:
+            await stop(task)
+
+    asyncio.run(main())
+
+
 def test_binary_frames_close_with_1003_and_oversize_with_1009():
     async def main():
         task, port = await serving(make_server([]), max_frame_size=1024)

@@ -264,11 +264,12 @@ class StreamableHTTPEndpoint:
             if auth is not None and request.path in auth.metadata_paths:
                 return self._checked_host(request) or auth.metadata_response(request.method)
             return error_response(404, f"Not Found: the MCP endpoint is {self.path}")
-        refused = self._checked_host(request)
+        headers = request.headers
+        refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
         if refused is not None:
-            return refused
+            return error_response(refused[0], refused[1])
         if auth is None:
-            return self._route(request, None)
+            return self._post(request, None) if request.method == "POST" else self._route(request, None)
         verdict = auth.authenticate(request.headers)
         if type(verdict) is AccessToken:
             return self._route(request, verdict)
