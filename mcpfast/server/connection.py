@@ -122,22 +122,20 @@ class ServerConnection:
 
                 return handshake_context
 
-            claim = era.state_for
+            claim = era.claim
             version_key = PROTOCOL_VERSION
 
             # Both eras: the Context has parsed _meta already, so a handshake request costs
-            # one truth test of it (most requests carry no _meta at all).
+            # one truth test of it (most requests carry no _meta at all); a 2026-07-28 one
+            # is claimed with that _meta (params is then a dict), without a RequestState.
             def either_era_context(session: Session, request_id: Any, method: str,
                                    params: Any, channel: Any = None) -> Context:
                 ctx = Context(session, request_id, method, params, channel, connection, state,
                               back_channel)
                 meta = ctx.meta
                 if meta and version_key in meta:
-                    claimed = claim(connection, method, params)
-                    if claimed is not None:
-                        ctx.state = claimed.state
-                        ctx.back_channel = claimed.back_channel
-                        ctx.shape_result = claimed.shape_result
+                    ctx.state, ctx._back_channel, ctx.shape_result = claim(
+                        connection, method, params, meta)
                 return ctx
 
             return either_era_context
