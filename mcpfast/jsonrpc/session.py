@@ -307,6 +307,11 @@ class Session:
         return self._max_in_flight
 
     @property
+    def idle(self) -> bool:
+        """True while open with no incoming request running and no outgoing one waiting."""
+        return not self._closed and not self._in_flight and not self._outgoing
+
+    @property
     def pending(self) -> int:
         """Outgoing requests waiting for their response."""
         return len(self._outgoing)

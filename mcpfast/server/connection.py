@@ -172,11 +172,11 @@ class ServerConnection:
         a log level) is reset, and while idle it is no subscriber of the server's
         publisher nor among its connections (``revive()`` when it serves again). False:
         the caller closes it."""
-        session = self.session
-        if session.closed or session.in_flight or session.pending:
+        if not self.session.idle:
             return False
         self.auth = None
-        self.subscriptions.clear()
+        if self.subscriptions:
+            self.subscriptions.clear()
         self.state.log_level = self.server.default_log_level
         self.server._detach(self)
         return True
@@ -230,7 +230,13 @@ class ServerConnection:
         self._install_checks()
 
     def _install_checks(self) -> None:
-        self.session.before_dispatch = self._run_checks if self._checks else None
+        checks = self._checks
+        if len(checks) == 1:
+            # A lone check (the initialization gate, say) is the hook itself: one call less
+            # per request.
+            self.session.before_dispatch = checks[0]  # type: ignore[assignment]  # our Contexts
+        else:
+            self.session.before_dispatch = self._run_checks if checks else None
 
     def _run_checks(self, ctx: RequestContext) -> None:
         for check in self._checks:
