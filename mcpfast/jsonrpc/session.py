@@ -309,7 +309,8 @@ class Session:
     @property
     def idle(self) -> bool:
         """True while open with no incoming request running and no outgoing one waiting."""
-        return not self._closed and not self._in_flight and not self._outgoing
+        # The book's PendingTable is asked directly: its length costs no Python call.
+        return not self._closed and not self._in_flight and not self._outgoing._table
 
     @property
     def pending(self) -> int:
