@@ -124,6 +124,8 @@ class Context(RequestContext):
         state: Optional[ProtocolState] = None,
         back_channel: BackChannel = SESSION_BACK_CHANNEL,
     ) -> None:
+        # ServerConnection's context factories set the same fields without this frame:
+        # a field added here goes there too.
         RequestContext.__init__(self, session, request_id, method, params, channel)
         self.connection = connection
         self.state = state if state is not None else ProtocolState()
