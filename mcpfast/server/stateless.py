@@ -206,10 +206,7 @@ def _request_state(version: str, client_info: Any, capabilities: Any,
         except ValueError as exc:
             raise InvalidParams(f"_meta[{meta_keys.LOG_LEVEL!r}]: {exc}",
                                 {"param": f"_meta.{meta_keys.LOG_LEVEL}"}) from None
-    state = ProtocolState(log_level)
-    state.negotiate(version, client_info, capabilities)
-    state.initialized = True
-    return state
+    return ProtocolState(log_level, version, client_info, capabilities)
 
 
 def _make_shaper(server: Server, features: VersionFeatures,
