@@ -191,13 +191,18 @@ class ServerConnection:
         self.auth = None
         if self.subscriptions:
             self.subscriptions.clear()
-        self.state.log_level = self.server.default_log_level
-        self.server._detach(self)
+        server = self.server
+        self.state.log_level = server.default_log_level
+        # Server._detach and _attach inlined: every stateless POST passes here and in revive.
+        server._connections.pop(self, None)
+        server.publisher.detach(self)
         return True
 
     def revive(self) -> None:
         """A recycled connection serves again (the transport contract's optional method)."""
-        self.server._attach(self)
+        server = self.server
+        server._connections[self] = None
+        server.publisher.attach(self)
 
     def hear_broadcasts(self, on: bool) -> None:
         """Whether the server's published events (list changes, resource updates, log
