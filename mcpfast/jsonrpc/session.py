@@ -307,6 +307,12 @@ class Session:
         return self._max_in_flight
 
     @property
+    def idle(self) -> bool:
+        """True while open with no incoming request running and no outgoing one waiting."""
+        # The book's PendingTable is asked directly: its length costs no Python call.
+        return not self._closed and not self._in_flight and not self._outgoing._table
+
+    @property
     def pending(self) -> int:
         """Outgoing requests waiting for their response."""
         return len(self._outgoing)

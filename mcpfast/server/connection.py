@@ -114,31 +114,43 @@ class ServerConnection:
         sources = list(self.server.state_sources)
         era = self.server.stateless_era
         if not sources:
+            # The hot factories build a Context as Context.__init__ does, without its
+            # frame (about 3% of a small request): a bare instance, RequestContext's fields,
+            # then Context's own.
+            new_context = Context.__new__
+            fill = RequestContext.__init__
+
             if era is None:
                 # Every request uses the handshake state: no per-request choice to make.
                 def handshake_context(session: Session, request_id: Any, method: str,
                                       params: Any, channel: Any = None) -> Context:
-                    return Context(session, request_id, method, params, channel, connection,
-                                   state, back_channel)
+                    ctx = new_context(Context)
+                    fill(ctx, session, request_id, method, params, channel)
+                    ctx.connection = connection
+                    ctx.state = state
+                    ctx._back_channel = back_channel
+                    return ctx
 
                 return handshake_context
 
-            claim = era.state_for
+            claim = era.claim
             version_key = PROTOCOL_VERSION
 
             # Both eras: the Context has parsed _meta already, so a handshake request costs
-            # one truth test of it (most requests carry no _meta at all).
+            # one truth test of it (most requests carry no _meta at all); a 2026-07-28 one
+            # is claimed with that _meta (params is then a dict), without a RequestState.
             def either_era_context(session: Session, request_id: Any, method: str,
                                    params: Any, channel: Any = None) -> Context:
-                ctx = Context(session, request_id, method, params, channel, connection, state,
-                              back_channel)
+                ctx = new_context(Context)
+                fill(ctx, session, request_id, method, params, channel)
+                ctx.connection = connection
                 meta = ctx.meta
                 if meta and version_key in meta:
-                    claimed = claim(connection, method, params)
-                    if claimed is not None:
-                        ctx.state = claimed.state
-                        ctx.back_channel = claimed.back_channel
-                        ctx.shape_result = claimed.shape_result
+                    ctx.state, ctx._back_channel, ctx.shape_result = claim(
+                        connection, method, params, meta)
+                else:
+                    ctx.state = state
+                    ctx._back_channel = back_channel
                 return ctx
 
             return either_era_context
@@ -175,18 +187,23 @@ class ServerConnection:
         a log level) is reset, and while idle it is no subscriber of the server's
         publisher nor among its connections (``revive()`` when it serves again). False:
         the caller closes it."""
-        session = self.session
-        if session.closed or session.in_flight or session.pending:
+        if not self.session.idle:
             return False
         self.auth = None
-        self.subscriptions.clear()
-        self.state.log_level = self.server.default_log_level
-        self.server._detach(self)
+        if self.subscriptions:
+            self.subscriptions.clear()
+        server = self.server
+        self.state.log_level = server.default_log_level
+        # Server._detach and _attach inlined: every stateless POST passes here and in revive.
+        server._connections.pop(self, None)
+        server.publisher.detach(self)
         return True
 
     def revive(self) -> None:
         """A recycled connection serves again (the transport contract's optional method)."""
-        self.server._attach(self)
+        server = self.server
+        server._connections[self] = None
+        server.publisher.attach(self)
 
     def hear_broadcasts(self, on: bool) -> None:
         """Whether the server's published events (list changes, resource updates, log
@@ -233,7 +250,13 @@ class ServerConnection:
         self._install_checks()
 
     def _install_checks(self) -> None:
-        self.session.before_dispatch = self._run_checks if self._checks else None
+        checks = self._checks
+        if len(checks) == 1:
+            # A lone check (the initialization gate, say) is the hook itself: one call less
+            # per request.
+            self.session.before_dispatch = checks[0]  # type: ignore[assignment]  # our Contexts
+        else:
+            self.session.before_dispatch = self._run_checks if checks else None
 
     def _run_checks(self, ctx: RequestContext) -> None:
         for check in self._checks:

@@ -53,6 +53,7 @@ from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel
+from mcpfast.server.input_required import input_channel
 from mcpfast.server.logs import level_index
 from mcpfast.server.requests_to_client import (
     ElicitationResult,
@@ -108,7 +109,8 @@ class Context(RequestContext):
     """Context of one request or notification handled by the MCP server (module docstring)."""
 
     # task_run: the TaskRun of a tools/call that may become a task (set only then).
-    __slots__ = ("connection", "state", "back_channel", "task_run")
+    # _back_channel: None for a 2026-07-28 request whose channel is made on first use.
+    __slots__ = ("connection", "state", "_back_channel", "task_run")
     task_run: TaskRun
 
     def __init__(
@@ -122,10 +124,26 @@ class Context(RequestContext):
         state: Optional[ProtocolState] = None,
         back_channel: BackChannel = SESSION_BACK_CHANNEL,
     ) -> None:
+        # ServerConnection's context factories set the same fields without this frame:
+        # a field added here goes there too.
         RequestContext.__init__(self, session, request_id, method, params, channel)
         self.connection = connection
         self.state = state if state is not None else ProtocolState()
-        self.back_channel = back_channel
+        self._back_channel: Optional[BackChannel] = back_channel
+
+    @property
+    def back_channel(self) -> BackChannel:
+        """How the request reaches the client (:mod:`mcpfast.server.back_channel`)."""
+        channel = self._back_channel
+        if channel is None:
+            # A 2026-07-28 request that may ask for input (StatelessEra.claim): made now.
+            assert self.connection is not None
+            channel = self._back_channel = input_channel(self.connection, self.method, self.params)
+        return channel
+
+    @back_channel.setter
+    def back_channel(self, channel: BackChannel) -> None:
+        self._back_channel = channel
 
     # -- protocol facts ----------------------------------------------------------------
 

@@ -34,12 +34,16 @@ import hashlib
 import hmac
 import json
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from mcpfast.jsonrpc.errors import InvalidParams
 from mcpfast.server.shared_secret import derived_key
 
-__all__ = ["InputRequired", "InputRequiredBackChannel", "RequestStateCodec", "input_key"]
+if TYPE_CHECKING:
+    from mcpfast.server.connection import ServerConnection
+
+__all__ = ["InputRequired", "InputRequiredBackChannel", "RequestStateCodec", "input_channel",
+           "input_key"]
 
 # Seconds a requestState stays valid unless the server says otherwise.
 DEFAULT_REQUEST_STATE_TTL = 600.0
@@ -142,6 +146,15 @@ def input_key(count: int, key: Optional[str]) -> str:
 
 def _refused(reason: str) -> InvalidParams:
     return InvalidParams(f"Invalid params: {reason}", {"param": "requestState"})
+
+
+def input_channel(connection: ServerConnection, method: str,
+                  params: dict[str, Any]) -> InputRequiredBackChannel:
+    """The back channel of a 2026-07-28 request for ``method`` that came in on
+    ``connection`` (its server's codec, the caller's subject when authenticated)."""
+    auth = connection.auth
+    return InputRequiredBackChannel(connection.server.request_state_codec, method, params,
+                                    auth.subject if auth is not None else None)
 
 
 class InputRequiredBackChannel:

@@ -98,7 +98,14 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         try:
             value = fn(*args, **kwargs)
             if at_once:
-                value = _run_to_end(value)
+                # Run to its end in one step (inline: this is the hot path of small tools).
+                try:
+                    value.send(None)
+                except StopIteration as stop:
+                    value = stop.value
+                else:  # pragma: no cover - code without await cannot suspend
+                    value.close()
+                    raise RuntimeError(f"{value!r} suspended although its code never awaits")
         except passthrough:
             raise
         except Exception as exc:
@@ -113,16 +120,6 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         return finish(value, extra)
 
     return run
-
-
-def _run_to_end(coroutine: Any) -> Any:
-    """The value of a coroutine that never suspends, run in one step."""
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coroutine.close()  # pragma: no cover - code without await cannot suspend
-    raise RuntimeError(f"{coroutine!r} suspended although its code never awaits")  # pragma: no cover
 
 
 async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, extra: Any,

@@ -45,13 +45,17 @@ class ProtocolState:
         "initialized",
     )
 
-    def __init__(self, log_level: int = 1) -> None:
-        self.protocol_version: Optional[str] = None
-        self.features: Optional[VersionFeatures] = None
-        self.client_info: dict[str, Any] = _EMPTY
-        self.client_capabilities: dict[str, Any] = _EMPTY
+    def __init__(self, log_level: int = 1, version: Optional[str] = None,
+                 client_info: dict[str, Any] = _EMPTY,
+                 client_capabilities: dict[str, Any] = _EMPTY) -> None:
+        """A new state; with ``version`` (supported), one already negotiated and
+        initialized, as a 2026-07-28 request's is (one step instead of three)."""
+        self.protocol_version = version
+        self.features: Optional[VersionFeatures] = None if version is None else features_for(version)
+        self.client_info = client_info
+        self.client_capabilities = client_capabilities
         self.log_level = log_level
-        self.initialized = False
+        self.initialized = version is not None
 
     @property
     def negotiated(self) -> bool:

@@ -47,7 +47,7 @@ from mcpfast.protocol.features import VersionFeatures, features_for
 from mcpfast.protocol.log_levels import LEVELS, level_index
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
 from mcpfast.server.back_channel import BackChannel, NoBackChannel
-from mcpfast.server.input_required import InputRequiredBackChannel
+from mcpfast.server.input_required import input_channel
 from mcpfast.server.state import ProtocolState
 from mcpfast.server.state_source import RequestState
 
@@ -73,6 +73,8 @@ NO_LOGS = len(LEVELS)
 _NO_BACK_CHANNEL = NoBackChannel(
     "under 2026-07-28 only tools/call, prompts/get and resources/read may ask the client "
     "for input")
+# A _meta key not sent (null is sent, and refused where an object is required).
+_ABSENT: Any = object()
 # The requests that may be answered with an InputRequiredResult.
 INPUT_METHODS = frozenset({methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ})
 
@@ -99,12 +101,18 @@ class CachePolicy:
 class StatelessEra:
     """The state source of 2026-07-28 requests (module docstring)."""
 
-    __slots__ = ("server", "_shapes")
+    __slots__ = ("server", "_shapes", "_states")
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        # One result shaper per (version, method kind), built once.
-        self._shapes: dict[tuple[str, bool], Callable[[Any], Any]] = {}
+        # Per version spoken: its result shapers (plain, cacheable), built once; a version
+        # is a key only once it was found spoken, so the dict stays as small as the list.
+        self._shapes: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
+        # The state of the requests that declare no capabilities and no clientInfo (the
+        # common case), per (version, logLevel as sent): such requests share one, as the
+        # requests of a handshake connection share the connection's. A key is added only
+        # once its values passed the checks: at most versions x (levels + 1) entries.
+        self._states: dict[tuple[str, Optional[str]], ProtocolState] = {}
 
     def state_for(self, connection: ServerConnection, method: str,
                   params: Any) -> Optional[RequestState]:
@@ -113,55 +121,92 @@ class StatelessEra:
         meta = params.get("_meta")
         if type(meta) is not dict or meta_keys.PROTOCOL_VERSION not in meta:
             return None
+        state, back_channel, shape = self.claim(connection, method, params, meta)
+        if back_channel is None:
+            back_channel = input_channel(connection, method, params)
+        return RequestState(state, back_channel, shape)
+
+    def claim(self, connection: ServerConnection, method: str, params: dict[str, Any],
+              meta: dict[str, Any]
+              ) -> tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]:
+        """What :meth:`state_for` says of a request whose ``params`` carry ``meta``, a
+        ``_meta`` dict holding a protocol version: (state, back channel, shaper). The back
+        channel is None for a request that may ask for input and brings no answers: its
+        :func:`~mcpfast.server.input_required.input_channel` is then made on first use
+        (:attr:`Context.back_channel <mcpfast.server.context.Context.back_channel>`), as
+        most such requests never ask."""
         version = meta[meta_keys.PROTOCOL_VERSION]
         if type(version) is not str:
             raise InvalidParams(f"_meta[{meta_keys.PROTOCOL_VERSION!r}] must be a string",
                                 {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"})
+        shapes = self._shapes.get(version)
+        if shapes is None:
+            shapes = self._shapes_of(version)
+        if method in REMOVED_METHODS:
+            raise MethodNotFound(f"Method not found: {method} does not exist in {version}",
+                                 {"method": method})
+        capabilities = meta.get(meta_keys.CLIENT_CAPABILITIES)
+        client_info = meta.get(meta_keys.CLIENT_INFO, _ABSENT)
+        level = meta.get(meta_keys.LOG_LEVEL)
+        if (type(capabilities) is dict and not capabilities
+                and (client_info is _ABSENT or (type(client_info) is dict and not client_info))
+                and (level is None or type(level) is str)):
+            key = (version, level)
+            state = self._states.get(key)
+            if state is None:
+                state = self._states[key] = _request_state(version, {}, {}, level)
+        else:
+            state = _request_state(version, client_info, capabilities, level)
+        back_channel: Optional[BackChannel] = _NO_BACK_CHANNEL
+        if method in INPUT_METHODS:
+            # Answers brought by the request are checked now, whether or not it asks again.
+            back_channel = input_channel(connection, method, params) \
+                if "requestState" in params or "inputResponses" in params else None
+        # Indexed by a bool: (plain, cacheable).
+        return state, back_channel, shapes[method in CACHEABLE_METHODS]
+
+    def shaper(self, version: str, method: str) -> Callable[[Any], Any]:
+        """The function that gives a result of ``method`` its 2026-07-28 fields."""
+        shapes = self._shapes.get(version)
+        if shapes is None:
+            shapes = self._shapes_of(version)
+        return shapes[method in CACHEABLE_METHODS]
+
+    def _shapes_of(self, version: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+        """The shapers of a version not seen yet; -32022 when it is not spoken here."""
         if version not in STATELESS_VERSIONS:
             raise JSONRPCError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version: {version!r} (supported: {', '.join(SPOKEN_VERSIONS)})",
                 {"supported": list(SPOKEN_VERSIONS), "requested": version})
-        if method in REMOVED_METHODS:
-            raise MethodNotFound(f"Method not found: {method} does not exist in {version}",
-                                 {"method": method})
-        capabilities = meta.get(meta_keys.CLIENT_CAPABILITIES)
-        if not isinstance(capabilities, dict):
-            raise InvalidParams(
-                f"_meta[{meta_keys.CLIENT_CAPABILITIES!r}] is required (an object; {{}} for none)",
-                {"param": f"_meta.{meta_keys.CLIENT_CAPABILITIES}"})
-        client_info = meta.get(meta_keys.CLIENT_INFO, {})
-        if not isinstance(client_info, dict):
-            raise InvalidParams(f"_meta[{meta_keys.CLIENT_INFO!r}] must be an object",
-                                {"param": f"_meta.{meta_keys.CLIENT_INFO}"})
-        level = meta.get(meta_keys.LOG_LEVEL)
-        if level is None:
-            log_level = NO_LOGS
-        else:
-            try:
-                log_level = level_index(level)
-            except ValueError as exc:
-                raise InvalidParams(f"_meta[{meta_keys.LOG_LEVEL!r}]: {exc}",
-                                    {"param": f"_meta.{meta_keys.LOG_LEVEL}"}) from None
-        state = ProtocolState(log_level)
-        state.negotiate(version, client_info, capabilities)
-        state.initialized = True
-        back_channel: BackChannel = _NO_BACK_CHANNEL
-        if method in INPUT_METHODS:
-            auth = connection.auth
-            back_channel = InputRequiredBackChannel(
-                self.server.request_state_codec, method, params,
-                auth.subject if auth is not None else None)
-        return RequestState(state, back_channel, self.shaper(version, method))
+        features = features_for(version)
+        shapes = self._shapes[version] = (_make_shaper(self.server, features, False),
+                                          _make_shaper(self.server, features, True))
+        return shapes
 
-    def shaper(self, version: str, method: str) -> Callable[[Any], Any]:
-        """The function that gives a result of ``method`` its 2026-07-28 fields."""
-        cacheable = method in CACHEABLE_METHODS
-        key = (version, cacheable)
-        shape = self._shapes.get(key)
-        if shape is None:
-            shape = self._shapes[key] = _make_shaper(self.server, features_for(version), cacheable)
-        return shape
+
+def _request_state(version: str, client_info: Any, capabilities: Any,
+                   level: Any) -> ProtocolState:
+    """The ProtocolState of a 2026-07-28 request's ``_meta`` values (version already
+    checked; ``client_info`` _ABSENT when not sent); InvalidParams for malformed ones."""
+    if not isinstance(capabilities, dict):
+        raise InvalidParams(
+            f"_meta[{meta_keys.CLIENT_CAPABILITIES!r}] is required (an object; {{}} for none)",
+            {"param": f"_meta.{meta_keys.CLIENT_CAPABILITIES}"})
+    if client_info is _ABSENT:
+        client_info = {}
+    elif not isinstance(client_info, dict):
+        raise InvalidParams(f"_meta[{meta_keys.CLIENT_INFO!r}] must be an object",
+                            {"param": f"_meta.{meta_keys.CLIENT_INFO}"})
+    if level is None:
+        log_level = NO_LOGS
+    else:
+        try:
+            log_level = level_index(level)
+        except ValueError as exc:
+            raise InvalidParams(f"_meta[{meta_keys.LOG_LEVEL!r}]: {exc}",
+                                {"param": f"_meta.{meta_keys.LOG_LEVEL}"}) from None
+    return ProtocolState(log_level, version, client_info, capabilities)
 
 
 def _make_shaper(server: Server, features: VersionFeatures,
@@ -172,11 +217,15 @@ def _make_shaper(server: Server, features: VersionFeatures,
     def shape(result: Any) -> Any:
         if type(result) is not dict:
             return result
-        shaped = dict(result)
-        shaped.setdefault("resultType", "complete")
-        meta = shaped.get("_meta")
-        shaped["_meta"] = {**meta, meta_keys.SERVER_INFO: info} if type(meta) is dict \
-            else {meta_keys.SERVER_INFO: info}
+        if "resultType" not in result and "_meta" not in result:
+            # The common case in one step; the same keys, in the same order, as below.
+            shaped = {**result, "resultType": "complete", "_meta": {meta_keys.SERVER_INFO: info}}
+        else:
+            shaped = dict(result)
+            shaped.setdefault("resultType", "complete")
+            meta = shaped.get("_meta")
+            shaped["_meta"] = {**meta, meta_keys.SERVER_INFO: info} if type(meta) is dict \
+                else {meta_keys.SERVER_INFO: info}
         if cacheable and shaped["resultType"] == "complete":
             shaped.setdefault("ttlMs", policy.ttl_ms)
             shaped.setdefault("cacheScope", policy.scope)

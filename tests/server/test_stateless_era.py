@@ -165,13 +165,58 @@ def test_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_befor
     ({meta_keys.PROTOCOL_VERSION: V2026}, INVALID_PARAMS, "clientCapabilities"),
     ({meta_keys.PROTOCOL_VERSION: V2026, meta_keys.CLIENT_CAPABILITIES: []}, INVALID_PARAMS, "clientCapabilities"),
     ({meta_keys.PROTOCOL_VERSION: 2026, meta_keys.CLIENT_CAPABILITIES: {}}, INVALID_PARAMS, "must be a string"),
+    ({meta_keys.PROTOCOL_VERSION: [V2026], meta_keys.CLIENT_CAPABILITIES: {}}, INVALID_PARAMS,
+     "must be a string"),
     (meta(**{meta_keys.CLIENT_INFO: "me"}), INVALID_PARAMS, "clientInfo"),
+    (meta(**{meta_keys.CLIENT_INFO: None}), INVALID_PARAMS, "clientInfo"),
     (meta(**{meta_keys.LOG_LEVEL: "loud"}), INVALID_PARAMS, "logLevel"),
+    (meta(**{meta_keys.LOG_LEVEL: ["debug"]}), INVALID_PARAMS, "logLevel"),
 ])
 def test_malformed_meta_is_refused(mcp_schema, bad_meta, code, fragment):
     wire = Wire(make_server(), mcp_schema)
     error = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": bad_meta})["error"]
     assert error["code"] == code and fragment in error["message"]
+
+
+def test_requests_declaring_nothing_share_one_state_per_level(mcp_schema):
+    app = make_server()
+    seen: list[Any] = []
+
+    @app.tool()
+    def state_of(ctx: Context) -> str:
+        seen.append(ctx.state)
+        return "ok"
+
+    wire = Wire(app, mcp_schema)
+    debug = {meta_keys.LOG_LEVEL: "debug"}
+    empty_info = {meta_keys.CLIENT_INFO: {}}
+    for extra in ({}, {}, debug, debug, empty_info):
+        wire.call("tools/call", {"name": "state_of", "arguments": {}, "_meta": meta(**extra)})
+    assert seen[0] is seen[1] is seen[4] and seen[2] is seen[3] and seen[0] is not seen[2]
+    assert (seen[0].log_level_name, seen[2].log_level_name) == ("off", "debug")
+    assert seen[0].initialized and seen[0].protocol_version == V2026
+    assert seen[0].client_capabilities == {} and seen[0].client_info == {}
+    # Declared capabilities or clientInfo: a state of the request's own, with what it sent.
+    info = {meta_keys.CLIENT_INFO: {"name": "modern", "version": "1"}}
+    for _ in range(2):
+        wire.call("tools/call", {"name": "state_of", "arguments": {}, "_meta": meta({"roots": {}}, **info)})
+    assert seen[5] is not seen[6] and seen[5] is not seen[0]
+    assert seen[5].client_capabilities == {"roots": {}} and seen[5].client_info["name"] == "modern"
+    # Values from the network never grow what is shared: refused ones are not kept.
+    for n in range(50):
+        refused = wire.call("tools/call", {"name": "state_of", "arguments": {},
+                                           "_meta": meta(**{meta_keys.LOG_LEVEL: f"level{n}"})})
+        assert refused["error"]["code"] == INVALID_PARAMS
+    assert len(app.stateless_era._states) == 2  # type: ignore[union-attr]
+
+
+def test_answers_a_request_brings_are_checked_even_when_its_tool_never_asks(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    for extra in ({"requestState": "not-a-state"}, {"inputResponses": ["x"]}):
+        params = {"name": "echo", "arguments": {"text": "x"}, "_meta": meta(), **extra}
+        assert wire.call("tools/call", params)["error"]["code"] == INVALID_PARAMS
+    plain = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()})
+    assert plain["result"]["content"] == [{"type": "text", "text": "x"}]
 
 
 def test_unsupported_version_names_the_supported_ones(mcp_schema):
