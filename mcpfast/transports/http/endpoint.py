@@ -241,7 +241,7 @@ class StreamableHTTPEndpoint:
                        if session_directory is not None and not self.stateless else None)
         # Idle connections of the stateless legs, reused by the next POST (_Lease): keyed
         # by the protocol version of stateless mode, or _LEG_2026.
-        self._idle: dict[str, list[Connection]] = {}
+        self._idle: dict[str, list[_Lease]] = {}
         self._post_verdicts: dict[tuple[Optional[str], Optional[str], Optional[str]], _PostVerdict] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
@@ -466,11 +466,10 @@ class StreamableHTTPEndpoint:
             idle = self._idle[key] = []
         if not idle:
             return _Lease(factory(_drop_outside, *extra), idle)
-        connection = idle.pop()
-        revive = getattr(connection, "revive", None)
-        if revive is not None:
-            revive()
-        return _Lease(connection, idle)
+        lease = idle.pop()
+        if lease.revive is not None:
+            lease.revive()
+        return lease
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -569,7 +568,8 @@ class StreamableHTTPEndpoint:
         try:
             # The body is decoded already: a connection that takes the message skips a
             # second decode (and a second parse of its params).
-            feed_message = getattr(connection, "feed_message", None)
+            feed_message = (close_after.feed_message if close_after is not None
+                            else getattr(connection, "feed_message", None))
             owes = (feed_message(message, reply) if feed_message is not None
                     else connection.feed(body, reply))
         except Exception:
@@ -831,7 +831,7 @@ class StreamableHTTPEndpoint:
         self.sessions.clear()
         for session in sessions:
             session.close()
-        idle = [connection for connections in self._idle.values() for connection in connections]
+        idle = [lease.connection for leases in self._idle.values() for lease in leases]
         self._idle.clear()
         for connection in idle:
             connection.close()
@@ -889,22 +889,26 @@ class _Lease:
     ``revive()`` wakes it for the next: the contract's optional methods, see
     ServerConnection.recycle), else closed; ``close()`` on the error paths (a client that
     went away, a failed feed). Why: making a connection and its session for every POST was
-    most of a stateless request's cost."""
+    most of a stateless request's cost. The idle list keeps the leases themselves, with the
+    connection's methods looked up once."""
 
-    __slots__ = ("connection", "idle")
+    __slots__ = ("connection", "idle", "feed_message", "recycle", "revive")
 
-    def __init__(self, connection: Connection, idle: Optional[list[Connection]]) -> None:
+    def __init__(self, connection: Connection, idle: Optional[list[_Lease]]) -> None:
         self.connection = connection
         self.idle = idle
+        self.feed_message: Optional[Callable[[Any, Any], bool]] = getattr(connection, "feed_message", None)
+        self.recycle: Optional[Callable[[], bool]] = (getattr(connection, "recycle", None)
+                                                      if idle is not None else None)
+        self.revive: Optional[Callable[[], None]] = getattr(connection, "revive", None)
 
     def release(self) -> None:
-        connection = self.connection
         idle = self.idle
-        recycle = getattr(connection, "recycle", None)
-        if idle is not None and recycle is not None and len(idle) < IDLE_CONNECTIONS and recycle():
-            idle.append(connection)
+        recycle = self.recycle
+        if recycle is not None and len(idle) < IDLE_CONNECTIONS and recycle():  # type: ignore[arg-type]
+            idle.append(self)  # type: ignore[union-attr]
         else:
-            connection.close()
+            self.connection.close()
 
     def close(self) -> None:
         self.connection.close()
