@@ -9,7 +9,7 @@ soon as the head is read, or from the bytes read) marks the request too large an
 bytes are dropped instead of kept. It knows nothing of sockets, asyncio or MCP.
 """
 
-from typing import Any, Callable, Final, final
+from typing import Any, Callable, Final, Iterable, final
 
 from typing_extensions import Buffer
 
@@ -72,13 +72,13 @@ class HTTPRequestFramer:
     def on_message_complete(self) -> None:
         """Called by the parser (httptools callback); not for other callers."""
 
-def whole_response(status: int, headers: list[tuple[str, str]], keep_alive: bool,
-                   body: bytes) -> bytes:
+def whole_response(status: int, headers: Iterable[tuple[str, str]], keep_alive: bool,
+                   body: Buffer) -> bytes:
     """A response with a Content-Length, head and body, as one bytes object.
 
     ``headers``: (name, value) pairs written as given (latin-1); ``connection: close`` is
-    added unless ``keep_alive``.
+    added unless ``keep_alive``. ``body``: any bytes-like object.
     """
 
-def stream_head(status: int, headers: list[tuple[str, str]], keep_alive: bool) -> bytes:
+def stream_head(status: int, headers: Iterable[tuple[str, str]], keep_alive: bool) -> bytes:
     """The head of a response whose body follows with chunked transfer encoding."""

@@ -556,21 +556,26 @@ cdef bytes head_prefix(object status, list headers, bint keep_alive):
     return prefix
 
 
-def whole_response(status, list headers, bint keep_alive, bytes body):
+def whole_response(status, headers, bint keep_alive, body):
     """A response with a Content-Length, head and body, as one bytes object.
 
     ``headers``: (name, value) pairs written as given (latin-1); ``connection: close`` is
-    added unless ``keep_alive``.
+    added unless ``keep_alive``. ``body``: any bytes-like object.
     """
-    cdef bytes prefix = head_prefix(status, headers, keep_alive)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(body)
+    cdef bytes prefix = head_prefix(status, headers if type(headers) is list else list(headers),
+                                    keep_alive)
+    cdef Py_ssize_t size
     cdef Py_ssize_t prefix_size = PyBytes_GET_SIZE(prefix)
     cdef char digits[24]
     cdef Py_ssize_t ndigits = 0
-    cdef Py_ssize_t n = size
+    cdef Py_ssize_t n
     cdef Py_ssize_t i
     cdef bytes out
     cdef char *p
+    if type(body) is not bytes:
+        body = bytes(memoryview(body))  # any buffer; anything else is a TypeError
+    size = PyBytes_GET_SIZE(body)
+    n = size
     # The length's decimal digits, last first.
     while True:
         digits[ndigits] = <char>(48 + n % 10)  # '0' + digit
@@ -592,6 +597,7 @@ def whole_response(status, list headers, bint keep_alive, bytes body):
     return out
 
 
-def stream_head(status, list headers, bint keep_alive):
+def stream_head(status, headers, bint keep_alive):
     """The head of a response whose body follows with chunked transfer encoding."""
-    return head_prefix(status, headers, keep_alive) + b"transfer-encoding: chunked\r\n\r\n"
+    return (head_prefix(status, headers if type(headers) is list else list(headers), keep_alive)
+            + b"transfer-encoding: chunked\r\n\r\n")

@@ -434,6 +434,16 @@ def test_many_different_heads_stay_correct():
             f"HTTP/1.1 200 OK\r\nx-n: {n}\r\ncontent-length: 0\r\n\r\n".encode())
 
 
+def test_any_pairs_and_any_bytes_like_body_are_written():
+    expected = b"HTTP/1.1 200 OK\r\nx: y\r\ncontent-length: 3\r\n\r\nabc"
+    assert whole_response(200, (("x", "y"),), True, bytearray(b"abc")) == expected
+    assert whole_response(200, iter([("x", "y")]), True, memoryview(b"abc")) == expected
+    assert stream_head(200, (("x", "y"),), True) == b"HTTP/1.1 200 OK\r\nx: y\r\ntransfer-encoding: chunked\r\n\r\n"
+    for body in ("abc", 3, None):
+        with pytest.raises(TypeError):
+            whole_response(200, [], True, body)
+
+
 def test_header_values_outside_latin_1_are_refused():
     with pytest.raises(UnicodeEncodeError):
         whole_response(200, [("x", "\u20ac")], True, b"")
