@@ -194,7 +194,11 @@ class HTTPServerProtocol(asyncio.Protocol):
             if self._paused:
                 self._paused = False
                 self.transport.resume_reading()
-            self._arm_idle()
+            if self._idle is not None:
+                # The timer is armed: moving its deadline is all _arm_idle would do.
+                self._idle_deadline = self.loop.time() + self.keepalive_timeout
+            else:
+                self._arm_idle()
 
     async def _answer(self, outcome: Any, keep_alive: bool) -> None:
         try:
