@@ -26,8 +26,8 @@ cdef extern from "<strings.h>":
 
 
 cdef extern from "Python.h":
-    # One hash lookup for "insert unless present"; the value in the dict comes back
-    # (borrowed), which is `default` exactly when the key was new.
+    # One hash lookup for "insert unless present"; the value now in the dict comes back
+    # (borrowed).
     PyObject *PyDict_SetDefault(object d, object key, object default) except NULL
     str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void *PyUnicode_DATA(object text)
@@ -88,10 +88,10 @@ cdef inline bint over_limit(str digits, Py_ssize_t limit):
 
 
 cdef tuple split_url(bytes url):
-    # (path, query) as today's reading of httptools.parse_url gives them: origin-form
-    # targets made only of visible ASCII without '#' are split at their first '?' here;
-    # anything else (absolute-form, fragments, other bytes, too long) goes to parse_url
-    # itself, so its acceptance and its errors stay exactly its own.
+    # (path, query) as httptools.parse_url's fields give them (fragment dropped, no query
+    # and an empty one both ""): origin-form targets made only of visible ASCII without '#'
+    # are split at their first '?' here; anything else (absolute-form, fragments, other
+    # bytes, too long) goes to parse_url itself, so its acceptance and errors stay its own.
     cdef const char *p = PyBytes_AS_STRING(url)
     cdef Py_ssize_t size = PyBytes_GET_SIZE(url)
     cdef Py_ssize_t i

@@ -203,6 +203,15 @@ def test_targets_are_split_as_httptools_parse_url_splits_them(target, path, quer
         assert (out[0][1], out[0][2]) == (path, query)
 
 
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_every_byte_in_a_target_is_read_as_parse_url_reads_it(kind):
+    for byte in range(256):
+        for target in (b"/a%cb?c%cd" % (byte, byte), b"/%c" % byte, b"/?%c" % byte):
+            data = b"GET " + target + b" HTTP/1.1\r\nHost: h\r\n\r\n"
+            f = framer()
+            assert (seen(f.feed(kind(data))), error_of(f)) == reference(data)[:2], target
+
+
 def test_keep_alive_follows_the_version_and_connection_header():
     def keep_alive(head: bytes) -> bool:
         return read(head + b"\r\n\r\n")[0][0][5]
