@@ -269,3 +269,79 @@ def test_an_idle_keep_alive_connection_closes_after_the_timeout_counted_from_its
         await stop(task)
 
     asyncio.run(main())
+
+
+async def exchange(port: int, data: bytes, answers: int) -> tuple[list[tuple[int, dict[str, str], bytes]], bytes]:
+    """Write data on a fresh connection; the first ``answers`` responses and what follows."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(data)
+    got = [await read_response(reader) for _ in range(answers)]
+    rest = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    return got, rest
+
+
+PING = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+
+
+def test_requests_read_before_a_parse_error_are_answered_then_400_closes_the_connection():
+    async def main():
+        server, port = await start(make_app(), stateless=True, json_response=True)
+        got, rest = await exchange(port, raw_post(PING, extra="MCP-Protocol-Version: 2025-11-25\r\n")
+                                   + b"NOT HTTP\r\n\r\n", 2)
+        assert got[0][0] == 200 and json.loads(got[0][2])["id"] == 7
+        assert got[1][0] == 400 and got[1][1].get("connection") == "close"
+        assert json.loads(got[1][2])["error"]["message"] == (
+            "Bad Request: malformed HTTP (Invalid method encountered)")
+        assert rest == b""
+        await stop(server)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"GET /mcp HTTP/1.1\r\nHost: h\r\nX-Big: " + b"x" * 70000 + b"\r\n\r\n",
+     "Bad Request: malformed HTTP (User callback error)"),
+    (b"GET /mcp HTTP/1.1\r\nX-Big: " + b"x" * 70000 + b"\r\nHost: h\r\n\r\n",
+     "Bad Request: malformed HTTP (`on_header_field` callback error)"),
+    (b"POST /mcp HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+     "Bad Request: malformed HTTP (Duplicate Content-Length)"),
+])
+def test_refused_heads_get_400_with_their_reason(data, message):
+    async def main():
+        server, port = await start(make_app())
+        got, rest = await exchange(port, data, 1)
+        assert got[0][0] == 400 and json.loads(got[0][2])["error"]["message"] == message
+        assert rest == b""
+        await stop(server)
+
+    asyncio.run(main())
+
+
+def test_an_upgrade_request_is_answered_then_refused_with_400():
+    async def main():
+        server, port = await start(make_app())
+        # llhttp completes the request before it reports the upgrade: it is answered (here
+        # refused for its Host), then the upgrade gets its 400 and the connection closes.
+        got, rest = await exchange(port, b"GET /mcp HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\n"
+                                         b"Upgrade: websocket\r\n\r\n", 2)
+        assert got[0][0] == 421
+        assert got[1][0] == 400 and json.loads(got[1][2])["error"]["message"] == (
+            "Bad Request: protocol upgrades are not served here")
+        assert rest == b""
+        await stop(server)
+
+    asyncio.run(main())
+
+
+def test_a_body_too_large_by_content_length_gets_413_before_it_is_sent():
+    async def main():
+        server, port = await start(make_app(), max_body_size=1000)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\n\r\n{")
+        status, headers, body = await asyncio.wait_for(read_response(reader), 5)
+        assert status == 413 and headers.get("connection") == "close" and b"over 1000 bytes" in body
+        writer.close()
+        await stop(server)
+
+    asyncio.run(main())

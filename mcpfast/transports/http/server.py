@@ -1,7 +1,8 @@
 """mcpfast's own HTTP/1.1 server for the Streamable HTTP endpoint: asyncio (uvloop) + httptools.
 
-One :class:`HTTPServerProtocol` per TCP connection parses requests with httptools (the
-llhttp parser of Node.js), hands each to the endpoint and writes its answer. Requests on
+One :class:`HTTPServerProtocol` per TCP connection reads requests with the compiled
+framer of mcpfast._core.http_framing (httptools, the llhttp parser of Node.js, underneath),
+hands each to the endpoint and writes its answer. Requests on
 one connection are answered in order (HTTP/1.1); pipelined ones wait their turn, with
 reading paused meanwhile. An answer the endpoint has at once (a sync tool, every error)
 is written without creating a task. Streams (SSE) go out with chunked transfer encoding,
@@ -21,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from http import HTTPStatus
+from collections import deque
 from typing import Any, Callable, Optional
 
 import httptools
 
+from mcpfast._core.http_framing import HTTPRequestFramer, stream_head, whole_response
 from mcpfast.transports.http.endpoint import HTTPEndpoint
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
 
@@ -39,49 +41,6 @@ DEFAULT_KEEPALIVE_TIMEOUT = 75.0
 DEFAULT_SHUTDOWN_TIMEOUT = 30.0
 # Seconds a connection accepted just before shutdown gets to send its first request.
 FRESH_GRACE = 1.0
-_STATUS_LINES = {
-    status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
-    for status in HTTPStatus
-}
-
-
-# Response heads without their length, by (status, headers, keep-alive): most responses share
-# a handful of them. Bounded (a handler's own headers could vary without end).
-_HEADS: dict[tuple[int, tuple[tuple[str, str], ...], bool], bytes] = {}
-
-
-def _head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
-          length: Optional[int]) -> bytes:
-    if length is None:
-        return _build_head(status, headers, keep_alive, None)
-    key = (status, tuple(headers), keep_alive)
-    prefix = _HEADS.get(key)
-    if prefix is None:
-        if len(_HEADS) >= 256:
-            _HEADS.clear()
-        prefix = _HEADS[key] = _build_head(status, headers, keep_alive, None, end=False)
-    return prefix + b"content-length: %d\r\n\r\n" % length
-
-
-def _build_head(status: int, headers: list[tuple[str, str]], keep_alive: bool,
-                length: Optional[int], end: bool = True) -> bytes:
-    """The head of a response; without ``end``, neither the framing header nor the blank line."""
-    parts = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} Status\r\n".encode("latin-1")]
-    for name, value in headers:
-        parts.append(f"{name}: {value}\r\n".encode("latin-1"))
-    if not keep_alive:
-        parts.append(b"connection: close\r\n")
-    if end:
-        parts.append(b"transfer-encoding: chunked\r\n" if length is None
-                     else b"content-length: %d\r\n" % length)
-        parts.append(b"\r\n")
-    return b"".join(parts)
-
-
-# Header names as read (bytes, any case) -> lower-case str: clients send the same few.
-_HEADER_NAMES: dict[bytes, str] = {}
-
-
 class HTTPServerProtocol(asyncio.Protocol):
     """One HTTP/1.1 connection to the endpoint (module docstring)."""
 
@@ -94,14 +53,13 @@ class HTTPServerProtocol(asyncio.Protocol):
         self.connections = connections
         self.loop = asyncio.get_running_loop()
         self.transport: Optional[asyncio.Transport] = None
-        self.parser = httptools.HttpRequestParser(self)
-        self._url = b""
-        self._headers: dict[str, str] = {}
-        self._body: list[bytes] = []
-        self._body_size = 0
-        self._head_size = 0
-        self._too_large = False
-        self._queue: list[tuple[HTTPRequest, bool, bool]] = []
+        self._framer = HTTPRequestFramer(HTTPRequest, endpoint.max_body_size, MAX_HEAD_SIZE)
+        self._feed = self._framer.feed
+        self._handle = endpoint.handle
+        # Requests read and not answered yet: (request, keep_alive, too_large).
+        self._queue: deque[tuple[HTTPRequest, bool, bool]] = deque()
+        # Reading was paused for pipelined requests (resumed once they are answered).
+        self._paused = False
         self._busy = False
         self._task: Optional[asyncio.Task[None]] = None
         self._response: Optional[HTTPResponse] = None
@@ -161,82 +119,33 @@ class HTTPServerProtocol(asyncio.Protocol):
             return  # closing: what else the client sent is not read
         # Not idle while a request arrives (the timer, if armed, finds no deadline).
         self._idle_deadline = None
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._fail(400, "Bad Request: protocol upgrades are not served here")
-        except httptools.HttpParserError as exc:
-            self._fail(400, f"Bad Request: malformed HTTP ({exc})")
-        else:
-            if self._too_large and not self._closed:
-                # Refused from its Content-Length: answer now instead of reading the body.
-                if self._busy:
-                    self._stopping = True  # after the answer in progress
-                else:
-                    limit = self.endpoint.max_body_size
-                    self._fail(413, f"Payload Too Large: the body is over {limit} bytes")
-
-    # -- httptools callbacks -----------------------------------------------------------
-
-    def on_message_begin(self) -> None:
-        self._url = b""
-        self._headers = {}
-        self._body = []
-        self._body_size = 0
-        self._head_size = 0
-        self._too_large = False
-
-    def on_url(self, url: bytes) -> None:
-        self._url += url
-        self._head_size += len(url)
-        if self._head_size > MAX_HEAD_SIZE:
-            raise httptools.HttpParserError("request head too large")
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._head_size += len(name) + len(value)
-        if self._head_size > MAX_HEAD_SIZE:
-            raise httptools.HttpParserError("request head too large")
-        key = _HEADER_NAMES.get(name)
-        if key is None:
-            key = name.decode("latin-1").lower()
-            if len(_HEADER_NAMES) < 512:  # bounded: names come from the network
-                _HEADER_NAMES[name] = key
-        text = value.decode("latin-1")
-        previous = self._headers.get(key)
-        self._headers[key] = text if previous is None else f"{previous}, {text}"
-
-    def on_headers_complete(self) -> None:
-        length = self._headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > self.endpoint.max_body_size:
-            self._too_large = True
-
-    def on_body(self, body: bytes) -> None:
-        if self._too_large:
-            return
-        self._body_size += len(body)
-        if self._body_size > self.endpoint.max_body_size:
-            self._too_large = True
-            self._body = []
-            return
-        self._body.append(body)
-
-    def on_message_complete(self) -> None:
-        url = httptools.parse_url(self._url)
-        path = url.path.decode("latin-1")
-        query = url.query.decode("latin-1") if url.query else ""
-        method = self.parser.get_method().decode("latin-1")
-        keep_alive = self.parser.should_keep_alive()
-        body = b"".join(self._body) if len(self._body) != 1 else self._body[0]
-        request = HTTPRequest(method, path, self._headers, body, query)
-        self._served += 1
-        self._queue.append((request, keep_alive, self._too_large))
-        self._too_large = False  # answered in turn, below
-        if self._busy:
-            # Pipelined: answered after the one in progress; read no further meanwhile.
-            if self.transport is not None:
+        done = self._feed(data)
+        if done is not None:
+            self._served += len(done)
+            queue = self._queue
+            queue.extend(done)
+            if not self._busy:
+                self._next()
+            if queue and self._busy and self.transport is not None:
+                # Pipelined: answered after the one in progress; read no further meanwhile.
                 self.transport.pause_reading()
-            return
-        self._next()
+                self._paused = True
+        if self._framer.failed:
+            self._framing_failed()
+
+    def _framing_failed(self) -> None:
+        error = self._framer.error
+        if isinstance(error, httptools.HttpParserUpgrade):
+            self._fail(400, "Bad Request: protocol upgrades are not served here")
+        elif error is not None:
+            self._fail(400, f"Bad Request: malformed HTTP ({error})")
+        elif not self._closed:
+            # Refused from its Content-Length: answer now instead of reading the body.
+            if self._busy:
+                self._stopping = True  # after the answer in progress
+            else:
+                limit = self.endpoint.max_body_size
+                self._fail(413, f"Payload Too Large: the body is over {limit} bytes")
 
     # -- answering ---------------------------------------------------------------------
 
@@ -250,8 +159,9 @@ class HTTPServerProtocol(asyncio.Protocol):
             if self.transport is not None:
                 self.transport.close()
             return
-        while self._queue and not self._closed:
-            request, keep_alive, too_large = self._queue.pop(0)
+        queue = self._queue
+        while queue and not self._closed:
+            request, keep_alive, too_large = queue.popleft()
             if self._stopping:
                 # The first request of a connection accepted before the listener closed:
                 # answered, then the connection closes.
@@ -265,7 +175,7 @@ class HTTPServerProtocol(asyncio.Protocol):
                                                                f"body is over {limit} bytes")), False)
                 return
             try:
-                outcome = self.endpoint.handle(request)
+                outcome = self._handle(request)
             except Exception:
                 _LOGGER.exception("the MCP endpoint failed on %s %s", request.method, request.path)
                 self._write_whole(HTTPResponse(500, [("content-type", "application/json")],
@@ -281,8 +191,14 @@ class HTTPServerProtocol(asyncio.Protocol):
             self._task = self.loop.create_task(self._answer(outcome, keep_alive))
             return
         if not self._closed and self.transport is not None:
-            self.transport.resume_reading()
-            self._arm_idle()
+            if self._paused:
+                self._paused = False
+                self.transport.resume_reading()
+            if self._idle is not None:
+                # The timer is armed: moving its deadline is all _arm_idle would do.
+                self._idle_deadline = self.loop.time() + self.keepalive_timeout
+            else:
+                self._arm_idle()
 
     async def _answer(self, outcome: Any, keep_alive: bool) -> None:
         try:
@@ -317,8 +233,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         if transport is None or self._closed:
             response.close(disconnected=True)
             return
-        body = response.body
-        transport.write(_head(response.status, response.headers, keep_alive, len(body)) + body)
+        transport.write(whole_response(response.status, response.headers, keep_alive, response.body))
         response.close()
         if not keep_alive:
             transport.close()
@@ -328,7 +243,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         transport = self.transport
         assert transport is not None and response.stream is not None
         self._response = response
-        transport.write(_head(response.status, response.headers, keep_alive, None))
+        transport.write(stream_head(response.status, response.headers, keep_alive))
         stream = response.stream
         try:
             async for chunk in stream:
@@ -362,7 +277,7 @@ class HTTPServerProtocol(asyncio.Protocol):
             self._closed = True
             return
         body = json_error_body(-32600, message)
-        transport.write(_head(status, [("content-type", "application/json")], False, len(body)) + body)
+        transport.write(whole_response(status, [("content-type", "application/json")], False, body))
         transport.close()
         self._closed = True
 

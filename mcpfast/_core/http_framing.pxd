@@ -1,0 +1,37 @@
+# Sans-I/O HTTP/1.1 request framing: HTTPRequestFramer owns an httptools parser whose
+# callbacks are its own methods and keeps the request being read in C-level fields.
+cimport cython
+
+
+@cython.final
+cdef class HTTPRequestFramer:
+    # Called with (method, path, headers, body, query) for each complete request.
+    cdef readonly object request_class
+    cdef readonly Py_ssize_t max_body_size
+    cdef readonly Py_ssize_t max_head_size
+    # The parse error (or HttpParserUpgrade) that ended the stream, else None.
+    cdef readonly object error
+    # error is set, or the request being read is too large: the caller has to act.
+    cdef readonly bint failed
+    cdef object _parser
+    # The parser's bound methods, looked up once.
+    cdef object _feed_data
+    cdef object _get_method
+    cdef object _should_keep_alive
+    # (request, keep_alive, too_large) completed during the current feed(), or None.
+    cdef list _done
+    # The request being read: its target so far, headers, body (first chunk, and the list
+    # of all chunks once there are several), and sizes for the limits.
+    cdef bytes _url
+    cdef dict _headers
+    cdef bytes _body
+    cdef list _chunks
+    cdef Py_ssize_t _body_size
+    cdef Py_ssize_t _head_size
+    cdef bint _too_large
+    # llhttp has begun a message it has not completed, or read one that ends the
+    # connection: what comes next is llhttp's to read, not the fast path's.
+    cdef bint _llhttp_only
+
+    cdef Py_ssize_t _fast(self, const char *p, Py_ssize_t size) except -1
+    cdef int _begin(self) except -1

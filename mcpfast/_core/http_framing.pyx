@@ -1,0 +1,603 @@
+"""HTTP/1.1 framing, sans I/O: requests read with httptools (llhttp), responses written.
+
+HTTPRequestFramer owns an httptools.HttpRequestParser whose callbacks are its own methods
+and hands out whole requests: method, path and query as str, headers in a dict (lower-case
+names, latin-1 values, repeats joined with ", "), the body as bytes, keep-alive. The limits
+on the head and the body are enforced while reading. Plain requests (see "the strict fast
+path" below) are read in one C pass instead; everything else, errors included, is llhttp's.
+whole_response() and stream_head() write response heads from a small cache.
+"""
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.list cimport PyList_Append
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.unicode cimport PyUnicode_DecodeLatin1
+from libc.string cimport memchr, memcmp, memcpy
+
+from http import HTTPStatus
+
+from httptools import HttpParserError, HttpParserUpgrade, HttpRequestParser, parse_url
+
+
+cdef extern from "<strings.h>":
+    int strncasecmp(const char *a, const char *b, size_t n)
+
+
+cdef extern from "Python.h":
+    # One hash lookup for "insert unless present"; the value now in the dict comes back
+    # (borrowed).
+    PyObject *PyDict_SetDefault(object d, object key, object default) except NULL
+    str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    void *PyUnicode_DATA(object text)
+
+
+DEFAULT_MAX_HEAD_SIZE = 64 * 1024
+
+cdef enum:
+    # Header names kept in the name cache at most (names come from the network).
+    HEADER_NAME_CACHE = 512
+    # parse_url refuses longer URLs (its offsets are 16-bit): they take its path, so that
+    # they fail as they always did.
+    MAX_FAST_URL = 65535
+
+# Header names as read (bytes, any case) -> lower-case str: clients send the same few, and
+# a dict lookup costs less than decoding and lower-casing each time. Shared by every framer.
+cdef dict HEADER_NAMES = {}
+# Method names as llhttp gives them (bytes) -> str; llhttp knows a fixed set of methods.
+cdef dict METHODS = {}
+
+
+cdef inline int add_header(dict headers, object key, str text) except -1:
+    # headers[key] = text, or joined to the value already there with ", " (RFC 9110 list
+    # syntax): one hash lookup when the name is new. New is told by the size, not by
+    # identity: short strs such as "" or "1" are shared objects.
+    cdef Py_ssize_t size = len(headers)
+    cdef PyObject *previous = PyDict_SetDefault(headers, key, text)
+    if len(headers) == size:
+        PyDict_SetItem(headers, key, f"{<str>previous}, {text}")
+    return 0
+
+
+cdef inline bint is_ascii_digits(str text):
+    # str.isdigit() as applied to a Content-Length value: llhttp lets nothing but ASCII
+    # digits (and empty values) through, so only those can be seen here.
+    cdef Py_ssize_t i
+    cdef Py_ssize_t size = len(text)
+    cdef Py_UCS4 c
+    if size == 0:
+        return False
+    for i in range(size):
+        c = text[i]
+        if c < 48 or c > 57:  # '0'..'9'
+            return False
+    return True
+
+
+cdef inline bint over_limit(str digits, Py_ssize_t limit):
+    # int(digits) > limit for a non-empty run of ASCII digits, without building an int:
+    # past the limit the value only grows, so the scan stops there (no overflow).
+    cdef Py_ssize_t value = 0
+    cdef Py_ssize_t i
+    for i in range(len(digits)):
+        value = value * 10 + <Py_ssize_t>(digits[i]) - 48  # - '0'
+        if value > limit:
+            return True
+    return False
+
+
+cdef tuple split_url(bytes url):
+    # (path, query) as httptools.parse_url's fields give them (fragment dropped, no query
+    # and an empty one both ""): origin-form targets made only of visible ASCII without '#'
+    # are split at their first '?' here; anything else (absolute-form, fragments, other
+    # bytes, too long) goes to parse_url itself, so its acceptance and errors stay its own.
+    cdef const char *p = PyBytes_AS_STRING(url)
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(url)
+    cdef Py_ssize_t i
+    cdef Py_ssize_t question = -1
+    cdef unsigned char c
+    if 0 < size <= MAX_FAST_URL and p[0] == b'/':
+        for i in range(size):
+            c = <unsigned char>p[i]
+            if c < 0x21 or c > 0x7e or c == b'#':
+                break
+            if c == b'?' and question < 0:
+                question = i
+        else:
+            if question < 0:
+                return PyUnicode_DecodeLatin1(p, size, NULL), ""
+            return (PyUnicode_DecodeLatin1(p, question, NULL),
+                    PyUnicode_DecodeLatin1(p + question + 1, size - question - 1, NULL))
+    parsed = parse_url(url)
+    return (parsed.path.decode("latin-1"),
+            parsed.query.decode("latin-1") if parsed.query else "")
+
+
+# -- the strict fast path ---------------------------------------------------------------
+# Most requests are plain: HTTP/1.1, an origin-form target, "Name: value" headers, a
+# Content-Length body, all of it in the bytes at hand. Such a request is read here in one
+# pass, without llhttp and its seven-plus callbacks. Only a narrow subset of what llhttp
+# accepts qualifies, read exactly as the httptools path reads it; anything else (another
+# version, a special header, an odd byte, a partial message, a limit reached) leaves the
+# message to llhttp, so that every error and every unusual case stays llhttp's.
+
+cdef enum:
+    # Which table(s) a byte belongs to.
+    TCHAR = 1        # RFC 9110 token characters: header names
+    TARGET = 2       # unreserved, sub-delims, ':', '@', '/', '?', '%': origin-form targets
+    VALUE = 4        # visible ASCII and space: header values
+    # Header names cached by their raw bytes (names over NAME_SLOT_SIZE bytes are not).
+    NAME_SLOTS = 64
+    NAME_SLOT_SIZE = 40
+    # Content-Length values with more digits than this are left to llhttp.
+    MAX_LENGTH_DIGITS = 15
+
+cdef unsigned char CHARS[256]
+
+
+cdef void fill_chars():
+    cdef int c
+    for c in range(256):
+        CHARS[c] = 0
+    for c in b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz":
+        CHARS[c] |= TCHAR
+    for c in b"-._~!$&'()*+,;=:@/?%0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz":
+        CHARS[c] |= TARGET
+    for c in range(0x20, 0x7f):
+        CHARS[c] |= VALUE
+
+
+fill_chars()
+
+
+cdef struct NameSlot:
+    Py_ssize_t size
+    char raw[NAME_SLOT_SIZE]
+    PyObject *key   # owned reference to the lower-case str
+
+
+cdef NameSlot NAME_CACHE[NAME_SLOTS]
+
+
+cdef inline str ascii_str(const char *p, Py_ssize_t size):
+    # A str of bytes already checked to be ASCII (no scan for the widest character).
+    cdef str text = PyUnicode_New(size, 127)
+    memcpy(PyUnicode_DATA(text), p, <size_t>size)
+    return text
+
+
+cdef inline object header_key(const char *name, Py_ssize_t size):
+    # The lower-case str of a header name, from a small table indexed by a cheap hash of the
+    # raw bytes (no bytes object, no siphash): clients send the same few names. A name
+    # looks in two neighbouring slots, so that two names that hash alike both stay.
+    cdef Py_ssize_t slot = ((<unsigned char>name[0] * 7 + <unsigned char>name[size - 1] * 3
+                             + <unsigned char>name[size >> 1] + size * 31) & (NAME_SLOTS - 1))
+    cdef NameSlot *entry = &NAME_CACHE[slot]
+    cdef NameSlot *other = &NAME_CACHE[slot ^ 1]
+    cdef object key
+    if entry.key != NULL and entry.size == size and memcmp(entry.raw, name, <size_t>size) == 0:
+        return <object>entry.key
+    if other.key != NULL and other.size == size and memcmp(other.raw, name, <size_t>size) == 0:
+        return <object>other.key
+    key = ascii_str(name, size).lower()
+    if size <= NAME_SLOT_SIZE:
+        if entry.key != NULL and other.key == NULL:
+            entry = other
+        Py_XDECREF(entry.key)
+        Py_INCREF(key)
+        entry.key = <PyObject *>key
+        entry.size = size
+        memcpy(entry.raw, name, <size_t>size)
+    return key
+
+
+# The methods a fast request may use (CONNECT and the rest are llhttp's to read): their
+# bytes on the wire, and the str handed out for each.
+cdef enum:
+    FAST_METHOD_COUNT = 7
+cdef const char *FAST_METHOD_BYTES[FAST_METHOD_COUNT]
+cdef size_t FAST_METHOD_SIZES[FAST_METHOD_COUNT]
+FAST_METHOD_BYTES[:] = [b"POST", b"GET", b"DELETE", b"PUT", b"HEAD", b"OPTIONS", b"PATCH"]
+FAST_METHOD_SIZES[:] = [4, 3, 6, 3, 4, 7, 5]
+cdef tuple FAST_METHOD_NAMES = ("POST", "GET", "DELETE", "PUT", "HEAD", "OPTIONS", "PATCH")
+
+
+cdef inline object fast_method(const char *p, Py_ssize_t size):
+    cdef int i
+    for i in range(FAST_METHOD_COUNT):
+        if FAST_METHOD_SIZES[i] == <size_t>size and memcmp(FAST_METHOD_BYTES[i], p, <size_t>size) == 0:
+            return FAST_METHOD_NAMES[i]
+    return None
+
+
+@cython.final
+cdef class HTTPRequestFramer:
+    """Splits the bytes of one HTTP/1.1 connection into requests (see the module docstring).
+
+    feed() returns the requests the bytes complete as (request, keep_alive, too_large)
+    tuples, request being ``request_class(method, path, headers, body, query)``; a parse
+    error (or a protocol upgrade) ends the stream and is kept in ``error``.
+    """
+
+    def __cinit__(self, request_class, Py_ssize_t max_body_size,
+                  Py_ssize_t max_head_size=DEFAULT_MAX_HEAD_SIZE):
+        if max_body_size < 0:
+            raise ValueError(f"max_body_size must be >= 0, got {max_body_size}")
+        if max_head_size < 0:
+            raise ValueError(f"max_head_size must be >= 0, got {max_head_size}")
+        self.request_class = request_class
+        self.max_body_size = max_body_size
+        self.max_head_size = max_head_size
+        self.error = None
+        self.failed = False
+        self._done = None
+        self._llhttp_only = False
+        self._begin()
+        # httptools looks its callbacks up once, here: the methods below.
+        self._parser = HttpRequestParser(self)
+        self._feed_data = self._parser.feed_data
+        self._get_method = self._parser.get_method
+        self._should_keep_alive = self._parser.should_keep_alive
+
+    @property
+    def refusing(self):
+        """True while the request being read is over max_body_size (its body is dropped)."""
+        return self._too_large
+
+    def __repr__(self):
+        return (f"<HTTPRequestFramer max_body_size={self.max_body_size}"
+                f"{' failed' if self.failed else ''}>")
+
+    def feed(self, data):
+        """Add bytes; return the requests they complete, in order, or None when none.
+
+        After a parse error (``error`` set) the stream is over: later calls return None.
+        """
+        cdef object done
+        cdef Py_ssize_t size
+        cdef Py_ssize_t at = 0
+        cdef Py_ssize_t used
+        if self.error is not None:
+            return None
+        if not self._llhttp_only and type(data) is bytes:
+            # Between messages: read what the fast path can, leave the rest to llhttp.
+            size = PyBytes_GET_SIZE(data)
+            while at < size:
+                used = self._fast(PyBytes_AS_STRING(data) + at, size - at)
+                if used == 0:
+                    break
+                at += used
+            if at == size:
+                done = self._done
+                self._done = None
+                self.failed = False
+                return done
+            if at:
+                data = memoryview(data)[at:]
+        try:
+            self._feed_data(data)
+        except HttpParserUpgrade as exc:
+            # Its argument is where the upgraded stream starts: in all of `data`, not in the
+            # part of it llhttp was given.
+            self.error = exc if at == 0 else HttpParserUpgrade(exc.args[0] + at)
+        except HttpParserError as exc:
+            self.error = exc
+        done = self._done
+        self._done = None
+        self.failed = self.error is not None or self._too_large
+        return done
+
+    cdef Py_ssize_t _fast(self, const char *p, Py_ssize_t size) except -1:
+        # Reads one whole plain request (see "the strict fast path" above) at p and returns
+        # the bytes it took; 0 when the request is not plain or not all there.
+        cdef const char *end = p + size
+        cdef const char *q = p
+        cdef const char *start
+        cdef const char *name
+        cdef const char *value
+        cdef const char *question
+        cdef Py_ssize_t name_size
+        cdef Py_ssize_t value_size
+        cdef Py_ssize_t head_size = 0
+        cdef Py_ssize_t length = -1
+        cdef Py_ssize_t i
+        cdef dict headers
+        cdef object method
+        cdef object path
+        cdef object query
+        cdef object key
+        cdef str text
+        # Request line: METHOD SP origin-form SP "HTTP/1.1" CRLF.
+        start = q
+        while q < end and q - start < 8 and q[0] != b' ':
+            q += 1
+        if q >= end:
+            return 0
+        method = fast_method(start, q - start)
+        if method is None:
+            return 0
+        q += 1
+        start = q
+        if q >= end or q[0] != b'/':
+            return 0
+        while q < end and CHARS[<unsigned char>q[0]] & TARGET:
+            q += 1
+        head_size = q - start
+        if q >= end or q[0] != b' ' or head_size > MAX_FAST_URL or head_size > self.max_head_size:
+            return 0
+        question = <const char *>memchr(start, b'?', <size_t>(q - start))
+        if question == NULL:
+            path = ascii_str(start, q - start)
+            query = ""
+        else:
+            path = ascii_str(start, question - start)
+            query = ascii_str(question + 1, q - question - 1)
+        q += 1
+        if end - q < 10 or memcmp(q, b"HTTP/1.1\r\n", 10) != 0:
+            return 0
+        q += 10
+        headers = {}
+        # Headers: token ":" OWS value CRLF, the value non-empty, without trailing spaces.
+        while True:
+            if end - q < 2:
+                return 0
+            if q[0] == b'\r':
+                if q[1] != b'\n':
+                    return 0
+                q += 2
+                break
+            name = q
+            while q < end and CHARS[<unsigned char>q[0]] & TCHAR:
+                q += 1
+            name_size = q - name
+            if q >= end or q[0] != b':' or name_size == 0:
+                return 0
+            q += 1
+            while q < end and (q[0] == b' ' or q[0] == b'\t'):
+                q += 1
+            value = q
+            while q < end and CHARS[<unsigned char>q[0]] & VALUE:
+                q += 1
+            value_size = q - value
+            if (end - q < 2 or q[0] != b'\r' or q[1] != b'\n' or value_size == 0
+                    or value[value_size - 1] == b' '):
+                return 0
+            q += 2
+            head_size += name_size + value_size
+            if head_size > self.max_head_size:
+                return 0
+            if name_size == 14 and strncasecmp(name, b"content-length", 14) == 0:
+                if length >= 0 or value_size > MAX_LENGTH_DIGITS:
+                    return 0
+                length = 0
+                for i in range(value_size):
+                    if value[i] < b'0' or value[i] > b'9':
+                        return 0
+                    length = length * 10 + (value[i] - 48)  # - '0'
+            elif ((name_size == 10 and strncasecmp(name, b"connection", 10) == 0)
+                    or (name_size == 16 and strncasecmp(name, b"proxy-connection", 16) == 0)):
+                # Only the default of HTTP/1.1 is read here; "close" and the rest change
+                # how llhttp treats what follows.
+                if value_size != 10 or strncasecmp(value, b"keep-alive", 10) != 0:
+                    return 0
+            elif ((name_size == 17 and strncasecmp(name, b"transfer-encoding", 17) == 0)
+                    or (name_size == 7 and strncasecmp(name, b"upgrade", 7) == 0)):
+                return 0
+            key = header_key(name, name_size)
+            text = ascii_str(value, value_size)
+            add_header(headers, key, text)
+        if length < 0:
+            length = 0
+        if length > self.max_body_size or end - q < length:
+            return 0
+        request = self.request_class(method, path, headers,
+                                     PyBytes_FromStringAndSize(q, length) if length else b"", query)
+        entry = (request, True, False)
+        if self._done is None:
+            self._done = [entry]
+        else:
+            PyList_Append(self._done, entry)
+        return q + length - p
+
+    # -- httptools callbacks: called by the parser, during feed() --------------------------
+
+    cdef int _begin(self) except -1:
+        # The state of a request about to be read.
+        self._url = b""
+        self._headers = {}
+        self._body = None
+        self._chunks = None
+        self._body_size = 0
+        self._head_size = 0
+        self._too_large = False
+        return 0
+
+    def on_message_begin(self):
+        self._llhttp_only = True
+        self._begin()
+
+    def on_url(self, bytes url):
+        # Almost always in one piece: kept as is, not copied onto b"".
+        self._url = url if PyBytes_GET_SIZE(self._url) == 0 else self._url + url
+        self._head_size += PyBytes_GET_SIZE(url)
+        if self._head_size > self.max_head_size:
+            raise HttpParserError("request head too large")
+
+    def on_header(self, bytes name, bytes value):
+        cdef PyObject *cached
+        cdef object key
+        cdef str text
+        self._head_size += PyBytes_GET_SIZE(name) + PyBytes_GET_SIZE(value)
+        if self._head_size > self.max_head_size:
+            raise HttpParserError("request head too large")
+        cached = PyDict_GetItem(HEADER_NAMES, name)
+        if cached == NULL:
+            key = PyUnicode_DecodeLatin1(PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), NULL).lower()
+            if len(HEADER_NAMES) < HEADER_NAME_CACHE:
+                HEADER_NAMES[name] = key
+        else:
+            key = <object>cached
+        text = PyUnicode_DecodeLatin1(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), NULL)
+        add_header(self._headers, key, text)
+
+    def on_headers_complete(self):
+        cdef PyObject *length = PyDict_GetItem(self._headers, "content-length")
+        if (length != NULL and is_ascii_digits(<str>length)
+                and over_limit(<str>length, self.max_body_size)):
+            self._too_large = True
+
+    def on_body(self, bytes body):
+        if self._too_large:
+            return
+        self._body_size += PyBytes_GET_SIZE(body)
+        if self._body_size > self.max_body_size:
+            self._too_large = True
+            self._body = None
+            self._chunks = None
+            return
+        if self._body is None:
+            self._body = body
+        elif self._chunks is None:
+            self._chunks = [self._body, body]
+        else:
+            self._chunks.append(body)
+
+    def on_message_complete(self):
+        cdef object method_name = self._get_method()
+        cdef PyObject *cached = PyDict_GetItem(METHODS, method_name)
+        cdef object method
+        cdef object body
+        if cached == NULL:
+            method = method_name.decode("latin-1")
+            METHODS[method_name] = method
+        else:
+            method = <object>cached
+        path, query = split_url(self._url)
+        if self._chunks is not None:
+            body = b"".join(self._chunks)
+        elif self._body is not None:
+            body = self._body
+        else:
+            body = b""
+        request = self.request_class(method, path, self._headers, body, query)
+        keep_alive = self._should_keep_alive()
+        entry = (request, keep_alive, self._too_large)
+        # Answered in turn by the caller: the next request starts with a clean slate.
+        self._too_large = False
+        # What follows a request that ends the connection is llhttp's to refuse.
+        self._llhttp_only = not keep_alive
+        if self._done is None:
+            self._done = [entry]
+        else:
+            PyList_Append(self._done, entry)
+
+
+# -- responses ----------------------------------------------------------------------------
+
+cdef dict STATUS_LINES = {
+    status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
+    for status in HTTPStatus
+}
+# Response heads without their framing header, by (status, headers, keep-alive): most
+# responses share a handful of them. Bounded (a handler's own headers could vary without end).
+cdef dict HEADS = {}
+
+cdef enum:
+    HEAD_CACHE = 256
+
+
+# The last head built or found, with what it was built from: consecutive responses of a
+# connection (and of a server) are mostly alike, and comparing a few pointers costs less
+# than building and hashing a key.
+cdef object LAST_STATUS = None
+cdef tuple LAST_HEADERS = ()
+cdef bint LAST_KEEP_ALIVE = False
+cdef bytes LAST_PREFIX = None
+
+
+cdef inline bint same_headers(list headers, tuple last):
+    # headers == list(last), as tuple equality compares (identity first, then ==).
+    cdef Py_ssize_t i
+    cdef Py_ssize_t size = len(headers)
+    if size != len(last):
+        return False
+    for i in range(size):
+        if headers[i] is not last[i] and headers[i] != last[i]:
+            return False
+    return True
+
+
+cdef bytes head_prefix(object status, list headers, bint keep_alive):
+    # The status line, the headers and "connection: close" unless kept alive.
+    global LAST_STATUS, LAST_HEADERS, LAST_KEEP_ALIVE, LAST_PREFIX
+    cdef object key
+    cdef PyObject *cached
+    cdef bytes prefix
+    if (LAST_PREFIX is not None and keep_alive == LAST_KEEP_ALIVE
+            and (status is LAST_STATUS or status == LAST_STATUS)
+            and same_headers(headers, LAST_HEADERS)):
+        return LAST_PREFIX
+    key = (status, tuple(headers), keep_alive)
+    cached = PyDict_GetItem(HEADS, key)
+    if cached != NULL:
+        prefix = <bytes>cached
+    else:
+        parts = [STATUS_LINES.get(status) or f"HTTP/1.1 {status} Status\r\n".encode("latin-1")]
+        for name, value in headers:
+            parts.append(f"{name}: {value}\r\n".encode("latin-1"))
+        if not keep_alive:
+            parts.append(b"connection: close\r\n")
+        prefix = b"".join(parts)
+        if len(HEADS) >= HEAD_CACHE:
+            HEADS.clear()
+        HEADS[key] = prefix
+    LAST_STATUS, LAST_HEADERS, LAST_KEEP_ALIVE, LAST_PREFIX = key[0], key[1], keep_alive, prefix
+    return prefix
+
+
+def whole_response(status, headers, bint keep_alive, body):
+    """A response with a Content-Length, head and body, as one bytes object.
+
+    ``headers``: (name, value) pairs written as given (latin-1); ``connection: close`` is
+    added unless ``keep_alive``. ``body``: any bytes-like object.
+    """
+    cdef bytes prefix = head_prefix(status, headers if type(headers) is list else list(headers),
+                                    keep_alive)
+    cdef Py_ssize_t size
+    cdef Py_ssize_t prefix_size = PyBytes_GET_SIZE(prefix)
+    cdef char digits[24]
+    cdef Py_ssize_t ndigits = 0
+    cdef Py_ssize_t n
+    cdef Py_ssize_t i
+    cdef bytes out
+    cdef char *p
+    if type(body) is not bytes:
+        body = bytes(memoryview(body))  # any buffer; anything else is a TypeError
+    size = PyBytes_GET_SIZE(body)
+    n = size
+    # The length's decimal digits, last first.
+    while True:
+        digits[ndigits] = <char>(48 + n % 10)  # '0' + digit
+        ndigits += 1
+        n //= 10
+        if n == 0:
+            break
+    out = PyBytes_FromStringAndSize(NULL, prefix_size + 16 + ndigits + 4 + size)
+    p = PyBytes_AS_STRING(out)
+    memcpy(p, PyBytes_AS_STRING(prefix), prefix_size)
+    p += prefix_size
+    memcpy(p, b"content-length: ", 16)
+    p += 16
+    for i in range(ndigits):
+        p[i] = digits[ndigits - 1 - i]
+    p += ndigits
+    memcpy(p, b"\r\n\r\n", 4)
+    memcpy(p + 4, PyBytes_AS_STRING(body), size)
+    return out
+
+
+def stream_head(status, headers, bint keep_alive):
+    """The head of a response whose body follows with chunked transfer encoding."""
+    return (head_prefix(status, headers if type(headers) is list else list(headers), keep_alive)
+            + b"transfer-encoding: chunked\r\n\r\n")
