@@ -345,3 +345,53 @@ def test_a_body_too_large_by_content_length_gets_413_before_it_is_sent():
         await stop(server)
 
     asyncio.run(main())
+
+
+class _Responding:
+    """An endpoint answering every request with the response a test gives it."""
+
+    max_body_size = 1000
+
+    def __init__(self, make_response: Any) -> None:
+        self.make_response = make_response
+
+    def handle(self, request: Any) -> Any:
+        return self.make_response()
+
+    async def start(self) -> None:
+        pass
+
+    def begin_shutdown(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_response_that_cannot_be_written_gets_500_and_the_server_goes_on(streamed, caplog):
+    from mcpfast.transports.http import HTTPResponse
+    from mcpfast.transports.http.server import serve_http
+
+    async def chunks():
+        yield b"data: x\n\n"
+
+    def bad() -> Any:
+        # "€" has no latin-1 form: the head cannot be written.
+        return HTTPResponse(200, [("x-note", "5 €")], b"{}", stream=chunks() if streamed else None)
+
+    async def main():
+        bound = asyncio.get_running_loop().create_future()
+        server = asyncio.ensure_future(serve_http(_Responding(bad), "127.0.0.1", 0,
+                                                  ready=lambda h, p: bound.set_result(p)))
+        port = await bound
+        for _ in range(2):  # the server serves the next connection as well
+            got, rest = await exchange(port, b"GET /mcp HTTP/1.1\r\nHost: h\r\n\r\n", 1)
+            assert got[0][0] == 500 and got[0][1].get("connection") == "close"
+            assert json.loads(got[0][2])["error"]["message"] == (
+                "Internal error: the response could not be written")
+            assert rest == b""
+        await stop(server)
+
+    asyncio.run(main())
+    assert "an HTTP response could not be written" in caplog.text

@@ -233,7 +233,14 @@ class HTTPServerProtocol(asyncio.Protocol):
         if transport is None or self._closed:
             response.close(disconnected=True)
             return
-        transport.write(whole_response(response.status, response.headers, keep_alive, response.body))
+        try:
+            data = whole_response(response.status, response.headers, keep_alive, response.body)
+        except Exception:
+            # A response that cannot be written (a header outside latin-1, say): the
+            # client gets a 500 instead of a cut connection, then the connection closes.
+            _LOGGER.exception("an HTTP response could not be written: %r", response)
+            data, keep_alive = _unwritable(), False
+        transport.write(data)
         response.close()
         if not keep_alive:
             transport.close()
@@ -242,9 +249,19 @@ class HTTPServerProtocol(asyncio.Protocol):
     async def _write_stream(self, response: HTTPResponse, keep_alive: bool) -> None:
         transport = self.transport
         assert transport is not None and response.stream is not None
-        self._response = response
-        transport.write(stream_head(response.status, response.headers, keep_alive))
         stream = response.stream
+        try:
+            head = stream_head(response.status, response.headers, keep_alive)
+        except Exception:
+            _LOGGER.exception("an HTTP response could not be written: %r", response)
+            transport.write(_unwritable())
+            transport.close()
+            self._closed = True
+            response.close(disconnected=True)
+            await stream.aclose()  # type: ignore[attr-defined]
+            return
+        self._response = response
+        transport.write(head)
         try:
             async for chunk in stream:
                 if self._closed:
@@ -333,6 +350,11 @@ class HTTPServerProtocol(asyncio.Protocol):
         if self._drained is None:
             self._drained = self.loop.create_future()
         return self._drained
+
+
+def _unwritable() -> bytes:
+    return whole_response(500, [("content-type", "application/json")], False,
+                          json_error_body(-32603, "Internal error: the response could not be written"))
 
 
 async def serve_http(
