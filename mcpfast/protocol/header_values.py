@@ -12,10 +12,11 @@ import base64
 import binascii
 from typing import Any, Optional
 
-__all__ = ["decode_header_value", "encode_header_value", "header_matches",
+__all__ = ["SENTINEL_START", "decode_header_value", "encode_header_value", "header_matches",
            "mirrored_value_problem"]
 
-_START = "=?base64?"
+# The opening marker of the Base64 sentinel form.
+SENTINEL_START = _START = "=?base64?"
 _END = "?="
 
 

@@ -264,3 +264,28 @@ def test_2026_posts_reuse_an_idle_connection():
         endpoint.close()
 
     run(main())
+
+
+@pytest.mark.parametrize("headers, params, fragment", [
+    # Neither a name in the body nor an Mcp-Name header: the header is still required.
+    ({"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"},
+     {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}, "Mcp-Name header is required"),
+    # Spaces around header values are not part of them.
+    ({"mcp-protocol-version": " 2026-07-28 ", "mcp-method": " tools/call ", "mcp-name": " echo "},
+     {"name": "echo", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}, None),
+    ({"mcp-protocol-version": "2026-07-28 ", "mcp-method": "tools/call", "mcp-name": "echo"},
+     {"name": "echo", "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}},
+     "MCP-Protocol-Version header value '2026-07-28' does not match body value '2025-11-25'"),
+    # A body name that reads as a sentinel must travel encoded, not as it is.
+    ({"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "=?base64?ZWNobw==?="},
+     {"name": "=?base64?ZWNobw==?=", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+     "does not match"),
+])
+def test_routing_header_problem_direct(headers, params, fragment):
+    from mcpfast.transports.http.routing_headers import routing_header_problem
+
+    problem = routing_header_problem(headers, "tools/call", params)
+    if fragment is None:
+        assert problem is None
+    else:
+        assert problem is not None and fragment in problem

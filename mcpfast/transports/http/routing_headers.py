@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from mcpfast.protocol import meta_keys, methods
-from mcpfast.protocol.header_values import decode_header_value, mirrored_value_problem
+from mcpfast.protocol.header_values import SENTINEL_START, decode_header_value, mirrored_value_problem
 from mcpfast.transports.http import headers as h
 
 __all__ = ["decode_header_value", "routing_header_problem"]
@@ -38,18 +38,21 @@ def routing_header_problem(headers: dict[str, str], method: str, params: Any) ->
     message), or None when they do. ``headers``: lower-case names."""
     meta = params.get("_meta") if type(params) is dict else None
     body_version = meta.get(meta_keys.PROTOCOL_VERSION) if type(meta) is dict else None
-    header_version = headers.get(h.MCP_PROTOCOL_VERSION, "").strip()
-    if body_version != header_version:
-        return (f"Header mismatch: MCP-Protocol-Version header value {header_version!r} does "
-                f"not match body value {body_version!r}")
+    header_version = headers.get(h.MCP_PROTOCOL_VERSION, "")
+    if header_version != body_version and header_version.strip() != body_version:
+        return (f"Header mismatch: MCP-Protocol-Version header value {header_version.strip()!r} "
+                f"does not match body value {body_version!r}")
     header_method = headers.get(h.MCP_METHOD)
     if header_method is None:
         return "Header mismatch: the Mcp-Method header is required"
-    if header_method.strip() != method:
+    if header_method != method and header_method.strip() != method:
         return (f"Header mismatch: Mcp-Method header value {header_method.strip()!r} does not "
                 f"match body value {method!r}")
     source = NAME_SOURCES.get(method)
     if source is None:
         return None
     body_name = params.get(source) if type(params) is dict else None
-    return mirrored_value_problem("Mcp-Name", headers.get(h.MCP_NAME), body_name, f"for {method}")
+    header_name = headers.get(h.MCP_NAME)
+    if header_name is not None and header_name == body_name and not header_name.startswith(SENTINEL_START):
+        return None  # the usual case: the same plain text
+    return mirrored_value_problem("Mcp-Name", header_name, body_name, f"for {method}")
