@@ -14,7 +14,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 FUZZ = HERE.parents[1] / "fuzz"
-HARNESSES = ("framer", "decode", "encode", "session", "http")
+HARNESSES = ("framer", "decode", "encode", "session", "http", "http_framer")
 
 sys.path.insert(0, str(FUZZ))
 
