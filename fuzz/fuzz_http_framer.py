@@ -4,9 +4,10 @@ Input: byte 0 picks max_body_size, byte 1 seeds the cut points; byte 2 even: byt
 the stream a client sends, odd: they drive a generator of near-valid requests (methods,
 targets, versions, header names and values, separators, line ends, lengths, bodies from
 small vocabularies with odd bytes mixed in), so that most inputs reach the fast path's
-edges even though the compiled code gives the fuzzer no coverage. The same stream, cut at the same points, goes to two framers: one fed
-bytes (plain requests taken by the fast path, the rest by llhttp) and one fed memoryviews
-(llhttp only: the fast path reads bytes objects only).
+edges even though the compiled code gives the fuzzer no coverage. The same stream, cut
+at the same points, goes to two framers: one fed bytes (plain requests taken by the fast
+path, the rest by llhttp) and one fed memoryviews (llhttp only: the fast path reads bytes
+objects only).
 Property: both give the same requests (method, path, query, headers, body, keep-alive,
 too large), say the same about the body limit after every read, and stop at the same
 kind of error; nothing raises out of feed().
