@@ -23,7 +23,10 @@ only ping and initialize): until the client's ``notifications/initialized`` arri
 other request is refused with NOT_INITIALIZED (-32005, from the error catalogue of erlmcp, the seed design; the
 specification names no code for this) and the data ``{"method": ...}``. Once initialized
 the gate leaves the chain (and with no other check, the session runs none at all). The gate
-applies only to requests whose state is the handshake's.
+applies only to requests whose state is the handshake's: while it heads the chain, the
+context factory applies it as it gives a request that state, so that a request claimed by
+another state (a 2026-07-28 request on a connection that never completes a handshake) runs
+nothing for it.
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ class ServerConnection:
         self.auth: Optional[AccessToken] = None
         self.subscriptions: set[str] = set()
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
+        # The checks the session's hook runs: the chain less the gate while the context
+        # factory applies it (_install_checks).
+        self._hooked: list[Check] = []
+        self._gated = False
         self._back_channel: BackChannel = SESSION_BACK_CHANNEL
         if preset_version is not None:
             # Stateless HTTP: no handshake on this connection; the request's version
@@ -129,6 +136,8 @@ class ServerConnection:
                     ctx.connection = connection
                     ctx.state = state
                     ctx._back_channel = back_channel
+                    if connection._gated:
+                        connection._check_initialized(ctx)
                     return ctx
 
                 return handshake_context
@@ -151,6 +160,8 @@ class ServerConnection:
                 else:
                     ctx.state = state
                     ctx._back_channel = back_channel
+                    if connection._gated:
+                        connection._check_initialized(ctx)
                 return ctx
 
             return either_era_context
@@ -166,9 +177,15 @@ class ServerConnection:
                     ctx = Context(session, request_id, method, params, channel, connection,
                                   claimed.state, claimed.back_channel)
                     ctx.shape_result = claimed.shape_result
-                    return ctx
-            return Context(session, request_id, method, params, channel, connection, state,
-                           back_channel)
+                    break
+            else:
+                ctx = Context(session, request_id, method, params, channel, connection, state,
+                              back_channel)
+            if connection._gated:
+                # Also for a source that answered with the handshake's state: the gate
+                # itself tells which state it applies to.
+                connection._check_initialized(ctx)
+            return ctx
 
         return chosen_context
 
@@ -251,15 +268,20 @@ class ServerConnection:
 
     def _install_checks(self) -> None:
         checks = self._checks
-        if len(checks) == 1:
-            # A lone check (the initialization gate, say) is the hook itself: one call less
-            # per request.
-            self.session.before_dispatch = checks[0]  # type: ignore[assignment]  # our Contexts
+        # The gate heading the chain is applied by the context factory, to the requests it
+        # gives the handshake's state (module docstring): first, as in the chain, and never
+        # for the others. Elsewhere in the chain (moved there by remove_check / add_check)
+        # it runs where it stands.
+        self._gated = bool(checks) and checks[0] == self._check_initialized
+        hooked = self._hooked = checks[1:] if self._gated else list(checks)
+        if len(hooked) == 1:
+            # A lone check is the hook itself: one call less per request.
+            self.session.before_dispatch = hooked[0]  # type: ignore[assignment]  # our Contexts
         else:
-            self.session.before_dispatch = self._run_checks if checks else None
+            self.session.before_dispatch = self._run_checks if hooked else None
 
     def _run_checks(self, ctx: RequestContext) -> None:
-        for check in self._checks:
+        for check in self._hooked:
             check(ctx)  # type: ignore[arg-type]  # the session builds our Contexts
 
     def _check_initialized(self, ctx: Context) -> None:

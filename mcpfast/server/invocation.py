@@ -28,6 +28,7 @@ import inspect
 from contextvars import ContextVar
 from typing import Any, Callable, Optional
 
+from mcpfast._core.calls import step
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 from mcpfast.server.input_required import InputRequired
@@ -98,14 +99,9 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         try:
             value = fn(*args, **kwargs)
             if at_once:
-                # Run to its end in one step (inline: this is the hot path of small tools).
-                try:
-                    value.send(None)
-                except StopIteration as stop:
-                    value = stop.value
-                else:  # pragma: no cover - code without await cannot suspend
-                    value.close()
-                    raise RuntimeError(f"{value!r} suspended although its code never awaits")
+                # Run to its end in one step (inline: this is the hot path of small tools),
+                # its value returned without a StopIteration to create and catch.
+                value = step(value, _suspended)
         except passthrough:
             raise
         except Exception as exc:
@@ -120,6 +116,12 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
         return finish(value, extra)
 
     return run
+
+
+def _suspended(coroutine: Any, yielded: Any) -> Any:
+    """What :func:`step` does with a coroutine that suspended (code without await cannot)."""
+    coroutine.close()
+    raise RuntimeError(f"{coroutine!r} suspended although its code never awaits")
 
 
 async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, extra: Any,

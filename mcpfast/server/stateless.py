@@ -213,13 +213,17 @@ def _make_shaper(server: Server, features: VersionFeatures,
                  cacheable: bool) -> Callable[[Any], Any]:
     info = server.server_info(features)
     policy = server.cache_policy
+    info_key = meta_keys.SERVER_INFO
 
     def shape(result: Any) -> Any:
         if type(result) is not dict:
             return result
         if "resultType" not in result and "_meta" not in result:
-            # The common case in one step; the same keys, in the same order, as below.
-            shaped = {**result, "resultType": "complete", "_meta": {meta_keys.SERVER_INFO: info}}
+            # The common case, kept short: a copy and two stores (a dict display with
+            # ``**result`` builds an extra dict); the same keys, in the same order, as below.
+            shaped = result.copy()
+            shaped["resultType"] = "complete"
+            shaped["_meta"] = {info_key: info}
         else:
             shaped = dict(result)
             shaped.setdefault("resultType", "complete")

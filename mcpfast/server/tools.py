@@ -10,7 +10,8 @@ compiled and nothing inspected again. A return annotation of an array with untyp
 
 Calling (``Tool.call(arguments, ctx)``):
 
-1. the arguments are validated and converted by the precompiled validator; invalid
+1. the arguments are validated and converted by the precompiled validator (the common
+   call -- plain values of the parameters' types -- checked by compiled code); invalid
    arguments give a result with ``isError: true`` whose text says what is wrong (the
    specification: input validation errors are tool execution errors, so the model can
    correct itself);
@@ -49,6 +50,7 @@ import logging
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from mcpfast._core.calls import exact_kwargs
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.header_params import header_params_of
@@ -56,6 +58,7 @@ from mcpfast.server.content import ContentItem, downgrade_content, to_content, t
 from mcpfast.server.invocation import PASS_JSONRPC_ERRORS, invoker
 from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
+from mcpfast.server.schema.sentinels import REQUIRED
 from mcpfast.server.tasks import TASK_STARTS, TASK_SUPPORT
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
@@ -175,6 +178,15 @@ def _holds_content(value: Any) -> bool:
     return type(value) in (list, tuple) and any(isinstance(item, ContentItem) for item in value)
 
 
+def _argument_taker(signature: ToolSignature) -> Callable[[Any], dict[str, Any]]:
+    """The signature's validator behind a compiled check of the common call (arguments the
+    validator would take as they are: ``plain_arguments``), which gives the same dict."""
+    if signature.plain_arguments is None:
+        return signature.validator
+    names, types, defaults = signature.plain_arguments
+    return exact_kwargs(names, types, defaults, REQUIRED, signature.validator)
+
+
 def _invalid_arguments(name: str, exc: ArgumentError) -> dict[str, Any]:
     return tool_error_result(f"Invalid arguments for tool {name!r}: {exc}")
 
@@ -270,7 +282,7 @@ class Tool:
         # Arguments mirrored into Mcp-Param-* headers (2026-07-28 HTTP), checked per call.
         self.header_params = header_params_of(self.input_schema)
         self.output_schema = signature.output_schema
-        self._validator = signature.validator
+        self._validator = _argument_taker(signature)
         self._dumper = signature.output_dumper
         self._wraps = signature.wraps_output
         self._definitions: dict[str, dict[str, Any]] = {}

@@ -287,3 +287,52 @@ def test_cache_policy_is_checked():
         CachePolicy(scope="everyone")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         Server("x", cache={"ttl_ms": 5})  # type: ignore[arg-type]
+
+
+def test_the_initialization_gate_runs_for_handshake_requests_only(mcp_schema):
+    wire = Wire(make_server(), mcp_schema)
+    # Nothing runs before dispatch for a 2026-07-28 request: the gate is the context
+    # factory's, applied to the requests given the handshake's state.
+    assert wire.conn.session.before_dispatch is None
+    echo = {"name": "echo", "arguments": {"text": "x"}}
+    assert wire.call("tools/call", {**echo, "_meta": meta()})["result"]["content"][0]["text"] == "x"
+    refused = wire.call("tools/call", echo, version="2025-11-25")["error"]
+    assert refused == {"code": NOT_INITIALIZED, "data": {"method": "tools/call"},
+                       "message": "Server not initialized: 'tools/call' sent before the "
+                                  "initialization completed (initialize, then notifications/initialized)"}
+    assert wire.call("ping", None, version="2025-11-25")["result"] == {}
+    assert wire.call("tools/call", {**echo, "_meta": meta()})["result"]["content"][0]["text"] == "x"
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
+    assert wire.call("initialize", init, version="2025-11-25")["result"]["protocolVersion"] == "2025-11-25"
+    # Between initialize and notifications/initialized the gate still refuses.
+    assert wire.call("tools/list", None, version="2025-11-25")["error"]["code"] == NOT_INITIALIZED
+    assert wire.call("tools/list", {"_meta": meta()})["result"]["resultType"] == "complete"
+    wire.conn.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert wire.call("tools/call", echo, version="2025-11-25")["result"]["content"][0]["text"] == "x"
+    assert wire.conn.checks == () and wire.conn.session.before_dispatch is None
+
+
+def test_server_checks_run_for_both_eras_and_after_the_gate(mcp_schema):
+    seen: list[tuple[str, bool]] = []
+
+    def check(ctx: Any) -> None:
+        seen.append((ctx.method, ctx.state is ctx.connection.state))
+
+    wire = Wire(make_server(request_checks=[check]), mcp_schema)
+    assert wire.conn.session.before_dispatch is check  # the gate is not the hook's
+    assert wire.call("tools/list", {"_meta": meta()})["result"]["resultType"] == "complete"
+    assert seen == [("tools/list", False)]
+    # A handshake request before initialization: refused by the gate before the check.
+    assert wire.call("tools/list", None, version="2025-11-25")["error"]["code"] == NOT_INITIALIZED
+    assert seen == [("tools/list", False)]
+    assert wire.call("ping", None, version="2025-11-25")["result"] == {}
+    assert seen[-1] == ("ping", True)
+    # Moved behind the check, the gate runs where it stands: after it.
+    gate = wire.conn.checks[0]
+    wire.conn.remove_check(gate)
+    wire.conn.add_check(gate)
+    assert wire.conn.checks == (check, gate)
+    assert wire.call("tools/list", None, version="2025-11-25")["error"]["code"] == NOT_INITIALIZED
+    assert seen[-1] == ("tools/list", True)
+    assert wire.call("tools/list", {"_meta": meta()})["result"]["resultType"] == "complete"
+    assert seen[-1] == ("tools/list", False)

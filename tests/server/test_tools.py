@@ -5,6 +5,7 @@ import dataclasses
 import enum
 import json
 import logging
+import types
 from typing import Annotated, Any, Optional
 
 import pytest
@@ -622,5 +623,51 @@ def test_an_async_tool_that_never_awaits_is_answered_at_once_and_one_that_awaits
         assert client.response(pending) is None
         answered = await client.wait_response(pending)
         assert answered["result"]["content"][0]["text"] == "waited"
+
+    asyncio.run(main())
+
+
+def test_an_async_tool_run_at_once_that_suspends_fails_and_is_closed(ready_client, monkeypatch):
+    # Code without await cannot suspend; were never_suspends ever wrong, the tool fails
+    # (isError) and its coroutine is closed rather than left half run.
+    from mcpfast.server import invocation
+
+    monkeypatch.setattr(invocation, "never_suspends", lambda fn: True)
+    closed: list[bool] = []
+    app = Server("wrong")
+
+    @app.tool()
+    async def waits() -> str:
+        try:
+            await asyncio.sleep(0)
+        finally:
+            closed.append(True)
+        return "never"
+
+    client = ready_client(app)
+    result = client.call_tool("waits")
+    assert result["isError"] is True
+    assert result["content"][0]["text"].endswith("suspended although its code never awaits")
+    assert closed == [True]
+
+
+def test_a_sync_tool_returning_a_generator_based_awaitable_is_answered_by_a_task(ready_client):
+    @types.coroutine
+    def later() -> Any:
+        yield  # one pass of the loop
+        return "later"
+
+    app = Server("awaitable")
+
+    @app.tool()
+    def deferred() -> Any:
+        return later()
+
+    async def main() -> None:
+        client = ready_client(app)
+        pending = client.send_request("tools/call", {"name": "deferred", "arguments": {}})
+        assert client.response(pending) is None
+        answered = await client.wait_response(pending)
+        assert answered["result"]["content"][0]["text"] == "later"
 
     asyncio.run(main())

@@ -12,7 +12,7 @@ from .docstrings import parse_docstring
 from .output import output_plan
 from .sentinels import MISSING, REQUIRED
 from .signature import ToolSignature
-from .validator import compile_validator
+from .validator import compile_validator, plain_arguments
 
 
 def _is_context_annotation(tp: Any, context_type: Any) -> bool:
@@ -136,4 +136,5 @@ def function_schema(
         parameters=tuple(p[0] for p in plan),
         validator=compile_validator(plan),
         output_dumper=dumper,
+        plain_arguments=plain_arguments(plan),
     )

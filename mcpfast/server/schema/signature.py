@@ -22,6 +22,10 @@ class ToolSignature:
     parameters: tuple[str, ...]
     validator: Callable[[Any], dict[str, Any]] = dataclasses.field(repr=False)
     output_dumper: Callable[[Any], Any] | None = dataclasses.field(repr=False)
+    # The arguments the validator takes as they are (validator.plain_arguments): names,
+    # plain types, defaults; None: not known (a validator made elsewhere).
+    plain_arguments: tuple[tuple[str, ...], tuple[type, ...], tuple[Any, ...]] | None = (
+        dataclasses.field(default=None, repr=False))
 
     def to_tool(self) -> dict[str, Any]:
         """The ``Tool`` object for tools/list: name, description (when not empty),

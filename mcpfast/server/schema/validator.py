@@ -1,4 +1,5 @@
-"""The argument validator of a tool: one closure over the per-parameter converters."""
+"""The argument validator of a tool: one closure over the per-parameter converters; and the
+description of the calls it takes without converting anything (`plain_arguments`)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,23 @@ def compile_validator(
         return kwargs
 
     return validate
+
+
+def plain_arguments(
+    plan: list[tuple[str, Callable[[Any], Any], Any, type | None]],
+) -> tuple[tuple[str, ...], tuple[type, ...], tuple[Any, ...]]:
+    """The parameters' names, plain scalar types (``exact``; for a parameter without one, a
+    type no JSON value has) and defaults (REQUIRED for a required parameter), in order.
+
+    What the validator does with an ``arguments`` dict holding every required name and no
+    other, each value of exactly its parameter's type: the same dict, the absent names
+    taking their defaults. A caller can check that shape without running the validator
+    (:class:`mcpfast.server.tools.Tool` does, in compiled code), and run it for anything
+    else."""
+    names = tuple(name for name, _, _, _ in plan)
+    types = tuple(exact or _NoExactType for _, _, _, exact in plan)
+    defaults = tuple(default for _, _, default, _ in plan)
+    return names, types, defaults
 
 
 class _NoExactType:
