@@ -584,6 +584,12 @@ class Session:
             frame = self._error_frame(request_id, method, exc)
         except Exception as exc:
             frame = self._internal_error_frame(request_id, method, exc)
+        except CancelledError:
+            # Raised by a handler run inline (nothing here was cancelled): the peer gets the
+            # answer a handler cancelled locally gets, and the transport goes on reading.
+            self._logger.warning("handler for %r (request id %r) raised CancelledError",
+                                 method, request_id)
+            frame = encode_error(request_id, INTERNAL_ERROR, "Request cancelled")
         # Answered inline (sync handler or error): no task, no bookkeeping.
         if ctx is not None:
             ctx.finish()

@@ -748,3 +748,18 @@ def test_feed_message_takes_what_the_transport_decoded(wire):
     session.close()
     with pytest.raises(ConnectionClosed):
         session.feed_message(decode(request(4, "echo")))
+
+
+def test_a_handler_run_inline_that_raises_cancelled_error_is_answered(wire):
+    router = Router()
+
+    def give_up(params, ctx):
+        raise asyncio.CancelledError()
+
+    router.add_request_handler("give_up", give_up)
+    router.add_request_handler("echo", lambda params, ctx: params)
+    session = Session(wire, router=router)
+    assert session.feed(request(1, "give_up")) is True
+    assert session.feed(request(2, "echo", {"x": 1})) is True
+    assert wire.messages() == [error(1, -32603, "Request cancelled"), result(2, {"x": 1})]
+    assert session.in_flight == 0
