@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 __all__ = ["ChannelSubscription", "Outage", "RedisUnavailable", "redis_client", "safe_url", "subscribe"]
 
@@ -111,6 +111,18 @@ async def subscribe(url: str, channel: str, on_message: Callable[[Any], None],
     subscription = ChannelSubscription(hub, channel, on_message, user)
     await hub.add(subscription)
     return subscription
+
+
+async def close_redis(pending: Iterable[asyncio.Future[Any]], subscription: Optional[ChannelSubscription],
+                      client: Any) -> None:
+    """A Redis component's close: its writes still ``pending`` finish (their errors are
+    theirs), then its ``subscription`` (if any) ends, then its ``client`` closes."""
+    pending = list(pending)
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+    if subscription is not None:
+        await subscription.close()
+    await client.aclose()
 
 
 # The pub/sub connections of this process: per event loop, per URL.

@@ -33,6 +33,7 @@ from mcpfast.server.redis_connection import (
     ChannelSubscription,
     Outage,
     RedisUnavailable,
+    close_redis,
     redis_client,
     safe_url,
     subscribe,
@@ -101,12 +102,8 @@ class RedisPublisher:
 
     async def close(self) -> None:
         """Stop listening and close the connections (what is being sent is sent first)."""
-        if self._sending:
-            await asyncio.gather(*self._sending, return_exceptions=True)
         subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            await subscription.close()
-        await self._redis.aclose()
+        await close_redis(self._sending, subscription, self._redis)
 
     # -- Redis --------------------------------------------------------------------------
 

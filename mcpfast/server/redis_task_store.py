@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import InvalidParams
-from mcpfast.server.redis_connection import ChannelSubscription, redis_client, safe_url, subscribe
+from mcpfast.server.redis_connection import ChannelSubscription, close_redis, redis_client, safe_url, subscribe
 from mcpfast.server.task_record import TaskRecord
 
 __all__ = ["RedisTaskStore"]
@@ -135,6 +135,4 @@ class RedisTaskStore:
 
     async def close(self) -> None:
         subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            await subscription.close()
-        await self._redis.aclose()
+        await close_redis((), subscription, self._redis)

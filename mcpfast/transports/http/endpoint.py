@@ -448,7 +448,7 @@ class StreamableHTTPEndpoint:
                 f"Invalid params: a 2026-07-28 request carries params._meta with "
                 f"{meta_keys.PROTOCOL_VERSION!r} and {meta_keys.CLIENT_CAPABILITIES!r}",
                 {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"}))
-        problem = routing_header_problem(headers, message.method, params)
+        problem = routing_header_problem(headers, message.method, params, meta)
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))

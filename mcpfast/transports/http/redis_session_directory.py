@@ -35,6 +35,7 @@ from mcpfast.server.redis_connection import (
     ChannelSubscription,
     Outage,
     RedisUnavailable,
+    close_redis,
     redis_client,
     safe_url,
     subscribe,
@@ -150,12 +151,8 @@ class RedisSessionDirectory:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
             self._in_background(lambda: self._redis.delete(self._alive_key(self.origin)))
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
         subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            await subscription.close()
-        await self._redis.aclose()
+        await close_redis(self._background, subscription, self._redis)
 
     # -- Redis -------------------------------------------------------------------------
 

@@ -33,10 +33,13 @@ NAME_SOURCES = {methods.TOOLS_CALL: "name", methods.PROMPTS_GET: "name",
                 methods.TASKS_CANCEL: "taskId"}
 
 
-def routing_header_problem(headers: dict[str, str], method: str, params: Any) -> Optional[str]:
+def routing_header_problem(headers: dict[str, str], method: str, params: Any,
+                           meta: Any = None) -> Optional[str]:
     """Why a 2026-07-28 request's routing headers do not match its body (the -32020
-    message), or None when they do. ``headers``: lower-case names."""
-    meta = params.get("_meta") if type(params) is dict else None
+    message), or None when they do. ``headers``: lower-case names; ``meta``: the body's
+    ``params._meta`` when the caller has read it already (else read here)."""
+    if meta is None:
+        meta = params.get("_meta") if type(params) is dict else None
     body_version = meta.get(meta_keys.PROTOCOL_VERSION) if type(meta) is dict else None
     header_version = headers.get(h.MCP_PROTOCOL_VERSION, "")
     if header_version != body_version and header_version.strip() != body_version:
