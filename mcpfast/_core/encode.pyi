@@ -74,3 +74,8 @@ def encode_batch(
     EncodeError for an empty batch (not valid JSON-RPC), an empty bytes item, or an item
     that is neither a message nor bytes/bytearray/contiguous memoryview.
     """
+
+def error_code_of(frame: Buffer) -> int | None:
+    """The ``code`` of the error response ``frame``, or None when it is not one (frames
+    laid out as encode_response / encode_error write them are read in place, any other
+    is decoded)."""

@@ -37,7 +37,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from libc.math cimport isfinite
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 from mcpfast._core.cpython cimport (
     MF_UNICODE_READY,
@@ -975,3 +975,63 @@ cpdef bytes encode_batch(object items):
         return _result(c)
     finally:
         _release(c)
+
+
+# What encode_response / encode_error write before the id, and after it.
+cdef const char *_FRAME_PREFIX = b'{"jsonrpc":"2.0","id":'
+cdef const char *_AFTER_ID_RESULT = b',"result":'
+cdef const char *_AFTER_ID_ERROR = b',"error":{"code":'
+
+
+def error_code_of(frame):
+    """The ``code`` of the error response ``frame``, or None when it is not one.
+
+    A frame laid out as encode_response and encode_error write them is read in place (the
+    id skipped, the key after it looked at); any other frame is decoded to find out. For
+    callers that map error codes to something else (an HTTP status) without decoding
+    every answer."""
+    cdef const char *p
+    cdef Py_ssize_t n
+    cdef Py_ssize_t i = 22
+    cdef int64_t code = 0
+    cdef bint negative = False
+    cdef Py_ssize_t digits = 0
+    if type(frame) is not bytes:
+        return _decoded_error_code(frame)
+    p = PyBytes_AS_STRING(<PyObject *>frame)
+    n = PyBytes_GET_SIZE(<PyObject *>frame)
+    if n < 24 or memcmp(p, _FRAME_PREFIX, 22) != 0:
+        return _decoded_error_code(frame)
+    if p[i] == b'"':
+        # A string id: up to its closing quote (escapes skipped).
+        i += 1
+        while i < n and p[i] != b'"':
+            i += 2 if p[i] == b'\\' else 1
+        i += 1
+    else:
+        while i < n and p[i] != b',':
+            i += 1
+    if n - i > 10 and memcmp(p + i, _AFTER_ID_RESULT, 10) == 0:
+        return None
+    if n - i > 17 and memcmp(p + i, _AFTER_ID_ERROR, 17) == 0:
+        i += 17
+        if p[i] == b'-':
+            negative = True
+            i += 1
+        while i < n and b'0' <= p[i] <= b'9' and digits < 18:
+            code = code * 10 + (p[i] - 48)  # - '0'
+            digits += 1
+            i += 1
+        if digits and i < n and (p[i] == b',' or p[i] == b'}'):
+            return -code if negative else code
+    return _decoded_error_code(frame)
+
+
+cdef object _decoded_error_code(object frame):
+    from mcpfast._core.decode import DecodeError, decode
+
+    try:
+        message = decode(frame)
+    except DecodeError:
+        return None
+    return message.code if type(message) is ErrorResponse else None

@@ -27,6 +27,7 @@ from mcpfast._core.encode import (
     encode_notification,
     encode_request,
     encode_response,
+    error_code_of,
 )
 from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
 
@@ -878,3 +879,42 @@ def test_both_dict_walks_write_the_same_json(dict_walk):
     shapes += [deleted, general]
     for value in shapes:
         assert dumps(value) == reference(value)
+
+
+# ---------------------------------------------------------------------------------------
+# error_code_of: the code of an encoded error response, read without decoding
+
+
+request_ids = st.integers(INT_MIN, UINT_MAX) | text
+
+
+@settings(max_examples=400)
+@given(request_ids | st.none(), st.integers(INT_MIN, 2**63 - 1), text, json_values)
+def test_error_code_of_an_encoded_error_is_its_code(request_id, code, message, data):
+    assert error_code_of(encode_error(request_id, code, message)) == code
+    assert error_code_of(encode_error(request_id, code, message, data)) == code
+
+
+@settings(max_examples=400)
+@given(request_ids, json_values)
+def test_error_code_of_an_encoded_result_is_none_whatever_it_holds(request_id, result):
+    # A result may hold "error" keys and error-like text: only the envelope counts.
+    assert error_code_of(encode_response(request_id, result)) is None
+    assert error_code_of(encode_response(request_id, {"error": {"code": 1}})) is None
+
+
+@pytest.mark.parametrize("frame, code", [
+    # Another layout (keys in another order, spaces): decoded.
+    (b'{"id":1,"jsonrpc":"2.0","error":{"message":"m","code":-32601}}', -32601),
+    (b'{"jsonrpc": "2.0", "id": 1, "error": {"code": 7, "message": "m"}}', 7),
+    (b'{"jsonrpc":"2.0","id":1,"error":{"message":"m","code":3}}', 3),
+    (b'{"id":"e","result":{"error":1},"jsonrpc":"2.0"}', None),
+    # Not an error response at all, or not JSON-RPC: None.
+    (b'{"jsonrpc":"2.0","method":"ping"}', None),
+    (b'{"jsonrpc":"2.0","id":1,"error":{"code":', None),
+    (b"not json", None),
+    (b"", None),
+    (bytearray(b'{"jsonrpc":"2.0","id":1,"error":{"code":5,"message":"m"}}'), 5),
+])
+def test_error_code_of_other_frames_is_what_decoding_says(frame, code):
+    assert error_code_of(frame) == code

@@ -63,8 +63,8 @@ from time import monotonic
 from typing import Any, Awaitable, Callable, Optional, Protocol, Union
 
 from mcpfast._core.decode import DecodeError, decode
-from mcpfast._core.encode import encode_error, encode_notification
-from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
+from mcpfast._core.encode import encode_error, encode_notification, error_code_of
+from mcpfast._core.messages import Notification, Request, Response
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
@@ -870,10 +870,10 @@ _STATUS_2026 = {METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400
 
 
 def _status_2026(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
-    if frame is not None and response.status == 200 and b'"error"' in frame:
-        answer = decode(frame)
-        if type(answer) is ErrorResponse:
-            response.status = _STATUS_2026.get(answer.code, 200)
+    if frame is not None and response.status == 200:
+        code = error_code_of(frame)
+        if code is not None:
+            response.status = _STATUS_2026.get(code, 200)
     return response
 
 
