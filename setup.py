@@ -98,6 +98,7 @@ def ext(name, uses_simdjson=False):
 
 EXTENSIONS = [
     ext("mcpfast._core.framing"),
+    ext("mcpfast._core.http_messages"),
     ext("mcpfast._core.http_framing"),
     ext("mcpfast._core.pending"),
     ext("mcpfast._core.messages"),

@@ -7,6 +7,8 @@ cimport cython
 cdef class HTTPRequestFramer:
     # Called with (method, path, headers, body, query) for each complete request.
     cdef readonly object request_class
+    # request_class is mcpfast's HTTPRequest: made in C, without a call.
+    cdef bint _plain_requests
     cdef readonly Py_ssize_t max_body_size
     cdef readonly Py_ssize_t max_head_size
     # The parse error (or HttpParserUpgrade) that ended the stream, else None.

@@ -18,6 +18,8 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from http import HTTPStatus
 
+from mcpfast._core.http_messages cimport HTTPRequest, new_request
+
 from httptools import HttpParserError, HttpParserUpgrade, HttpRequestParser, parse_url
 
 
@@ -130,6 +132,8 @@ cdef enum:
     # Header names cached by their raw bytes (names over NAME_SLOT_SIZE bytes are not).
     NAME_SLOTS = 64
     NAME_SLOT_SIZE = 40
+    # A cached name also keeps the last value read for it, up to this many bytes.
+    VALUE_SLOT_SIZE = 64
     # Content-Length values with more digits than this are left to llhttp.
     MAX_LENGTH_DIGITS = 15
 
@@ -155,9 +159,17 @@ cdef struct NameSlot:
     Py_ssize_t size
     char raw[NAME_SLOT_SIZE]
     PyObject *key   # owned reference to the lower-case str
+    # The last value read for this name (owned, NULL: none), and whether values are kept
+    # at all (not for credentials: a token must not outlive its request here).
+    bint keep_values
+    Py_ssize_t value_size
+    char value_raw[VALUE_SLOT_SIZE]
+    PyObject *value
 
 
 cdef NameSlot NAME_CACHE[NAME_SLOTS]
+# Names whose values are never kept in the cache.
+cdef frozenset UNCACHED_VALUES = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
 cdef inline str ascii_str(const char *p, Py_ssize_t size):
@@ -167,29 +179,56 @@ cdef inline str ascii_str(const char *p, Py_ssize_t size):
     return text
 
 
-cdef inline object header_key(const char *name, Py_ssize_t size):
-    # The lower-case str of a header name, from a small table indexed by a cheap hash of the
-    # raw bytes (no bytes object, no siphash): clients send the same few names. A name
-    # looks in two neighbouring slots, so that two names that hash alike both stay.
+cdef inline NameSlot *name_slot(const char *name, Py_ssize_t size) except? NULL:
+    # The slot holding a header name's lower-case str, from a small table indexed by a
+    # cheap hash of the raw bytes (no bytes object, no siphash): clients send the same
+    # few names. A name looks in two neighbouring slots, so that two names that hash alike
+    # both stay. NULL for names too long to be kept.
     cdef Py_ssize_t slot = ((<unsigned char>name[0] * 7 + <unsigned char>name[size - 1] * 3
                              + <unsigned char>name[size >> 1] + size * 31) & (NAME_SLOTS - 1))
     cdef NameSlot *entry = &NAME_CACHE[slot]
     cdef NameSlot *other = &NAME_CACHE[slot ^ 1]
     cdef object key
     if entry.key != NULL and entry.size == size and memcmp(entry.raw, name, <size_t>size) == 0:
-        return <object>entry.key
+        return entry
     if other.key != NULL and other.size == size and memcmp(other.raw, name, <size_t>size) == 0:
-        return <object>other.key
+        return other
+    if size > NAME_SLOT_SIZE:
+        return NULL
     key = ascii_str(name, size).lower()
-    if size <= NAME_SLOT_SIZE:
-        if entry.key != NULL and other.key == NULL:
-            entry = other
-        Py_XDECREF(entry.key)
-        Py_INCREF(key)
-        entry.key = <PyObject *>key
-        entry.size = size
-        memcpy(entry.raw, name, <size_t>size)
-    return key
+    if entry.key != NULL and other.key == NULL:
+        entry = other
+    Py_XDECREF(entry.key)
+    Py_XDECREF(entry.value)
+    Py_INCREF(key)
+    entry.key = <PyObject *>key
+    entry.size = size
+    memcpy(entry.raw, name, <size_t>size)
+    entry.keep_values = key not in UNCACHED_VALUES
+    entry.value = NULL
+    return entry
+
+
+cdef inline int add_plain_header(dict headers, const char *name, Py_ssize_t name_size,
+                                 const char *value, Py_ssize_t value_size) except -1:
+    # One header of a plain request (ASCII name and value). The value's str is the one
+    # read last time for this name when the bytes are the same: clients repeat theirs, and
+    # a str used again keeps its hash (the endpoint keys caches by header values).
+    cdef NameSlot *entry = name_slot(name, name_size)
+    cdef str text
+    if entry == NULL:
+        return add_header(headers, ascii_str(name, name_size).lower(), ascii_str(value, value_size))
+    if (entry.value != NULL and entry.value_size == value_size
+            and memcmp(entry.value_raw, value, <size_t>value_size) == 0):
+        return add_header(headers, <object>entry.key, <str>entry.value)
+    text = ascii_str(value, value_size)
+    if entry.keep_values and value_size <= VALUE_SLOT_SIZE:
+        Py_XDECREF(entry.value)
+        Py_INCREF(text)
+        entry.value = <PyObject *>text
+        entry.value_size = value_size
+        memcpy(entry.value_raw, value, <size_t>value_size)
+    return add_header(headers, <object>entry.key, text)
 
 
 # The methods a fast request may use (CONNECT and the rest are llhttp's to read): their
@@ -227,6 +266,7 @@ cdef class HTTPRequestFramer:
         if max_head_size < 0:
             raise ValueError(f"max_head_size must be >= 0, got {max_head_size}")
         self.request_class = request_class
+        self._plain_requests = request_class is HTTPRequest
         self.max_body_size = max_body_size
         self.max_head_size = max_head_size
         self.error = None
@@ -306,8 +346,6 @@ cdef class HTTPRequestFramer:
         cdef object method
         cdef object path
         cdef object query
-        cdef object key
-        cdef str text
         # Request line: METHOD SP origin-form SP "HTTP/1.1" CRLF.
         start = q
         while q < end and q - start < 8 and q[0] != b' ':
@@ -384,15 +422,16 @@ cdef class HTTPRequestFramer:
             elif ((name_size == 17 and strncasecmp(name, b"transfer-encoding", 17) == 0)
                     or (name_size == 7 and strncasecmp(name, b"upgrade", 7) == 0)):
                 return 0
-            key = header_key(name, name_size)
-            text = ascii_str(value, value_size)
-            add_header(headers, key, text)
+            add_plain_header(headers, name, name_size, value, value_size)
         if length < 0:
             length = 0
         if length > self.max_body_size or end - q < length:
             return 0
-        request = self.request_class(method, path, headers,
-                                     PyBytes_FromStringAndSize(q, length) if length else b"", query)
+        body = PyBytes_FromStringAndSize(q, length) if length else b""
+        if self._plain_requests:
+            request = new_request(method, path, headers, body, query)
+        else:
+            request = self.request_class(method, path, headers, body, query)
         entry = (request, True, False)
         if self._done is None:
             self._done = [entry]
@@ -480,7 +519,10 @@ cdef class HTTPRequestFramer:
             body = self._body
         else:
             body = b""
-        request = self.request_class(method, path, self._headers, body, query)
+        if self._plain_requests:
+            request = new_request(method, path, self._headers, body, query)
+        else:
+            request = self.request_class(method, path, self._headers, body, query)
         keep_alive = self._should_keep_alive()
         entry = (request, keep_alive, self._too_large)
         # Answered in turn by the caller: the next request starts with a clean slate.

@@ -179,6 +179,25 @@ def test_repeated_headers_are_joined_and_names_lower_cased():
     assert out[0][3] == {"accept": "a, b, c", "x-y": "Z"}
 
 
+def test_a_repeated_header_value_is_the_same_str_and_a_changed_one_is_read_anew():
+    # Values are kept per name (the endpoint keys its caches by them): the same bytes give
+    # the same str object, other bytes their own value; credentials are never kept.
+    def headers_of(extra: str) -> dict:
+        f = framer()
+        return seen(f.feed(f"GET / HTTP/1.1\r\nHost: h\r\n{extra}\r\n".encode()))[0][3]
+
+    first = headers_of("Accept: application/json\r\nAuthorization: Bearer t0k\r\n")
+    again = headers_of("Accept: application/json\r\nAuthorization: Bearer t0k\r\n")
+    assert again == first == {"host": "h", "accept": "application/json", "authorization": "Bearer t0k"}
+    assert again["accept"] is first["accept"]
+    assert again["authorization"] is not first["authorization"]
+    changed = headers_of("Accept: application/jsoN\r\nAuthorization: Bearer t0K\r\n")
+    assert changed == {"host": "h", "accept": "application/jsoN", "authorization": "Bearer t0K"}
+    long_value = "x" * 300
+    assert headers_of(f"Accept: {long_value}\r\n")["accept"] == long_value
+    assert headers_of("Accept: application/json\r\n")["accept"] == "application/json"
+
+
 def test_values_are_latin_1():
     out, _, _ = read(b"GET / HTTP/1.1\r\nX-Name: caf\xe9\r\n\r\n")
     assert out[0][3] == {"x-name": "caf\xe9"}
