@@ -13,8 +13,9 @@ cdef class HTTPRequestFramer:
     cdef readonly Py_ssize_t max_head_size
     # The parse error (or HttpParserUpgrade) that ended the stream, else None.
     cdef readonly object error
-    # error is set, or the request being read is too large: the caller has to act.
-    cdef readonly bint failed
+    # error is set, or the request being read is too large: the caller has to act (True
+    # or False; an object so that it is a member descriptor: read after every feed).
+    cdef readonly object failed
     cdef object _parser
     # The parser's bound methods, looked up once.
     cdef object _feed_data

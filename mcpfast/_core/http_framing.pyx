@@ -18,6 +18,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from http import HTTPStatus
 
+from mcpfast._core.cpython cimport mf_member_descriptor
 from mcpfast._core.http_messages cimport HTTPRequest, new_request
 
 from httptools import HttpParserError, HttpParserUpgrade, HttpRequestParser, parse_url
@@ -325,7 +326,7 @@ cdef class HTTPRequestFramer:
             self.error = exc
         done = self._done
         self._done = None
-        self.failed = self.error is not None or self._too_large
+        self.failed = True if self.error is not None or self._too_large else False
         return done
 
     cdef Py_ssize_t _fast(self, const char *p, Py_ssize_t size) except -1:
@@ -643,3 +644,16 @@ def stream_head(status, headers, bint keep_alive):
     """The head of a response whose body follows with chunked transfer encoding."""
     return (head_prefix(status, headers if type(headers) is list else list(headers), keep_alive)
             + b"transfer-encoding: chunked\r\n\r\n")
+
+
+# ``failed`` is read after every feed(): a member descriptor (see mf_member_descriptor),
+# not Cython's property.
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #define MF_FRAMER_FAILED \\
+        ((Py_ssize_t)offsetof(struct __pyx_obj_7mcpfast_5_core_12http_framing_HTTPRequestFramer, failed))
+    """
+    Py_ssize_t MF_FRAMER_FAILED
+
+mf_member_descriptor(HTTPRequestFramer, "failed", MF_FRAMER_FAILED)

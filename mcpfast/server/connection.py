@@ -78,6 +78,8 @@ class ServerConnection:
         # Set by a transport that authenticates its requests (HTTP bearer tokens).
         self.auth: Optional[AccessToken] = None
         self.subscriptions: set[str] = set()
+        # Recycled and idle (see recycle): not among the server's connections.
+        self.parked = False
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
         # The checks the session's hook runs: the chain less the gate while the context
         # factory applies it (_install_checks).
@@ -211,16 +213,16 @@ class ServerConnection:
             self.subscriptions.clear()
         server = self.server
         self.state.log_level = server.default_log_level
-        # Server._detach and _attach inlined: every stateless POST passes here and in revive.
-        server._connections.pop(self, None)
+        # Parked rather than taken out of the server's connections (every stateless POST
+        # passes here and in revive).
+        self.parked = True
         server.publisher.detach(self)
         return True
 
     def revive(self) -> None:
         """A recycled connection serves again (the transport contract's optional method)."""
-        server = self.server
-        server._connections[self] = None
-        server.publisher.attach(self)
+        self.parked = False
+        self.server.publisher.attach(self)
 
     def hear_broadcasts(self, on: bool) -> None:
         """Whether the server's published events (list changes, resource updates, log

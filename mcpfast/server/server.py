@@ -226,7 +226,7 @@ class Server:
         return (
             f"<Server {self.name!r} {self.version} tools={len(self.tools_catalog)} "
             f"resources={len(self.resources_catalog)}+{len(self.templates_catalog)} "
-            f"prompts={len(self.prompts_catalog)} connections={len(self._connections)}>"
+            f"prompts={len(self.prompts_catalog)} connections={len(self.connections)}>"
         )
 
     # -- introspection -----------------------------------------------------------------
@@ -253,8 +253,8 @@ class Server:
 
     @property
     def connections(self) -> tuple[ServerConnection, ...]:
-        """The connections currently open."""
-        return tuple(self._connections)
+        """The connections currently open (a recycled stateless one only while it serves)."""
+        return tuple(connection for connection in self._connections if not connection.parked)
 
     # -- tools -------------------------------------------------------------------------
 

@@ -242,6 +242,8 @@ class StreamableHTTPEndpoint:
         # Idle connections of the stateless legs, reused by the next POST (_Lease): keyed
         # by the protocol version of stateless mode, or _LEG_2026.
         self._idle: dict[str, list[_Lease]] = {}
+        # Bound once: every stateless POST's reply channel gets it.
+        self._new_lone_stream = self._lone_stream
         self._post_verdicts: dict[tuple[Optional[str], Optional[str], Optional[str]], _PostVerdict] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
@@ -564,7 +566,7 @@ class StreamableHTTPEndpoint:
         if session is not None:
             reply = PostReply(json_only, session.send_unrelated, session.new_stream, headers)
         else:
-            reply = PostReply(json_only, _drop_side, self._lone_stream, headers)
+            reply = PostReply(json_only, _drop_side, self._new_lone_stream, headers)
         try:
             # The body is decoded already: a connection that takes the message skips a
             # second decode (and a second parse of its params).

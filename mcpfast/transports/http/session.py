@@ -167,7 +167,11 @@ class PostReply:
     def respond(self, frame: Optional[bytes]) -> None:
         stream = self.stream
         if stream is None:
-            self._decide(("json", frame))
+            if self.outcome is None and self._waiter is None:
+                # Answered while fed (nobody waits yet): the common case, without a call.
+                self.outcome = ("json", frame)
+            else:
+                self._decide(("json", frame))
             return
         if frame is not None:
             stream.push(frame)
