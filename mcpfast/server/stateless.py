@@ -77,6 +77,8 @@ _NO_BACK_CHANNEL = NoBackChannel(
 _ABSENT: Any = object()
 # The requests that may be answered with an InputRequiredResult.
 INPUT_METHODS = frozenset({methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ})
+# Common claims kept at most (StatelessEra._claims).
+_CLAIMS_KEPT = 256
 
 
 class CachePolicy:
@@ -101,7 +103,7 @@ class CachePolicy:
 class StatelessEra:
     """The state source of 2026-07-28 requests (module docstring)."""
 
-    __slots__ = ("server", "_shapes", "_states")
+    __slots__ = ("server", "_shapes", "_states", "_claims")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -113,6 +115,10 @@ class StatelessEra:
         # requests of a handshake connection share the connection's. A key is added only
         # once its values passed the checks: at most versions x (levels + 1) entries.
         self._states: dict[tuple[str, Optional[str]], ProtocolState] = {}
+        # (state, back channel or None, shaper) of the common case per (version, logLevel,
+        # method), once checked; cleared when _CLAIMS_KEPT is reached.
+        self._claims: dict[tuple[str, Optional[str], str],
+                           tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]] = {}
 
     def state_for(self, connection: ServerConnection, method: str,
                   params: Any) -> Optional[RequestState]:
@@ -136,6 +142,42 @@ class StatelessEra:
         (:attr:`Context.back_channel <mcpfast.server.context.Context.back_channel>`), as
         most such requests never ask."""
         version = meta[meta_keys.PROTOCOL_VERSION]
+        capabilities = meta.get(meta_keys.CLIENT_CAPABILITIES)
+        client_info = meta.get(meta_keys.CLIENT_INFO, _ABSENT)
+        level = meta.get(meta_keys.LOG_LEVEL)
+        if (type(version) is str and type(capabilities) is dict and not capabilities
+                and (client_info is _ABSENT or (type(client_info) is dict and not client_info))
+                and (level is None or type(level) is str)):
+            # The common case (no capabilities, no clientInfo): what was claimed for the
+            # same version, level and method before, once it passed the checks.
+            key = (version, level, method)
+            claimed = self._claims.get(key)
+            if claimed is None:
+                claimed = self._claim_common(key)
+            if claimed[1] is None and ("requestState" in params or "inputResponses" in params):
+                # Answers brought by the request are checked now, whether or not it asks again.
+                return claimed[0], input_channel(connection, method, params), claimed[2]
+            return claimed
+        shape = self._checked(version, method)
+        state = _request_state(version, client_info, capabilities, level)
+        return state, self._back_channel(connection, method, params), shape
+
+    def _claim_common(self, key: tuple[str, Optional[str], str]
+                      ) -> tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]:
+        version, level, method = key
+        shape = self._checked(version, method)
+        state = self._states.get((version, level))
+        if state is None:
+            state = self._states[(version, level)] = _request_state(version, {}, {}, level)
+        claimed = (state, None if method in INPUT_METHODS else _NO_BACK_CHANNEL, shape)
+        claims = self._claims
+        if len(claims) >= _CLAIMS_KEPT:
+            claims.clear()  # method names come from the network
+        claims[key] = claimed
+        return claimed
+
+    def _checked(self, version: Any, method: str) -> Callable[[Any], Any]:
+        """The shaper of ``method``'s results in ``version``, after the checks of both."""
         if type(version) is not str:
             raise InvalidParams(f"_meta[{meta_keys.PROTOCOL_VERSION!r}] must be a string",
                                 {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"})
@@ -145,25 +187,18 @@ class StatelessEra:
         if method in REMOVED_METHODS:
             raise MethodNotFound(f"Method not found: {method} does not exist in {version}",
                                  {"method": method})
-        capabilities = meta.get(meta_keys.CLIENT_CAPABILITIES)
-        client_info = meta.get(meta_keys.CLIENT_INFO, _ABSENT)
-        level = meta.get(meta_keys.LOG_LEVEL)
-        if (type(capabilities) is dict and not capabilities
-                and (client_info is _ABSENT or (type(client_info) is dict and not client_info))
-                and (level is None or type(level) is str)):
-            key = (version, level)
-            state = self._states.get(key)
-            if state is None:
-                state = self._states[key] = _request_state(version, {}, {}, level)
-        else:
-            state = _request_state(version, client_info, capabilities, level)
-        back_channel: Optional[BackChannel] = _NO_BACK_CHANNEL
-        if method in INPUT_METHODS:
-            # Answers brought by the request are checked now, whether or not it asks again.
-            back_channel = input_channel(connection, method, params) \
-                if "requestState" in params or "inputResponses" in params else None
         # Indexed by a bool: (plain, cacheable).
-        return state, back_channel, shapes[method in CACHEABLE_METHODS]
+        return shapes[method in CACHEABLE_METHODS]
+
+    @staticmethod
+    def _back_channel(connection: ServerConnection, method: str,
+                      params: dict[str, Any]) -> Optional[BackChannel]:
+        if method not in INPUT_METHODS:
+            return _NO_BACK_CHANNEL
+        # Answers brought by the request are checked now, whether or not it asks again.
+        if "requestState" in params or "inputResponses" in params:
+            return input_channel(connection, method, params)
+        return None
 
     def shaper(self, version: str, method: str) -> Callable[[Any], Any]:
         """The function that gives a result of ``method`` its 2026-07-28 fields."""

@@ -210,6 +210,36 @@ def test_requests_declaring_nothing_share_one_state_per_level(mcp_schema):
     assert len(app.stateless_era._states) == 2  # type: ignore[union-attr]
 
 
+def test_common_claims_are_kept_per_version_level_and_method_and_stay_bounded(mcp_schema):
+    # A claim of the common case is kept once its checks passed; refused ones never are,
+    # and unknown method names (from the network) cannot grow the cache without bound.
+    from mcpfast.server.stateless import _CLAIMS_KEPT
+
+    app = make_server()
+    era = app.stateless_era
+    wire = Wire(app, mcp_schema)
+    for _ in range(3):
+        assert "result" in wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"},
+                                                    "_meta": meta()})
+    assert list(era._claims) == [(V2026, None, "tools/call")]  # type: ignore[union-attr]
+    for refused_meta, code in (({meta_keys.PROTOCOL_VERSION: "1999-01-01",
+                                 meta_keys.CLIENT_CAPABILITIES: {}}, UNSUPPORTED_PROTOCOL_VERSION),
+                               (meta(**{meta_keys.LOG_LEVEL: "loud"}), INVALID_PARAMS)):
+        for _ in range(2):
+            error = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"},
+                                             "_meta": refused_meta})["error"]
+            assert error["code"] == code
+    removed = wire.call("ping", {"_meta": meta()})["error"]
+    assert removed["code"] == METHOD_NOT_FOUND
+    assert len(era._claims) == 1  # type: ignore[union-attr]
+    for n in range(_CLAIMS_KEPT + 10):
+        assert wire.call(f"x/{n}", {"_meta": meta()})["error"]["code"] == METHOD_NOT_FOUND
+    assert len(era._claims) <= _CLAIMS_KEPT  # type: ignore[union-attr]
+    # What a kept claim answers is what a fresh one answers.
+    assert "result" in wire.call("tools/call", {"name": "echo", "arguments": {"text": "y"},
+                                                "_meta": meta()})
+
+
 def test_answers_a_request_brings_are_checked_even_when_its_tool_never_asks(mcp_schema):
     wire = Wire(make_server(), mcp_schema)
     for extra in ({"requestState": "not-a-state"}, {"inputResponses": ["x"]}):
