@@ -341,9 +341,7 @@ class StreamableHTTPEndpoint:
                 f"(supported: {', '.join(SPOKEN_VERSIONS)})",
                 {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         if leg_2026:
-            if type(message) is Request and message.method == methods.SUBSCRIPTIONS_LISTEN:
-                json_only = not sse_ok  # a listen answer is a stream, even in JSON mode
-            return self._post_2026(headers, body, message, json_only, token)
+            return self._post_2026(headers, body, message, json_only, sse_ok, token)
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         if self.stateless:
             return self._post_stateless(body, message, initialize, version, json_only, token)
@@ -432,15 +430,18 @@ class StreamableHTTPEndpoint:
         return session
 
     def _post_2026(self, headers: dict[str, str], body: bytes, message: Any, json_only: bool,
-                   token: Optional[AccessToken]) -> Outcome:
+                   sse_ok: bool, token: Optional[AccessToken]) -> Outcome:
         """The stateless leg (2026-07-28): one request per POST on a connection of its own,
         its routing headers checked against the body; Mcp-Session-Id is ignored."""
-        if type(message) is Notification:
-            # No client-to-server notification exists on this leg (cancelling is closing
-            # the response stream): accepted and dropped.
-            return HTTPResponse(202)
-        if type(message) is not Request:
+        kind = type(message)
+        if kind is not Request:
+            if kind is Notification:
+                # No client-to-server notification exists on this leg (cancelling is
+                # closing the response stream): accepted and dropped.
+                return HTTPResponse(202)
             return error_response(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request")
+        if message.method == methods.SUBSCRIPTIONS_LISTEN:
+            json_only = not sse_ok  # a listen answer is a stream, even in JSON mode
         params = message.params
         meta = params.get("_meta") if type(params) is dict else None
         if type(meta) is not dict or meta_keys.PROTOCOL_VERSION not in meta:

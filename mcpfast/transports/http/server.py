@@ -73,8 +73,9 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._answering: Optional[str] = None
         # Set by shutdown() while a POST is being answered: done once it is.
         self._drained: Optional[asyncio.Future[None]] = None
-        # Requests received; the grace timer of a fresh connection at shutdown (shutdown()).
-        self._served = 0
+        # A request was received; the grace timer of a fresh connection at shutdown
+        # (shutdown()).
+        self._served = False
         self._grace: Optional[asyncio.TimerHandle] = None
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -121,7 +122,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._idle_deadline = None
         done = self._feed(data)
         if done is not None:
-            self._served += len(done)
+            self._served = True
             queue = self._queue
             queue.extend(done)
             if not self._busy:
@@ -181,7 +182,7 @@ class HTTPServerProtocol(asyncio.Protocol):
                 self._write_whole(HTTPResponse(500, [("content-type", "application/json")],
                                                json_error_body(-32603, "Internal error")), False)
                 return
-            if isinstance(outcome, HTTPResponse) and outcome.stream is None:
+            if type(outcome) is HTTPResponse and outcome.stream is None:
                 self._write_whole(outcome, keep_alive)
                 if not keep_alive:
                     return
@@ -337,7 +338,7 @@ class HTTPServerProtocol(asyncio.Protocol):
         self._stopping = True
         self._queue.clear()
         if not self._busy:
-            if self._served == 0 and self.transport is not None and not self._closed:
+            if not self._served and self.transport is not None and not self._closed:
                 self._grace = self.loop.call_later(FRESH_GRACE, self._grace_over)
                 if self._drained is None:
                     self._drained = self.loop.create_future()
