@@ -93,8 +93,9 @@ MF_ALWAYS_INLINE PyObject *mf_dict_fill(PyObject *model, PyObject **keys, PyObje
         *slot = values[k];
         Py_DECREF(old);
         Py_DECREF(keys[k]);  /* the copy holds its own reference */
-        /* the collector must see a dict holding containers, as PyDict_SetItem ensures */
-        track |= PyDict_CheckExact(values[k]) || PyList_CheckExact(values[k]);
+        /* the collector must see a dict holding containers (the values built here that
+           it tracks: dicts and lists), as PyDict_SetItem ensures */
+        track |= PyType_IS_GC(Py_TYPE(values[k]));
     }
     if (track && !PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
     return d;

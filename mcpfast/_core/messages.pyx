@@ -141,7 +141,7 @@ cdef inline void _drop_tape(Message m) noexcept:
 
 cdef object _tape_value_of(void *m):
     cdef size_t i = 0
-    return tape_value((<Message>m)._tape, &i)
+    return mf_build_value((<Message>m)._tape, &i)
 
 
 cdef object _build(Message m):
@@ -154,6 +154,13 @@ cdef object _build(Message m):
         value = _tape_value_of(<void *>m)
     _drop_tape(m)
     return value
+
+
+cdef inline object _payload_of(Message m):
+    # What the payload properties return: built on first access, then cached.
+    if m._tape is not NULL:
+        m._payload = _build(m)
+    return m._payload
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,9 +197,7 @@ cdef class Message:
             _drop_tape(self)
 
     cdef object payload(self):
-        if self._tape is not NULL:
-            self._payload = _build(self)
-        return self._payload
+        return _payload_of(self)
 
     @property
     def payload_built(self):
@@ -231,7 +236,7 @@ cdef class Request(Message):
     @property
     def params(self):
         """The params as Python objects (built on first access), or None when absent."""
-        return self.payload()
+        return _payload_of(self)
 
     cdef tuple fields(self):
         return (("id", self.id), ("method", self.method), ("params", self.payload()))
@@ -250,7 +255,7 @@ cdef class Notification(Message):
     @property
     def params(self):
         """The params as Python objects (built on first access), or None when absent."""
-        return self.payload()
+        return _payload_of(self)
 
     cdef tuple fields(self):
         return (("method", self.method), ("params", self.payload()))
@@ -269,7 +274,7 @@ cdef class Response(Message):
     @property
     def result(self):
         """The result as Python objects (built on first access)."""
-        return self.payload()
+        return _payload_of(self)
 
     cdef tuple fields(self):
         return (("id", self.id), ("result", self.payload()))
@@ -293,7 +298,7 @@ cdef class ErrorResponse(Message):
     @property
     def data(self):
         """error.data as Python objects (built on first access), or None when absent."""
-        return self.payload()
+        return _payload_of(self)
 
     @property
     def has_data(self):
@@ -340,3 +345,15 @@ mf_member_descriptor(Notification, "method", MF_NOTIFICATION_METHOD)
 mf_member_descriptor(Response, "id", MF_RESPONSE_ID)
 mf_member_descriptor(ErrorResponse, "id", MF_ERROR_ID)
 mf_member_descriptor(ErrorResponse, "message", MF_ERROR_MESSAGE)
+
+
+# ---------------------------------------------------------------------------------------
+# Free lists: decode makes (and the caller frees) one message per frame; their memory is
+# reused rather than given back to pymalloc each time (include/mcpfast/freelist.h).
+cdef extern from "mcpfast/freelist.h":
+    int mf_freelist_install(type cls) except -1
+
+mf_freelist_install(Request)
+mf_freelist_install(Notification)
+mf_freelist_install(Response)
+mf_freelist_install(ErrorResponse)

@@ -609,3 +609,37 @@ def test_shaped_objects_match_json_loads(objects):
         result = decode(frame).result
         assert result == expected
         assert json.dumps(result) == json.dumps(expected)
+
+
+# --- message objects come from free lists ------------------------------------------------
+
+
+def test_reused_message_objects_start_clean():
+    # A freed message's memory is reused for the next of its type: nothing of the old one
+    # may show through (payload, its tape, the envelope fields).
+    with_all = b'{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":[1,2]}}'
+    bare = b'{"jsonrpc":"2.0","id":2,"method":"n"}'
+    for _ in range(100):
+        m = decode(with_all)
+        assert not m.payload_built
+        del m
+        m = decode(bare)
+        assert (m.id, m.method, m.params, m.payload_built) == (2, "n", None, True)
+        error = decode(b'{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"e"}}')
+        assert (error.has_data, error.data) == (False, None)
+    kept = [decode(with_all) for _ in range(100)]  # more than a free list holds
+    assert all(k.params == {"x": [1, 2]} for k in kept)
+    assert len({id(k) for k in kept}) == 100
+
+
+def test_subclasses_of_message_types_still_work():
+    class Tagged(Request):
+        tag = "t"
+
+    for _ in range(50):
+        t = Tagged(1, "m", {"a": 1})
+        assert (t.id, t.method, t.params, t.tag) == (1, "m", {"a": 1}, "t")
+        t.extra = [t]  # a cycle through the subclass's __dict__
+        del t
+    gc.collect()
+    assert decode(b'{"jsonrpc":"2.0","id":1,"method":"m"}').method == "m"
