@@ -192,9 +192,8 @@ cdef class Message:
     # No __cinit__: the allocator already gives _payload = None, _tape = NULL and
     # _has_payload = False, and decode creates these objects by the million.
 
-    def __dealloc__(self):
-        if self._tape is not NULL:
-            _drop_tape(self)
+    # No __dealloc__: an unbuilt payload is released by _release_payload, which the types'
+    # tp_dealloc calls first (see the end of this module).
 
     cdef object payload(self):
         return _payload_of(self)
@@ -348,12 +347,24 @@ mf_member_descriptor(ErrorResponse, "message", MF_ERROR_MESSAGE)
 
 
 # ---------------------------------------------------------------------------------------
-# Free lists: decode makes (and the caller frees) one message per frame; their memory is
-# reused rather than given back to pymalloc each time (include/mcpfast/freelist.h).
-cdef extern from "mcpfast/freelist.h":
+# Allocation and release (include/mcpfast/message_types.h).  decode makes (and the caller
+# frees) one message per frame: their memory is reused from free lists rather than given
+# back to pymalloc each time, and an unbuilt payload is released by a hook of tp_dealloc
+# (what a __dealloc__ would do, without the exception saving Cython wraps around one).
+cdef extern from "mcpfast/message_types.h":
+    ctypedef void (*mf_release_func)(PyObject *o) noexcept
     int mf_freelist_install(type cls) except -1
+    int mf_release_hook_install(type cls, mf_release_func release) except -1
 
-mf_freelist_install(Request)
-mf_freelist_install(Notification)
-mf_freelist_install(Response)
-mf_freelist_install(ErrorResponse)
+
+cdef void _release_payload(PyObject *o) noexcept:
+    # o is being freed (its reference count is 0): only borrowed, untyped access here.
+    if (<Message>o)._tape is not NULL:
+        _drop_tape(<Message>o)
+
+
+for _cls in (Message, Request, Notification, Response, ErrorResponse):
+    mf_release_hook_install(_cls, _release_payload)
+    if _cls is not Message:
+        mf_freelist_install(_cls)
+del _cls
