@@ -36,30 +36,12 @@ MF_ALWAYS_INLINE uint64_t mf_str_head(const char *data, Py_ssize_t size) {
     return word;
 }
 
-static inline int mf_is_ascii(const char *data, Py_ssize_t size) {
-    Py_ssize_t i = 0;
-    uint64_t word;
-    for (; i + 8 <= size; i += 8) {
-        memcpy(&word, data + i, 8);
-        if (word & 0x8080808080808080ULL) return 0;
-    }
-    for (; i < size; i++)
-        if ((uint8_t)data[i] & 0x80) return 0;
-    return 1;
-}
-
 /* A miss: make the str, keep it in the slot (interned when asked); a new reference. */
 static MF_NOINLINE PyObject *mf_str_cache_fill(mf_str_slot *slot, const char *data, Py_ssize_t size,
                                                uint64_t head0, uint64_t head1, int intern) {
-    PyObject *s;
-    if (mf_is_ascii(data, size)) {
-        s = PyUnicode_New(size, 127);
-        if (s == NULL) return NULL;
-        memcpy(PyUnicode_DATA(s), data, (size_t)size);
-    } else {
-        s = mf_str_from_valid_utf8(data, size);
-        if (s == NULL || size > 16) return s;  /* longer non-ASCII strings are not kept */
-    }
+    PyObject *s = mf_str_new(data, size);
+    if (s == NULL || (size > 16 && !PyUnicode_IS_ASCII(s)))
+        return s;  /* longer non-ASCII strings are not kept */
     if (intern) {
         PyUnicode_InternInPlace(&s);
         if (s == NULL) return NULL;

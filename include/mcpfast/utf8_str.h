@@ -11,6 +11,7 @@
 
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mcpfast/compiler.h"
 
@@ -65,6 +66,32 @@ static PyObject *mf_str_from_valid_utf8(const char *data, Py_ssize_t n) {
         while (i < n) o[k++] = mf_utf8_next(s, &i);
     }
     return str;
+}
+
+/* Whether the size bytes at data are all ASCII (eight at a time). */
+static inline int mf_is_ascii(const char *data, Py_ssize_t size) {
+    Py_ssize_t i = 0;
+    uint64_t word;
+    for (; i + 8 <= size; i += 8) {
+        memcpy(&word, data + i, 8);
+        if (word & 0x8080808080808080ULL) return 0;
+    }
+    for (; i < size; i++)
+        if ((uint8_t)data[i] & 0x80) return 0;
+    return 1;
+}
+
+/*
+ * A new str of the size bytes of valid UTF-8 at data (NULL with an exception set): ASCII
+ * needs no decoding at all, the rest none of the checks of CPython's decoder.
+ */
+static inline PyObject *mf_str_new(const char *data, Py_ssize_t size) {
+    if (mf_is_ascii(data, size)) {
+        PyObject *s = PyUnicode_New(size, 127);
+        if (s != NULL) memcpy(PyUnicode_DATA(s), data, (size_t)size);
+        return s;
+    }
+    return mf_str_from_valid_utf8(data, size);
 }
 
 #endif /* MCPFAST_UTF8_STR_H */

@@ -9,183 +9,54 @@ then cached.  A message built from Python holds its payload as given.
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.dict cimport PyDict_SetItem
-from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_Append
-from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
-from cpython.float cimport PyFloat_FromDouble
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.string cimport memcmp, memcpy
+
+from mcpfast._core.cpython cimport mf_call_without_gc, mf_member_descriptor
 
 
-cdef extern from "mcpfast/utf8_str.h":
-    object mf_str_from_valid_utf8(const char *data, Py_ssize_t size)
-
-cdef extern from "mcpfast/str_cache.h":
-    enum:
-        MF_STR_CACHE_SLOTS
-    ctypedef struct mf_str_slot:
-        pass
-    str mf_str_cached(mf_str_slot *cache, const char *data, Py_ssize_t size, bint intern)
-
-from mcpfast._core.cpython cimport (
-    PyUnicode_New, mf_call_without_gc, mf_dict_new_presized, mf_member_descriptor,
-    unicode_data_of,
-)
+cdef extern from "mcpfast/tape_build.h":
+    # Python objects for the value at index i of a tape (i advanced past it).
+    object mf_build_value(const mf_tape *t, size_t *i)
+    # The str of a key or method name (cached, interned) / of any string (new).
+    str mf_key_str(const char *data, Py_ssize_t size)
+    str mf_str_new(const char *data, Py_ssize_t size)
+    # Small objects built as filled copies of model dicts: on where the check passes.
+    bint mf_shapes_enable(bint on)
 
 
 cdef object _ABSENT = object()
 
 # ---------------------------------------------------------------------------------------
-# Strings
+# Strings and tape -> Python objects (include/mcpfast/tape_build.h)
 
-
-cdef inline bint _is_ascii(const char *data, Py_ssize_t size) noexcept nogil:
-    # Eight bytes at a time: any byte with its high bit set makes the string non-ASCII.
-    cdef Py_ssize_t i = 0
-    cdef uint64_t word
-    while i + 8 <= size:
-        memcpy(&word, data + i, 8)
-        if word & 0x8080808080808080ULL:
-            return False
-        i += 8
-    while i < size:
-        if <uint8_t>data[i] & 0x80:
-            return False
-        i += 1
-    return True
+# Keys and method names come from a direct-mapped cache of interned strs: every decoded
+# "tools/call" is the very object sys.intern("tools/call") is, so dict lookups by method
+# name succeed on identity.  Short string values have a cache of their own, so that values
+# never evict the keys every payload repeats.
 
 
 cdef str make_str(const char *data, Py_ssize_t size):
-    # simdjson has validated the UTF-8 already: ASCII needs no decoding at all, and the
-    # rest none of the checks of CPython's decoder.
-    cdef object s
-    if _is_ascii(data, size):
-        s = PyUnicode_New(size, 127)
-        memcpy(unicode_data_of(s), data, size)
-        return <str>s
-    return <str>mf_str_from_valid_utf8(data, size)
-
-
-DEF CACHE_MAX_LENGTH = 64
-DEF VALUE_CACHE_MAX_LENGTH = 16
-
-# Direct-mapped caches of short strings (include/mcpfast/str_cache.h).  Keys and method
-# names are interned: every decoded "tools/call" is the very object sys.intern("tools/call")
-# is, so dict lookups by method name succeed on identity.  Keys and method names (interned)
-# and short string values (not interned) are kept apart, so that values never evict the
-# keys every payload repeats.
-cdef mf_str_slot _keys[MF_STR_CACHE_SLOTS]
-cdef mf_str_slot _values[MF_STR_CACHE_SLOTS]
-
-
-cdef inline str _key_str(const char *data, Py_ssize_t size):
-    # data must have 8 readable bytes past its end: true of simdjson's string buffer (it
-    # keeps padding) and of tape copies (8 spare bytes after the last string).
-    if size > CACHE_MAX_LENGTH:
-        return make_str(data, size)
-    return mf_str_cached(_keys, data, size, True)
+    # simdjson has validated the UTF-8 already: no decoder checks.
+    return mf_str_new(data, size)
 
 
 cdef str cached_str(const char *data, Py_ssize_t size):
-    return _key_str(data, size)
-
-
-cdef inline str _value_str(const char *data, Py_ssize_t size):
-    # Short string values repeat a lot in MCP payloads ("object", "string", "text"...): a
-    # cache hit saves creating and later freeing a str.  Longer values are rarely equal.
-    if size > VALUE_CACHE_MAX_LENGTH:
-        return make_str(data, size)
-    return mf_str_cached(_values, data, size, False)
-
-
-# ---------------------------------------------------------------------------------------
-# Tape -> Python objects
-
-
-cdef inline size_t _scalar_words(char kind) noexcept nogil:
-    # Tape words a scalar takes: numbers keep their value in a second word.
-    return 2 if kind == b'l' or kind == b'u' or kind == b'd' else 1
-
-
-cdef inline object _scalar(const mf_tape *t, uint64_t w, char kind, const uint64_t *number):
-    # Strings and numbers, the leaves that make up most of a payload, without recursion;
-    # number points at the word after w.
-    cdef uint32_t n
-    cdef const char *s
-    cdef double d
-    if kind == b'"':
-        s = mf_tape_string(t, w, &n)
-        return _value_str(s, n)
-    if kind == b'l':
-        return PyLong_FromLongLong(<int64_t>number[0])
-    if kind == b'u':
-        return PyLong_FromUnsignedLongLong(number[0])
-    if kind == b'd':
-        memcpy(&d, number, 8)
-        return PyFloat_FromDouble(d)
-    if kind == b't':
-        return True
-    if kind == b'f':
-        return False
-    return None
+    return mf_key_str(data, size)
 
 
 cdef object tape_value(const mf_tape *t, size_t *i):
-    # The index is kept in a local (j) while walking a container, not behind the pointer.
-    cdef const uint64_t *words = t.words
-    cdef size_t j = i[0]
-    cdef uint64_t w = words[j]
-    cdef char kind = MF_TAPE_TYPE(w)
-    cdef uint32_t n, count, k
-    cdef size_t end
-    cdef const char *s
-    cdef object container, key, value
-    if kind == b'{':
-        end = mf_tape_container_next(t, w) - 1
-        container = mf_dict_new_presized(MF_TAPE_COUNT(w))
-        j += 1
-        while j < end:
-            s = mf_tape_string(t, words[j], &n)
-            key = _key_str(s, n)
-            j += 1
-            w = words[j]
-            kind = MF_TAPE_TYPE(w)
-            if kind == b'{' or kind == b'[':
-                value = tape_value(t, &j)
-            else:
-                value = _scalar(t, w, kind, words + j + 1)
-                j += _scalar_words(kind)
-            PyDict_SetItem(container, key, value)
-        i[0] = end + 1
-        return container
-    if kind == b'[':
-        end = mf_tape_container_next(t, w) - 1
-        count = MF_TAPE_COUNT(w)
-        j += 1
-        if count < MF_TAPE_COUNT_SATURATED:
-            container = PyList_New(count)
-            for k in range(count):
-                w = words[j]
-                kind = MF_TAPE_TYPE(w)
-                if kind == b'{' or kind == b'[':
-                    value = tape_value(t, &j)
-                else:
-                    value = _scalar(t, w, kind, words + j + 1)
-                    j += _scalar_words(kind)
-                Py_INCREF(value)
-                PyList_SET_ITEM(container, k, value)
-        else:
-            container = []
-            while j < end:
-                PyList_Append(container, tape_value(t, &j))
-        i[0] = end + 1
-        return container
-    i[0] = j + _scalar_words(kind)
-    return _scalar(t, w, kind, words + j + 1)
+    return mf_build_value(t, i)
+
+
+_SHAPES = mf_shapes_enable(True)  # False where dicts are built only with PyDict_SetItem
+
+
+def _build_dicts_from_shapes(bint on):
+    """For tests: build small dicts as filled copies of models (only where the check at
+    import passed) or, with False, only with PyDict_SetItem as other Python versions do."""
+    mf_shapes_enable(on and _SHAPES)
 
 
 # The messages whose payload is still a view of the parser's buffers, by slot (borrowed
@@ -270,7 +141,7 @@ cdef inline void _drop_tape(Message m) noexcept:
 
 cdef object _tape_value_of(void *m):
     cdef size_t i = 0
-    return tape_value((<Message>m)._tape, &i)
+    return mf_build_value((<Message>m)._tape, &i)
 
 
 cdef object _build(Message m):
@@ -283,6 +154,13 @@ cdef object _build(Message m):
         value = _tape_value_of(<void *>m)
     _drop_tape(m)
     return value
+
+
+cdef inline object _payload_of(Message m):
+    # What the payload properties return: built on first access, then cached.
+    if m._tape is not NULL:
+        m._payload = _build(m)
+    return m._payload
 
 
 # ---------------------------------------------------------------------------------------
@@ -314,14 +192,11 @@ cdef class Message:
     # No __cinit__: the allocator already gives _payload = None, _tape = NULL and
     # _has_payload = False, and decode creates these objects by the million.
 
-    def __dealloc__(self):
-        if self._tape is not NULL:
-            _drop_tape(self)
+    # No __dealloc__: an unbuilt payload is released by _release_payload, which the types'
+    # tp_dealloc calls first (see the end of this module).
 
     cdef object payload(self):
-        if self._tape is not NULL:
-            self._payload = _build(self)
-        return self._payload
+        return _payload_of(self)
 
     @property
     def payload_built(self):
@@ -360,7 +235,7 @@ cdef class Request(Message):
     @property
     def params(self):
         """The params as Python objects (built on first access), or None when absent."""
-        return self.payload()
+        return _payload_of(self)
 
     cdef tuple fields(self):
         return (("id", self.id), ("method", self.method), ("params", self.payload()))
@@ -379,7 +254,7 @@ cdef class Notification(Message):
     @property
     def params(self):
         """The params as Python objects (built on first access), or None when absent."""
-        return self.payload()
+        return _payload_of(self)
 
     cdef tuple fields(self):
         return (("method", self.method), ("params", self.payload()))
@@ -398,7 +273,7 @@ cdef class Response(Message):
     @property
     def result(self):
         """The result as Python objects (built on first access)."""
-        return self.payload()
+        return _payload_of(self)
 
     cdef tuple fields(self):
         return (("id", self.id), ("result", self.payload()))
@@ -422,7 +297,7 @@ cdef class ErrorResponse(Message):
     @property
     def data(self):
         """error.data as Python objects (built on first access), or None when absent."""
-        return self.payload()
+        return _payload_of(self)
 
     @property
     def has_data(self):
@@ -469,3 +344,27 @@ mf_member_descriptor(Notification, "method", MF_NOTIFICATION_METHOD)
 mf_member_descriptor(Response, "id", MF_RESPONSE_ID)
 mf_member_descriptor(ErrorResponse, "id", MF_ERROR_ID)
 mf_member_descriptor(ErrorResponse, "message", MF_ERROR_MESSAGE)
+
+
+# ---------------------------------------------------------------------------------------
+# Allocation and release (include/mcpfast/message_types.h).  decode makes (and the caller
+# frees) one message per frame: their memory is reused from free lists rather than given
+# back to pymalloc each time, and an unbuilt payload is released by a hook of tp_dealloc
+# (what a __dealloc__ would do, without the exception saving Cython wraps around one).
+cdef extern from "mcpfast/message_types.h":
+    ctypedef void (*mf_release_func)(PyObject *o) noexcept
+    int mf_freelist_install(type cls) except -1
+    int mf_release_hook_install(type cls, mf_release_func release) except -1
+
+
+cdef void _release_payload(PyObject *o) noexcept:
+    # o is being freed (its reference count is 0): only borrowed, untyped access here.
+    if (<Message>o)._tape is not NULL:
+        _drop_tape(<Message>o)
+
+
+for _cls in (Message, Request, Notification, Response, ErrorResponse):
+    mf_release_hook_install(_cls, _release_payload)
+    if _cls is not Message:
+        mf_freelist_install(_cls)
+del _cls

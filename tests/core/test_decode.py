@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpfast._core import messages as messages_module
 from mcpfast._core.decode import (
     INVALID_REQUEST,
     MAX_DEPTH,
@@ -498,3 +499,147 @@ def test_decode_framer_frames_in_place():
     assert decode(frames[0]).method == "a"
     with pytest.raises(DecodeError):
         decode(frames[1])
+
+
+# --- small objects built from shapes (filled copies of model dicts) ---------------------
+
+
+def test_shapes_are_used_on_current_cpython():
+    # Filling model dicts in place is an optimisation with a self-check; on the CPython
+    # versions it knows (3.11+, default builds) the self-check must have passed.
+    import sysconfig
+
+    if sys.implementation.name == "cpython" and sys.version_info >= (3, 11) \
+            and not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        assert messages_module._SHAPES is True
+
+
+@pytest.fixture(params=["shapes", "PyDict_SetItem"])
+def dict_building(request):
+    """Both ways small dicts are built: filled models, and PyDict_SetItem only."""
+    messages_module._build_dicts_from_shapes(request.param == "shapes")
+    yield request.param
+    messages_module._build_dicts_from_shapes(True)
+
+
+def _results(value, times=4):
+    # Decoded several times: a shape gets a model the second time, is filled from then on.
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1, "result": value}, ensure_ascii=False).encode()
+    return [decode(frame).result for _ in range(times)]
+
+
+SHAPED = [
+    {"a": 1, "b": "two"},
+    {"a": [1, {"b": None}], "c": {"d": {"e": [], "f": {}}}, "g": 1.5, "h": True, "i": False},
+    {f"k{i}": i for i in range(8)},          # the largest shape
+    {f"k{i}": i for i in range(9)},          # one member too many: PyDict_SetItem
+    {"x": {"x": {"x": {"x": 1, "y": 2}, "y": 2}, "y": 2}, "y": 2},
+    [{"type": "text", "text": str(i)} for i in range(20)],
+    {"only": 1},
+    {},
+    {"é": 1, "k" * 100: 2, "": 3},
+]
+
+
+@pytest.mark.parametrize("value", SHAPED)
+def test_shaped_objects_equal_json_loads(dict_building, value):
+    for result in _results(value):
+        assert result == value
+        assert json.dumps(result) == json.dumps(value)  # same member order
+
+
+def test_shaped_objects_are_independent(dict_building):
+    first, second, third = _results({"a": {"n": 1}, "b": [1]}, 3)
+    third["a"]["n"] = 99
+    third["c"] = 3
+    del third["b"]
+    assert first == second == {"a": {"n": 1}, "b": [1]}
+    assert third == {"a": {"n": 99}, "c": 3}
+    # the model was not touched: later decodes give the original again
+    assert _results({"a": {"n": 1}, "b": [1]}, 2) == [{"a": {"n": 1}, "b": [1]}] * 2
+
+
+def test_shaped_objects_grow_and_shrink_like_any_dict(dict_building):
+    for result in _results({"a": 1, "b": 2, "c": 3}):
+        expected = {"a": 1, "b": 2, "c": 3}
+        for d in (result, expected):
+            for i in range(20):
+                d[f"n{i}"] = i
+            del d["b"]
+            d.pop("n3")
+        assert result == expected and list(result) == list(expected)
+        assert result["c"] == 3 and "b" not in result
+
+
+def test_shaped_objects_with_containers_are_tracked_by_the_collector(dict_building):
+    for holder in _results({"list": [1], "n": 1}):
+        assert gc.is_tracked(holder)
+    for holder in _results({"dict": {}, "n": 1}):
+        assert gc.is_tracked(holder)
+    # a cycle made through a decoded dict is collected
+    for holder in _results({"list": [], "n": 1}):
+        holder["list"].append(holder)
+    gc.collect()
+
+
+def test_duplicate_keys_in_a_shaped_object_last_wins(dict_building):
+    frame = b'{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2,"a":3}}'
+    for _ in range(4):
+        result = decode(frame).result
+        assert result == {"a": 3, "b": 2} and list(result) == ["a", "b"]
+
+
+def test_shapes_with_the_same_keys_in_another_order(dict_building):
+    frames = [b'{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2}}',
+              b'{"jsonrpc":"2.0","id":1,"result":{"b":2,"a":1}}']
+    for _ in range(4):
+        for frame in frames:
+            result = decode(frame).result
+            assert result == json.loads(frame)["result"]
+            assert list(result) == list(json.loads(frame)["result"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abcdefghij"), json_values, max_size=9), max_size=6))
+def test_shaped_objects_match_json_loads(objects):
+    # Few distinct keys, so that shapes repeat and models are made and filled.
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1, "result": objects}, ensure_ascii=False).encode()
+    expected = json.loads(frame)["result"]
+    for _ in range(3):
+        result = decode(frame).result
+        assert result == expected
+        assert json.dumps(result) == json.dumps(expected)
+
+
+# --- message objects come from free lists ------------------------------------------------
+
+
+def test_reused_message_objects_start_clean():
+    # A freed message's memory is reused for the next of its type: nothing of the old one
+    # may show through (payload, its tape, the envelope fields).
+    with_all = b'{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":[1,2]}}'
+    bare = b'{"jsonrpc":"2.0","id":2,"method":"n"}'
+    for _ in range(100):
+        m = decode(with_all)
+        assert not m.payload_built
+        del m
+        m = decode(bare)
+        assert (m.id, m.method, m.params, m.payload_built) == (2, "n", None, True)
+        error = decode(b'{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"e"}}')
+        assert (error.has_data, error.data) == (False, None)
+    kept = [decode(with_all) for _ in range(100)]  # more than a free list holds
+    assert all(k.params == {"x": [1, 2]} for k in kept)
+    assert len({id(k) for k in kept}) == 100
+
+
+def test_subclasses_of_message_types_still_work():
+    class Tagged(Request):
+        tag = "t"
+
+    for _ in range(50):
+        t = Tagged(1, "m", {"a": 1})
+        assert (t.id, t.method, t.params, t.tag) == (1, "m", {"a": 1}, "t")
+        t.extra = [t]  # a cycle through the subclass's __dict__
+        del t
+    gc.collect()
+    assert decode(b'{"jsonrpc":"2.0","id":1,"method":"m"}').method == "m"
