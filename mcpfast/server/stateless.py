@@ -153,58 +153,49 @@ class StatelessEra:
             key = (version, level, method)
             claimed = self._claims.get(key)
             if claimed is None:
-                claimed = self._claim_common(key)
-            if claimed[1] is None and ("requestState" in params or "inputResponses" in params):
-                # Answers brought by the request are checked now, whether or not it asks again.
-                return claimed[0], input_channel(connection, method, params), claimed[2]
-            return claimed
-        shape = self._checked(version, method)
-        state = _request_state(version, client_info, capabilities, level)
-        return state, self._back_channel(connection, method, params), shape
-
-    def _claim_common(self, key: tuple[str, Optional[str], str]
-                      ) -> tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]:
-        version, level, method = key
-        shape = self._checked(version, method)
-        state = self._states.get((version, level))
-        if state is None:
-            state = self._states[(version, level)] = _request_state(version, {}, {}, level)
-        claimed = (state, None if method in INPUT_METHODS else _NO_BACK_CHANNEL, shape)
-        claims = self._claims
-        if len(claims) >= _CLAIMS_KEPT:
-            claims.clear()  # method names come from the network
-        claims[key] = claimed
+                claimed = self._claimed(version, method, {}, {}, level, True)
+                claims = self._claims
+                if len(claims) >= _CLAIMS_KEPT:
+                    claims.clear()  # method names come from the network
+                claims[key] = claimed
+        else:
+            claimed = self._claimed(version, method, client_info, capabilities, level, False)
+        if claimed[1] is None and ("requestState" in params or "inputResponses" in params):
+            # Answers brought by the request are checked now, whether or not it asks again.
+            return claimed[0], input_channel(connection, method, params), claimed[2]
         return claimed
+
+    def _claimed(self, version: Any, method: str, client_info: Any, capabilities: Any,
+                 level: Any, shared: bool
+                 ) -> tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]:
+        """(state, back channel, shaper) of a request, its back channel None where the
+        request may ask for input; ``shared``: the state of requests declaring nothing."""
+        shape = self._checked(version, method)
+        if shared:
+            state = self._states.get((version, level))
+            if state is None:
+                state = self._states[(version, level)] = _request_state(version, {}, {}, level)
+        else:
+            state = _request_state(version, client_info, capabilities, level)
+        return state, None if method in INPUT_METHODS else _NO_BACK_CHANNEL, shape
 
     def _checked(self, version: Any, method: str) -> Callable[[Any], Any]:
         """The shaper of ``method``'s results in ``version``, after the checks of both."""
         if type(version) is not str:
             raise InvalidParams(f"_meta[{meta_keys.PROTOCOL_VERSION!r}] must be a string",
                                 {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"})
-        shapes = self._shapes.get(version)
-        if shapes is None:
-            shapes = self._shapes_of(version)
+        shape = self.shaper(version, method)
         if method in REMOVED_METHODS:
             raise MethodNotFound(f"Method not found: {method} does not exist in {version}",
                                  {"method": method})
-        # Indexed by a bool: (plain, cacheable).
-        return shapes[method in CACHEABLE_METHODS]
-
-    @staticmethod
-    def _back_channel(connection: ServerConnection, method: str,
-                      params: dict[str, Any]) -> Optional[BackChannel]:
-        if method not in INPUT_METHODS:
-            return _NO_BACK_CHANNEL
-        # Answers brought by the request are checked now, whether or not it asks again.
-        if "requestState" in params or "inputResponses" in params:
-            return input_channel(connection, method, params)
-        return None
+        return shape
 
     def shaper(self, version: str, method: str) -> Callable[[Any], Any]:
         """The function that gives a result of ``method`` its 2026-07-28 fields."""
         shapes = self._shapes.get(version)
         if shapes is None:
             shapes = self._shapes_of(version)
+        # Indexed by a bool: (plain, cacheable).
         return shapes[method in CACHEABLE_METHODS]
 
     def _shapes_of(self, version: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
