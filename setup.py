@@ -105,6 +105,7 @@ EXTENSIONS = [
     ext("mcpfast._core.decode", uses_simdjson=True),
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
+    ext("mcpfast.transports.http.post_reply"),
 ]
 # MCPFAST_ONLY=framing,pending rebuilds just those modules (a developer convenience).
 _only = [m for m in os.environ.get("MCPFAST_ONLY", "").split(",") if m]

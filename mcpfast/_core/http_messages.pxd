@@ -25,3 +25,5 @@ cdef class HTTPResponse:
 
 # A request made without argument parsing (the framer's plain requests).
 cdef HTTPRequest new_request(str method, str path, object headers, object body, str query)
+# A whole response (``status`` an int) made without argument parsing.
+cdef HTTPResponse new_response(object status, object headers, object body)

@@ -159,3 +159,16 @@ mf_member_descriptor(HTTPResponse, "status", MF_RESPONSE_STATUS)
 mf_member_descriptor(HTTPResponse, "headers", MF_RESPONSE_HEADERS)
 mf_member_descriptor(HTTPResponse, "body", MF_RESPONSE_BODY)
 mf_member_descriptor(HTTPResponse, "stream", MF_RESPONSE_STREAM)
+
+
+cdef HTTPResponse new_response(object status, object headers, object body):
+    # A whole response of an int status, made without argument parsing (every JSON answer
+    # of a POST).
+    cdef HTTPResponse response = HTTPResponse.__new__(HTTPResponse)
+    response.status = status
+    response.headers = headers
+    response.body = body
+    response.stream = None
+    response._on_close = None
+    response.closed = False
+    return response

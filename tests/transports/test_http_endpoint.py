@@ -108,6 +108,31 @@ def test_bad_requests_get_their_status(change, status):
             assert response.header("allow") == "GET, POST, DELETE"
         assert endpoint.sessions == {}
 
+
+def test_host_and_origin_are_checked_on_every_post_whatever_its_other_headers():
+    # A POST's Host and Origin are judged together with its media types and version (one
+    # verdict per combination of values): a refused Host or Origin must never reuse the
+    # verdict of an allowed one with the same other headers, and it comes first.
+    async def main():
+        endpoint = make_server().http_endpoint()
+        for host, origin, content_type, status in [
+            ("127.0.0.1:8000", None, "application/json", 200),
+            ("evil.example", None, "application/json", 421),
+            ("127.0.0.1:8000", "http://evil.example", "application/json", 403),
+            ("evil.example", None, "text/plain", 421),
+            ("127.0.0.1:8000", "http://localhost:3000", "application/json", 200),
+            ("127.0.0.1:8000", None, "text/plain", 415),
+            ("evil.example", None, "application/json", 421),
+        ]:
+            extra = {"origin": origin} if origin is not None else {}
+            req = post(request(0, "initialize", INIT), version=None, host=host,
+                       content_type=content_type, **extra)
+            response = await answer(endpoint.handle(req))
+            assert response.status == status, (host, origin, content_type)
+        endpoint.close()
+
+    run(main())
+
     run(main())
 
 

@@ -5,7 +5,7 @@ One URL (default ``/mcp``) takes three methods:
 - POST, one JSON-RPC message (or, for 2025-03-26, a batch): notifications and responses
   only -> 202 with no body; requests -> their response as ``application/json``, or an SSE
   stream carrying the messages related to the request and then its response (see
-  :class:`~mcpfast.transports.http.session.PostReply` for which).
+  :class:`~mcpfast.transports.http.post_reply.PostReply` for which).
 - GET: the session's stream of server messages (SSE); a second one while it is open ->
   409; with ``Last-Event-ID`` (when the server keeps an event store), the events the
   client missed on that stream, then the stream itself when it is still live.
@@ -80,9 +80,10 @@ from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.post_reply import Lease, Leg, PostReply, feed_post, single_lease
 from mcpfast.transports.http.routing_headers import routing_header_problem
 from mcpfast.transports.http.security import HostPolicy
-from mcpfast.transports.http.session import HTTPSession, PostReply, request_ids
+from mcpfast.transports.http.session import HTTPSession, request_ids
 from mcpfast.transports.http.session_directory import SessionDirectory
 from mcpfast.transports.http.shared_sessions import (
     STATE_METHODS,
@@ -131,8 +132,15 @@ def error_response(status: int, message: str, code: int = INVALID_REQUEST,
 
 
 # A POST's header verdict (_post_verdict): the refusal (status, message) if any, json_only,
-# SSE allowed, the version named (stripped), whether it is spoken, whether 2026-07-28.
+# SSE allowed, the version named (stripped), whether it is spoken, whether 2026-07-28; by
+# the values of the headers it depends on (Host, Origin, Content-Type, Accept,
+# MCP-Protocol-Version).
 _PostVerdict = tuple[Optional[tuple[int, str]], bool, bool, Optional[str], bool, bool]
+_PostHeaders = tuple[Optional[str], Optional[str], Optional[str], Optional[str], Optional[str]]
+# The header names read on every POST, as module globals (one lookup instead of two).
+_HOST, _ORIGIN, _CONTENT_TYPE, _ACCEPT = h.HOST, h.ORIGIN, h.CONTENT_TYPE, h.ACCEPT
+_MCP_PROTOCOL_VERSION = h.MCP_PROTOCOL_VERSION
+_LISTEN, _VERSION_KEY = methods.SUBSCRIPTIONS_LISTEN, meta_keys.PROTOCOL_VERSION
 _VERDICTS_KEPT = 256
 
 # What an Accept header allows: (JSON, SSE), by header value. Clients send the same one or
@@ -239,12 +247,14 @@ class StreamableHTTPEndpoint:
         # mode: there are no sessions).
         self.shared = (SharedSessions(session_directory, self)
                        if session_directory is not None and not self.stateless else None)
-        # Idle connections of the stateless legs, reused by the next POST (_Lease): keyed
-        # by the protocol version of stateless mode, or _LEG_2026.
-        self._idle: dict[str, list[_Lease]] = {}
+        # The connections of the stateless legs, reused from POST to POST (Leg): the
+        # 2026-07-28 leg's, and stateless mode's per protocol version.
+        # (The factories are read when a connection is made: they may be replaced.)
+        self._leg_2026 = Leg(lambda: self.factory(_drop_outside))
+        self._legs: dict[str, Leg] = {}
         # Bound once: every stateless POST's reply channel gets it.
         self._new_lone_stream = self._lone_stream
-        self._post_verdicts: dict[tuple[Optional[str], Optional[str], Optional[str]], _PostVerdict] = {}
+        self._post_verdicts: dict[_PostHeaders, _PostVerdict] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
 
@@ -266,12 +276,15 @@ class StreamableHTTPEndpoint:
             if auth is not None and request.path in auth.metadata_paths:
                 return self._checked_host(request) or auth.metadata_response(request.method)
             return error_response(404, f"Not Found: the MCP endpoint is {self.path}")
+        if auth is None and request.method == "POST":
+            # Host and Origin are checked with the POST's other headers (_post_verdict).
+            return self._post(request, None)
         headers = request.headers
         refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
         if refused is not None:
             return error_response(refused[0], refused[1])
         if auth is None:
-            return self._post(request, None) if request.method == "POST" else self._route(request, None)
+            return self._route(request, None)
         verdict = auth.authenticate(request.headers)
         if type(verdict) is AccessToken:
             return self._route(request, verdict)
@@ -316,7 +329,8 @@ class StreamableHTTPEndpoint:
 
     def _post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
         headers = request.headers
-        key = (headers.get(h.CONTENT_TYPE), headers.get(h.ACCEPT), headers.get(h.MCP_PROTOCOL_VERSION))
+        key = (headers.get(_HOST), headers.get(_ORIGIN), headers.get(_CONTENT_TYPE),
+               headers.get(_ACCEPT), headers.get(_MCP_PROTOCOL_VERSION))
         verdict = self._post_verdicts.get(key)
         if verdict is None:
             verdict = self._post_verdict(key)
@@ -358,18 +372,19 @@ class StreamableHTTPEndpoint:
             return _unknown_session()
         return self._post_session(session, body, message, json_only)
 
-    def _post_verdict(self, key: tuple[Optional[str], Optional[str], Optional[str]]) -> _PostVerdict:
-        """What a POST's Content-Type, Accept and MCP-Protocol-Version headers decide
-        (cached by their values: clients send the same few on every request)."""
-        content_type, accept, version = key
-        refusal: Optional[tuple[int, str]] = None
+    def _post_verdict(self, key: _PostHeaders) -> _PostVerdict:
+        """What a POST's Host, Origin, Content-Type, Accept and MCP-Protocol-Version headers
+        decide (cached by their values: clients send the same few on every request)."""
+        host, origin, content_type, accept, version = key
         json_ok, sse_ok = _accepted(accept or "")
-        if (content_type or "").split(";")[0].strip().lower() != h.JSON:
-            refusal = (415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
-                            f"got {content_type or 'none'!r}")
-        elif not json_ok or not (sse_ok or self.json_response):
-            wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
-            refusal = (406, f"Not Acceptable: Accept must allow {wanted}, got {accept or ''!r}")
+        refusal = self.host_policy.check(host, origin)  # first, as for any other method
+        if refusal is None:
+            if (content_type or "").split(";")[0].strip().lower() != h.JSON:
+                refusal = (415, f"Unsupported Media Type: Content-Type must be {h.JSON}, "
+                                f"got {content_type or 'none'!r}")
+            elif not json_ok or not (sse_ok or self.json_response):
+                wanted = h.JSON if self.json_response else f"{h.JSON} and {h.EVENT_STREAM}"
+                refusal = (406, f"Not Acceptable: Accept must allow {wanted}, got {accept or ''!r}")
         if version is not None:
             version = version.strip()
         verdict = (refusal, self.json_response or not sse_ok, sse_ok, version,
@@ -393,7 +408,7 @@ class StreamableHTTPEndpoint:
                 ids = answered_ids(message)
                 if ids is not None and shared.pass_answers(session, ids, body):
                     return HTTPResponse(202)
-        return self._feed(session, session.connection, body, message, json_only, None)
+        return feed_post(self, session, session.connection, message, body, json_only, None)
 
     async def _post_state(self, session: HTTPSession, body: bytes, message: Any,
                           json_only: bool) -> HTTPResponse:
@@ -403,7 +418,7 @@ class StreamableHTTPEndpoint:
             await session.shared.state_changed(session, message, body)
         except ConnectionError as exc:
             return _directory_unreachable(exc)
-        outcome = self._feed(session, session.connection, body, message, json_only, None)
+        outcome = feed_post(self, session, session.connection, message, body, json_only, None)
         return outcome if isinstance(outcome, HTTPResponse) else await outcome
 
     async def _post_adopted(self, session_id: str, token: Optional[AccessToken], body: bytes,
@@ -440,39 +455,27 @@ class StreamableHTTPEndpoint:
                 # closing the response stream): accepted and dropped.
                 return HTTPResponse(202)
             return error_response(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request")
-        if message.method == methods.SUBSCRIPTIONS_LISTEN:
+        method = message.method
+        if method == _LISTEN:
             json_only = not sse_ok  # a listen answer is a stream, even in JSON mode
         params = message.params
         meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is not dict or meta_keys.PROTOCOL_VERSION not in meta:
+        if type(meta) is not dict or _VERSION_KEY not in meta:
             # Without it the request belongs to no era: refused like any other bad _meta.
             return HTTPResponse(400, list(_JSON_HEADERS), encode_error(
                 message.id, INVALID_PARAMS,
                 f"Invalid params: a 2026-07-28 request carries params._meta with "
                 f"{meta_keys.PROTOCOL_VERSION!r} and {meta_keys.CLIENT_CAPABILITIES!r}",
                 {"param": f"_meta.{meta_keys.PROTOCOL_VERSION}"}))
-        problem = routing_header_problem(headers, message.method, params, meta)
+        problem = routing_header_problem(headers, method, params, meta)
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
-        lease = self._lease(_LEG_2026, self.factory)
+        lease = self._leg_2026.lease()
         if token is not None:
             _bind(lease.connection, token)
-        return self._feed(None, lease.connection, body, message, json_only, _status_2026,
-                          close_after=lease, headers=headers)
-
-    def _lease(self, key: str, factory: Callable[..., Connection], *extra: Any) -> _Lease:
-        """A connection for one stateless POST: an idle one of its leg, or a new one
-        (``factory(send, *extra)``, its messages outside the request dropped)."""
-        idle = self._idle.get(key)
-        if idle is None:
-            idle = self._idle[key] = []
-        if not idle:
-            return _Lease(factory(_drop_outside, *extra), idle)
-        lease = idle.pop()
-        if lease.revive is not None:
-            lease.revive()
-        return lease
+        return feed_post(self, None, lease.connection, message, body, json_only, _status_2026,
+                         lease, headers)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -525,7 +528,7 @@ class StreamableHTTPEndpoint:
                 session.close()
             return response
 
-        outcome = self._feed(session, session.connection, body, message, json_only, admit)
+        outcome = feed_post(self, session, session.connection, message, body, json_only, admit)
         if self.shared is None:
             return outcome
         return self._recorded(outcome, session, body)
@@ -546,57 +549,29 @@ class StreamableHTTPEndpoint:
                         version: Optional[str], json_only: bool,
                         token: Optional[AccessToken]) -> Outcome:
         # A connection per POST: an initialize gets a new one, closed once answered; the
-        # others reuse an idle connection of their version (_Lease).
+        # others reuse an idle connection of their version (Leg).
         if initialize:
-            lease = _Lease(self.factory(_drop_outside), None)
+            lease = single_lease(self.factory(_drop_outside))
         else:
-            factory = self.stateless_factory
-            assert factory is not None
             version = version or ASSUMED_VERSION
-            lease = self._lease(version, factory, version)
+            leg = self._legs.get(version)
+            if leg is None:
+                leg = self._legs[version] = self._stateless_leg(version)
+            lease = leg.lease()
         if token is not None:
             _bind(lease.connection, token)
-        return self._feed(None, lease.connection, body, message, json_only, None,
-                          close_after=lease)
+        return feed_post(self, None, lease.connection, message, body, json_only, None, lease)
 
-    def _feed(self, session: Optional[HTTPSession], connection: Connection, body: bytes,
-              message: Any, json_only: bool,
-              admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
-              close_after: Optional[_Lease] = None,
-              headers: Optional[dict[str, str]] = None) -> Outcome:
-        if session is not None:
-            reply = PostReply(json_only, session.send_unrelated, session.new_stream, headers)
-        else:
-            reply = PostReply(json_only, _drop_side, self._new_lone_stream, headers)
-        try:
-            # The body is decoded already: a connection that takes the message skips a
-            # second decode (and a second parse of its params).
-            feed_message = (close_after.feed_message if close_after is not None
-                            else getattr(connection, "feed_message", None))
-            owes = (feed_message(message, reply) if feed_message is not None
-                    else connection.feed(body, reply))
-        except Exception:
-            if close_after is not None:
-                close_after.close()
-            raise
-        if not owes:
-            if close_after is not None:
-                close_after.release()
-            return HTTPResponse(202)
-        outcome = reply.outcome
-        if outcome is None:
-            return self._await_answer(session, connection, reply, message, admit, close_after)
-        if outcome[0] == "json" and outcome[1] is not None:
-            # Answered while fed (a sync handler, an error): the common case, inline.
-            if close_after is not None:
-                close_after.release()
-            response = HTTPResponse(200, list(_JSON_HEADERS), outcome[1])
-            return admit(response, outcome[1]) if admit is not None else response
-        return self._answer(session, connection, reply, message, admit, close_after)
+    def _stateless_leg(self, version: str) -> Leg:
+        def make() -> Connection:
+            assert self.stateless_factory is not None
+            return self.stateless_factory(_drop_outside, version)
+
+        return Leg(make)
 
     async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,
                             reply: PostReply, message: Any, admit: Any,
-                            close_after: Optional[_Lease]) -> HTTPResponse:
+                            close_after: Optional[Lease]) -> HTTPResponse:
         try:
             await reply.wait(self.keepalive_interval)
         except asyncio.CancelledError:
@@ -608,7 +583,7 @@ class StreamableHTTPEndpoint:
         return self._answer(session, connection, reply, message, admit, close_after)
 
     def _answer(self, session: Optional[HTTPSession], connection: Connection, reply: PostReply,
-                message: Any, admit: Any, close_after: Optional[_Lease]) -> HTTPResponse:
+                message: Any, admit: Any, close_after: Optional[Lease]) -> HTTPResponse:
         kind, frame = reply.outcome  # type: ignore[misc]
         if kind == "json":
             if close_after is not None:
@@ -834,8 +809,8 @@ class StreamableHTTPEndpoint:
         self.sessions.clear()
         for session in sessions:
             session.close()
-        idle = [lease.connection for leases in self._idle.values() for lease in leases]
-        self._idle.clear()
+        idle = [connection for leg in (self._leg_2026, *self._legs.values())
+                for connection in leg.take_idle()]
         for connection in idle:
             connection.close()
 
@@ -880,43 +855,6 @@ def _status_2026(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse
     return response
 
 
-# The key of the 2026-07-28 leg's idle connections (stateless mode uses versions).
-_LEG_2026 = "2026-leg"
-# Idle connections kept per leg: enough for the POSTs of many keep-alive clients at once.
-IDLE_CONNECTIONS = 64
-
-
-class _Lease:
-    """A connection serving one stateless POST. ``release()`` once the POST is answered:
-    back to its leg's idle list when it can serve another (its ``recycle()`` says so, and
-    ``revive()`` wakes it for the next: the contract's optional methods, see
-    ServerConnection.recycle), else closed; ``close()`` on the error paths (a client that
-    went away, a failed feed). Why: making a connection and its session for every POST was
-    most of a stateless request's cost. The idle list keeps the leases themselves, with the
-    connection's methods looked up once."""
-
-    __slots__ = ("connection", "idle", "feed_message", "recycle", "revive")
-
-    def __init__(self, connection: Connection, idle: Optional[list[_Lease]]) -> None:
-        self.connection = connection
-        self.idle = idle
-        self.feed_message: Optional[Callable[[Any, Any], bool]] = getattr(connection, "feed_message", None)
-        self.recycle: Optional[Callable[[], bool]] = (getattr(connection, "recycle", None)
-                                                      if idle is not None else None)
-        self.revive: Optional[Callable[[], None]] = getattr(connection, "revive", None)
-
-    def release(self) -> None:
-        idle = self.idle
-        recycle = self.recycle
-        if recycle is not None and len(idle) < IDLE_CONNECTIONS and recycle():  # type: ignore[arg-type]
-            idle.append(self)  # type: ignore[union-attr]
-        else:
-            self.connection.close()
-
-    def close(self) -> None:
-        self.connection.close()
-
-
 # Closing shared parts, referenced until done (asyncio keeps only weak references).
 _CLOSING: set[asyncio.Task[None]] = set()
 
@@ -942,10 +880,6 @@ def _drop_outside(frame: bytes) -> None:
 def _bind(connection: Connection, token: AccessToken) -> None:
     # The contract's optional ``auth`` attribute: what handlers read as ctx.auth.
     connection.auth = token  # type: ignore[attr-defined]
-
-
-def _drop_side(frame: bytes) -> None:
-    _LOGGER.debug("stateless POST: a message related to the request could not be sent")
 
 
 async def _chunks(chunks: tuple[bytes, ...]) -> Any:

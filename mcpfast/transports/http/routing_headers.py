@@ -31,6 +31,9 @@ NAME_SOURCES = {methods.TOOLS_CALL: "name", methods.PROMPTS_GET: "name",
                 # The tasks extension: the task id, so that a task's requests reach its owner.
                 methods.TASKS_GET: "taskId", methods.TASKS_UPDATE: "taskId",
                 methods.TASKS_CANCEL: "taskId"}
+# Read on every 2026-07-28 POST: module globals (one lookup each instead of two).
+_VERSION_KEY = meta_keys.PROTOCOL_VERSION
+_VERSION_HEADER, _METHOD_HEADER, _NAME_HEADER = h.MCP_PROTOCOL_VERSION, h.MCP_METHOD, h.MCP_NAME
 
 
 def routing_header_problem(headers: dict[str, str], method: str, params: Any,
@@ -40,12 +43,12 @@ def routing_header_problem(headers: dict[str, str], method: str, params: Any,
     ``params._meta`` when the caller has read it already (else read here)."""
     if meta is None:
         meta = params.get("_meta") if type(params) is dict else None
-    body_version = meta.get(meta_keys.PROTOCOL_VERSION) if type(meta) is dict else None
-    header_version = headers.get(h.MCP_PROTOCOL_VERSION, "")
+    body_version = meta.get(_VERSION_KEY) if type(meta) is dict else None
+    header_version = headers.get(_VERSION_HEADER, "")
     if header_version != body_version and header_version.strip() != body_version:
         return (f"Header mismatch: MCP-Protocol-Version header value {header_version.strip()!r} "
                 f"does not match body value {body_version!r}")
-    header_method = headers.get(h.MCP_METHOD)
+    header_method = headers.get(_METHOD_HEADER)
     if header_method is None:
         return "Header mismatch: the Mcp-Method header is required"
     if header_method != method and header_method.strip() != method:
@@ -55,7 +58,7 @@ def routing_header_problem(headers: dict[str, str], method: str, params: Any,
     if source is None:
         return None
     body_name = params.get(source) if type(params) is dict else None
-    header_name = headers.get(h.MCP_NAME)
+    header_name = headers.get(_NAME_HEADER)
     if header_name is not None and header_name == body_name and not header_name.startswith(SENTINEL_START):
         return None  # the usual case: the same plain text
     return mirrored_value_problem("Mcp-Name", header_name, body_name, f"for {method}")

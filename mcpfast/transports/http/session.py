@@ -1,22 +1,16 @@
-"""A Streamable HTTP session and the reply channel of one POST.
+"""A Streamable HTTP session (and, re-exported, the reply channel of one POST).
 
 :class:`HTTPSession`: one MCP connection reached through HTTP requests that carry its
 ``Mcp-Session-Id``. Messages the server sends outside any request (list changes, log
 broadcasts, its own requests) go to the session's GET stream; where the client opened
 none they are dropped (the specification lets a server send them only on that stream).
 
-:class:`PostReply`: the reply channel of one POST holding requests. The first thing the
-server does decides the HTTP answer: a response before any other message is sent as one
-``application/json`` body (the common case, and the cheapest); a message related to the
-request first (a progress notification, a request to the client) turns the answer into an
-SSE stream carrying those messages and then the response. With ``json_only`` (the
-server's JSON-response mode, or a client that does not accept SSE) related messages go to
-the GET stream instead and the answer is always JSON.
+:class:`PostReply`: the reply channel of one POST holding requests, compiled in
+:mod:`mcpfast.transports.http.post_reply` (which says what decides its answer).
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import secrets
@@ -25,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.transports.http.event_store import EventStore
+from mcpfast.transports.http.post_reply import PostReply
 from mcpfast.transports.http.sse_stream import SSEStream
 
 if TYPE_CHECKING:
@@ -132,87 +127,6 @@ class HTTPSession:
 
     def __repr__(self) -> str:
         return f"<HTTPSession {self.id[:8]}... streams={len(self.streams)} closed={self.closed}>"
-
-
-class PostReply:
-    """The reply channel of one POST (module docstring)."""
-
-    __slots__ = ("json_only", "outcome", "stream", "headers", "_side", "_new_stream", "_waiter")
-
-    def __init__(self, json_only: bool, side: Callable[[bytes], None],
-                 new_stream: Callable[[], SSEStream],
-                 headers: Optional[dict[str, str]] = None) -> None:
-        self.json_only = json_only
-        # The POST's headers, for checks that compare them with the body (Mcp-Param-*);
-        # set on the 2026-07-28 leg only.
-        self.headers = headers
-        # None while undecided, then ("json", frame or None) or ("sse", None).
-        self.outcome: Optional[tuple[str, Optional[bytes]]] = None
-        self.stream: Optional[SSEStream] = None
-        self._side = side
-        self._new_stream = new_stream
-        self._waiter: Optional[asyncio.Future[None]] = None
-
-    # -- ReplyChannel ------------------------------------------------------------------
-
-    def send(self, frame: bytes) -> None:
-        if self.json_only:
-            self._side(frame)
-            return
-        stream = self.stream
-        if stream is None:
-            stream = self.to_stream()
-        stream.push(frame)
-
-    def respond(self, frame: Optional[bytes]) -> None:
-        stream = self.stream
-        if stream is None:
-            if self.outcome is None and self._waiter is None:
-                # Answered while fed (nobody waits yet): the common case, without a call.
-                self.outcome = ("json", frame)
-            else:
-                self._decide(("json", frame))
-            return
-        if frame is not None:
-            stream.push(frame)
-        stream.finish()
-
-    # -- for the endpoint --------------------------------------------------------------
-
-    def to_stream(self) -> SSEStream:
-        """Answer with an SSE stream from now on (first related message, or a long wait)."""
-        stream = self.stream = self._new_stream()
-        stream.attach()
-        self._decide(("sse", None))
-        return stream
-
-    def _decide(self, outcome: tuple[str, Optional[bytes]]) -> None:
-        if self.outcome is None:
-            self.outcome = outcome
-            waiter = self._waiter
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
-
-    async def wait(self, timeout: Optional[float]) -> None:
-        """Until the outcome is known; after ``timeout`` seconds the answer becomes a
-        stream (so that keep-alive comments can flow) unless it must be JSON."""
-        if self.outcome is not None:
-            return
-        self._waiter = waiter = asyncio.get_running_loop().create_future()
-        try:
-            if timeout is None or self.json_only:
-                await waiter
-                return
-            try:
-                await asyncio.wait_for(asyncio.shield(waiter), timeout)
-            except asyncio.TimeoutError:
-                if self.outcome is None:
-                    self.to_stream()
-        finally:
-            self._waiter = None
-
-    def __repr__(self) -> str:
-        return f"<PostReply {self.outcome[0] if self.outcome else 'waiting'}>"
 
 
 def request_ids(message: Any) -> list[Any]:

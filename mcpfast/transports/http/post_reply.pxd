@@ -1,0 +1,42 @@
+# The reply channel of one POST, the stateless legs' connections, the feeding of a POST
+# (see the module docstring).
+
+
+cdef class PostReply:
+    cdef public bint json_only
+    # None while undecided, then ("json", frame or None) or ("sse", None).
+    cdef public object outcome
+    cdef public object stream
+    cdef public object headers
+    cdef object _side
+    cdef object _new_stream
+    cdef object _waiter
+
+    cpdef object to_stream(self)
+    cdef int _decide(self, tuple outcome) except -1
+
+
+cdef class Leg:
+    cdef list idle
+    cdef object _make
+
+    cpdef Lease lease(self)
+    cpdef list take_idle(self)
+
+
+cdef class Lease:
+    cdef readonly object connection
+    # None for a single lease (closed once released).
+    cdef Leg leg
+    cdef object feed_message
+    cdef object recycle
+    cdef object revive
+
+    cpdef release(self)
+    cpdef close(self)
+
+
+cpdef Lease single_lease(object connection)
+cpdef object feed_post(object endpoint, object session, object connection, object message,
+                       object body, bint json_only, object admit, Lease lease=*,
+                       object headers=*)

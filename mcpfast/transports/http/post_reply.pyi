@@ -1,0 +1,60 @@
+"""The reply channel of one POST, the stateless legs' connections, and the feeding of a
+POST's message into its connection (stubs; see the compiled module's docstring)."""
+
+from typing import Any, Awaitable, Callable, Optional, Union
+
+from mcpfast._core.http_messages import HTTPResponse
+from mcpfast.jsonrpc.contract import Connection
+from mcpfast.transports.http.sse_stream import SSEStream
+
+IDLE_CONNECTIONS: int
+
+class PostReply:
+    """The reply channel of one POST (module docstring). ``side(frame)``: where related
+    messages go in JSON-only mode; ``new_stream()``: the SSE stream of the answer;
+    ``headers``: the POST's headers, for checks comparing them with the body (Mcp-Param-*),
+    set on the 2026-07-28 leg only."""
+
+    json_only: bool
+    # None while undecided, then ("json", frame or None) or ("sse", None).
+    outcome: Optional[tuple[str, Optional[bytes]]]
+    stream: Optional[SSEStream]
+    headers: Optional[dict[str, str]]
+
+    def __init__(self, json_only: bool, side: Callable[[bytes], None],
+                 new_stream: Callable[[], SSEStream],
+                 headers: Optional[dict[str, str]] = None) -> None: ...
+    def send(self, frame: bytes) -> None: ...
+    def respond(self, frame: Optional[bytes]) -> None: ...
+    def to_stream(self) -> SSEStream:
+        """Answer with an SSE stream from now on (first related message, or a long wait)."""
+    async def wait(self, timeout: Optional[float]) -> None:
+        """Until the outcome is known; after ``timeout`` seconds the answer becomes a
+        stream (so that keep-alive comments can flow) unless it must be JSON."""
+
+class Leg:
+    """The idle connections of one stateless leg (see the compiled module)."""
+
+    def __init__(self, make: Callable[[], Connection]) -> None: ...
+    def lease(self) -> Lease:
+        """A connection for one POST: an idle one (revived), else a new one."""
+    def take_idle(self) -> list[Connection]:
+        """The idle connections, taken out (the endpoint closes them)."""
+    def __len__(self) -> int: ...
+
+class Lease:
+    """A connection serving one stateless POST (see the compiled module)."""
+
+    @property
+    def connection(self) -> Connection: ...
+    def release(self) -> None: ...
+    def close(self) -> None: ...
+
+def single_lease(connection: Connection) -> Lease:
+    """A lease of ``connection`` for one POST only: closed when released."""
+
+def feed_post(endpoint: Any, session: Any, connection: Connection, message: Any, body: bytes,
+              json_only: bool, admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
+              lease: Optional[Lease] = None, headers: Optional[dict[str, str]] = None
+              ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
+    """Feed a POST's decoded message into its connection (see the compiled module)."""

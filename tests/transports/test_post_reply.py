@@ -1,0 +1,366 @@
+"""The compiled reply channel of one POST, the stateless legs' connections and the feeding
+of a POST (mcpfast.transports.http.post_reply), with plain objects standing in for the
+endpoint, the session and the connection: every rule checked without a server."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional
+
+import pytest
+
+from mcpfast.transports.http import HTTPResponse
+from mcpfast.transports.http.post_reply import (
+    IDLE_CONNECTIONS,
+    Leg,
+    PostReply,
+    feed_post,
+    single_lease,
+)
+
+
+class Stream:
+    """What PostReply needs of an SSE stream."""
+
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.attached = False
+        self.finished = False
+
+    def attach(self) -> None:
+        self.attached = True
+
+    def push(self, frame: bytes) -> None:
+        self.frames.append(frame)
+
+    def finish(self) -> None:
+        self.finished = True
+
+
+def reply(json_only: bool = False, headers: Optional[dict[str, str]] = None
+          ) -> tuple[PostReply, list[bytes], list[Stream]]:
+    side: list[bytes] = []
+    streams: list[Stream] = []
+
+    def new_stream() -> Stream:
+        streams.append(Stream())
+        return streams[-1]
+
+    return PostReply(json_only, side.append, new_stream, headers), side, streams
+
+
+# -- PostReply -------------------------------------------------------------------------
+
+
+def test_a_response_first_is_a_json_answer():
+    channel, side, streams = reply(headers={"mcp-method": "tools/call"})
+    assert channel.outcome is None and channel.stream is None
+    assert channel.headers == {"mcp-method": "tools/call"}
+    channel.respond(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+    assert channel.outcome == ("json", b'{"jsonrpc":"2.0","id":1,"result":{}}')
+    assert streams == [] and side == []
+    assert repr(channel) == "<PostReply json>"
+
+
+def test_a_related_message_first_makes_a_stream_that_ends_with_the_response():
+    channel, side, streams = reply()
+    channel.send(b"progress")
+    assert channel.outcome == ("sse", None) and channel.stream is streams[0]
+    assert streams[0].attached
+    channel.send(b"more")
+    channel.respond(b"response")
+    assert streams[0].frames == [b"progress", b"more", b"response"] and streams[0].finished
+    assert side == [] and repr(channel) == "<PostReply sse>"
+
+
+def test_json_only_sends_related_messages_aside():
+    channel, side, streams = reply(json_only=True)
+    channel.send(b"progress")
+    assert side == [b"progress"] and streams == [] and channel.outcome is None
+    channel.respond(b"response")
+    assert channel.outcome == ("json", b"response")
+
+
+def test_no_response_on_a_stream_just_ends_it():
+    channel, _, streams = reply()
+    channel.to_stream()
+    channel.respond(None)
+    assert streams[0].frames == [] and streams[0].finished
+
+
+def test_the_first_outcome_stays():
+    channel, _, _ = reply()
+    channel.respond(b"first")
+    channel.respond(b"second")
+    assert channel.outcome == ("json", b"first")
+
+
+def test_wait_returns_once_answered():
+    async def main() -> None:
+        channel, _, _ = reply()
+        waiting = asyncio.ensure_future(channel.wait(None))
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        channel.respond(b"late")
+        await asyncio.wait_for(waiting, 1)
+        assert channel.outcome == ("json", b"late")
+
+    asyncio.run(main())
+
+
+def test_a_long_wait_becomes_a_stream_unless_json_only():
+    async def main() -> None:
+        channel, _, streams = reply()
+        await channel.wait(0.01)
+        assert channel.outcome == ("sse", None) and streams[0].attached
+        channel.respond(b"late")
+        assert streams[0].frames == [b"late"] and streams[0].finished
+
+        only, _, only_streams = reply(json_only=True)
+        waiting = asyncio.ensure_future(only.wait(0.01))
+        await asyncio.sleep(0.05)
+        assert not waiting.done() and only_streams == []
+        only.respond(b"late")
+        await asyncio.wait_for(waiting, 1)
+        assert only.outcome == ("json", b"late")
+
+    asyncio.run(main())
+
+
+def test_wait_when_answered_already_returns_at_once():
+    async def main() -> None:
+        channel, _, _ = reply()
+        channel.respond(b"done")
+        await asyncio.wait_for(channel.wait(None), 1)
+
+    asyncio.run(main())
+
+
+# -- Leg and Lease ---------------------------------------------------------------------
+
+
+class Connection:
+    """A connection with the contract's optional stateless methods."""
+
+    def __init__(self, reusable: bool = True) -> None:
+        self.reusable = reusable
+        self.revived = 0
+        self.recycled = 0
+        self.closed = False
+
+    def revive(self) -> None:
+        self.revived += 1
+
+    def recycle(self) -> bool:
+        self.recycled += 1
+        return self.reusable
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_leg_reuses_a_released_connection():
+    made: list[Connection] = []
+    leg = Leg(lambda: made.append(Connection()) or made[-1])
+    first = leg.lease()
+    assert made == [first.connection] and len(leg) == 0
+    first.release()
+    assert len(leg) == 1 and made[0].recycled == 1 and not made[0].closed
+    again = leg.lease()
+    assert again is first and made[0].revived == 1 and len(made) == 1
+    # Two at once: a second connection.
+    other = leg.lease()
+    assert other.connection is not first.connection and len(made) == 2
+
+
+def test_a_connection_that_cannot_serve_again_is_closed():
+    leg = Leg(lambda: Connection(reusable=False))
+    lease = leg.lease()
+    lease.release()
+    assert lease.connection.closed and len(leg) == 0
+
+
+def test_a_connection_without_recycle_serves_once():
+    class Plain:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    leg = Leg(Plain)
+    lease = leg.lease()
+    lease.release()
+    assert lease.connection.closed and len(leg) == 0
+
+
+def test_idle_connections_are_bounded():
+    leg = Leg(Connection)
+    leases = [leg.lease() for _ in range(IDLE_CONNECTIONS + 3)]
+    for lease in leases:
+        lease.release()
+    assert len(leg) == IDLE_CONNECTIONS
+    assert sum(lease.connection.closed for lease in leases) == 3
+    idle = leg.take_idle()
+    assert len(idle) == IDLE_CONNECTIONS and len(leg) == 0
+    assert all(isinstance(c, Connection) and not c.closed for c in idle)
+
+
+def test_a_single_lease_closes_its_connection_when_released():
+    connection = Connection()
+    lease = single_lease(connection)
+    lease.release()
+    assert connection.closed and connection.recycled == 0
+
+
+def test_close_closes():
+    leg = Leg(Connection)
+    lease = leg.lease()
+    lease.close()
+    assert lease.connection.closed and len(leg) == 0
+
+
+# -- feed_post -------------------------------------------------------------------------
+
+
+class Endpoint:
+    """The endpoint methods feed_post falls back on, recording their calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def _new_lone_stream(self) -> Stream:
+        return Stream()
+
+    def _await_answer(self, session: Any, connection: Any, reply: Any, message: Any,
+                      admit: Any, lease: Any) -> str:
+        self.calls.append(("await", reply))
+        return "awaited"
+
+    def _answer(self, session: Any, connection: Any, reply: Any, message: Any, admit: Any,
+                lease: Any) -> str:
+        self.calls.append(("answer", reply))
+        return "answered"
+
+
+class Fed(Connection):
+    """A connection answering what it is fed as told."""
+
+    def __init__(self, behaviour: str) -> None:
+        super().__init__()
+        self.behaviour = behaviour
+        self.fed: list[Any] = []
+
+    def feed_message(self, message: Any, channel: PostReply) -> bool:
+        self.fed.append((message, channel))
+        if self.behaviour == "notification":
+            return False
+        if self.behaviour == "inline":
+            channel.respond(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        elif self.behaviour == "stream":
+            channel.send(b"progress")
+        elif self.behaviour == "raise":
+            raise RuntimeError("broken")
+        return True
+
+
+def lease_of(connection: Connection) -> Any:
+    leg = Leg(lambda: connection)
+    return leg, leg.lease()
+
+
+def test_a_request_answered_while_fed_is_a_json_response_and_the_lease_goes_back():
+    endpoint = Endpoint()
+    connection = Fed("inline")
+    leg, lease = lease_of(connection)
+    response = feed_post(endpoint, None, connection, "message", b"body", False, None, lease,
+                         {"mcp-method": "tools/call"})
+    assert isinstance(response, HTTPResponse) and response.status == 200
+    assert response.headers == [("content-type", "application/json")]
+    assert response.body == b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    assert connection.fed[0][0] == "message" and connection.fed[0][1].headers == {"mcp-method": "tools/call"}
+    assert len(leg) == 1 and endpoint.calls == []
+
+
+def test_admit_sees_the_response_and_its_frame():
+    seen = []
+
+    def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
+        seen.append(frame)
+        response.status = 201
+        return response
+
+    response = feed_post(Endpoint(), None, Fed("inline"), "m", b"", False, admit)
+    assert response.status == 201 and seen == [b'{"jsonrpc":"2.0","id":1,"result":{}}']
+
+
+def test_each_json_response_gets_its_own_header_list():
+    first = feed_post(Endpoint(), None, Fed("inline"), "m", b"", False, None)
+    second = feed_post(Endpoint(), None, Fed("inline"), "m", b"", False, None)
+    first.headers.append(("mcp-session-id", "x"))
+    assert second.headers == [("content-type", "application/json")]
+
+
+def test_nothing_owed_is_202():
+    connection = Fed("notification")
+    leg, lease = lease_of(connection)
+    response = feed_post(Endpoint(), None, connection, "n", b"", False, None, lease)
+    assert response.status == 202 and response.body == b"" and response.headers == []
+    assert len(leg) == 1
+
+
+def test_an_answer_not_known_yet_is_awaited_by_the_endpoint():
+    endpoint = Endpoint()
+    connection = Fed("later")
+    leg, lease = lease_of(connection)
+    assert feed_post(endpoint, None, connection, "m", b"", False, None, lease) == "awaited"
+    assert endpoint.calls[0][0] == "await" and len(leg) == 0  # still leased
+
+
+def test_a_stream_answer_is_the_endpoints():
+    endpoint = Endpoint()
+    assert feed_post(endpoint, None, Fed("stream"), "m", b"", False, None) == "answered"
+    assert endpoint.calls[0][1].outcome == ("sse", None)
+
+
+def test_a_failed_feed_closes_the_lease_and_raises():
+    connection = Fed("raise")
+    leg, lease = lease_of(connection)
+    with pytest.raises(RuntimeError, match="broken"):
+        feed_post(Endpoint(), None, connection, "m", b"", False, None, lease)
+    assert connection.closed and len(leg) == 0
+
+
+def test_a_connection_without_feed_message_is_fed_the_body():
+    class BodyOnly:
+        def __init__(self) -> None:
+            self.fed: list[bytes] = []
+
+        def feed(self, body: bytes, channel: PostReply) -> bool:
+            self.fed.append(body)
+            channel.respond(b"answer")
+            return True
+
+    connection = BodyOnly()
+    response = feed_post(Endpoint(), None, connection, "decoded", b"raw body", False, None)
+    assert connection.fed == [b"raw body"] and response.body == b"answer"
+
+
+def test_a_session_gives_the_reply_its_side_channel_and_streams():
+    class Session:
+        def __init__(self) -> None:
+            self.unrelated: list[bytes] = []
+            self.streams: list[Stream] = []
+
+        def send_unrelated(self, frame: bytes) -> None:
+            self.unrelated.append(frame)
+
+        def new_stream(self) -> Stream:
+            self.streams.append(Stream())
+            return self.streams[-1]
+
+    session = Session()
+    feed_post(Endpoint(), session, Fed("stream"), "m", b"", True, None)
+    assert session.unrelated == [b"progress"] and session.streams == []
+    endpoint = Endpoint()
+    feed_post(endpoint, session, Fed("stream"), "m", b"", False, None)
+    assert len(session.streams) == 1 and session.streams[0].frames == [b"progress"]
