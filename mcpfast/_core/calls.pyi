@@ -1,7 +1,8 @@
 """Helpers for calling functions on a hot path (stubs; the compiled module's docstring
-says what ``step`` and ``exact_kwargs`` do and why)."""
+says what ``step``, ``exact_kwargs`` and ``Invoker`` do and why)."""
 
-from typing import Any, Callable, Coroutine, Generator, Iterator, TypeVar
+from contextvars import ContextVar
+from typing import Any, Callable, Container, Coroutine, Generator, Iterator, TypeVar
 
 _R = TypeVar("_R")
 _S = TypeVar("_S")
@@ -16,3 +17,18 @@ def exact_kwargs(names: tuple[str, ...], types: tuple[type, ...], defaults: tupl
                  ) -> Callable[[Any], dict[str, Any] | _R]:
     """``take(arguments)``: a new dict of keyword arguments when ``arguments`` has exactly
     the expected shape, else ``otherwise(arguments)`` (see the module docstring)."""
+
+def track_context() -> None:
+    """From now on every Invoker sets its ``var`` to the request's ctx while ``fn`` runs."""
+
+class Invoker:
+    """``run(args, kwargs, ctx, extra)`` (see the module docstring)."""
+
+    def __init__(self, fn: Callable[..., Any], at_once: bool, finish: Callable[[Any, Any], Any],
+                 fail: Callable[[Exception, Any], Any],
+                 passthrough: tuple[type[BaseException], ...], signal: type[BaseException],
+                 suspended: Callable[[Any, Any], Any], var: ContextVar[Any],
+                 later: Callable[..., Any], plain: Container[object],
+                 is_awaitable: Callable[[Any], bool]) -> None: ...
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any,
+                 extra: Any) -> Any: ...

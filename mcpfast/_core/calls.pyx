@@ -17,9 +17,19 @@ whose default is the ``required`` marker, a key not in ``names`` -- goes to
 ``otherwise(arguments)``, whose answer (or exception) is ``take``'s. Why: the common call
 of a function taking plain values then costs no Python loop; ``otherwise`` is the full
 check, which alone knows what to convert and what to refuse.
+
+``Invoker(fn, at_once, finish, fail, passthrough, signal, suspended, var, later, plain,
+is_awaitable)`` is ``run(args, kwargs, ctx, extra)``: calls ``fn(*args, **kwargs)`` (with
+``at_once``, steps the coroutine it returns once: ``step(coroutine, suspended)``) and
+answers ``finish(value, extra)``; an exception of a type in ``passthrough`` propagates, any
+other Exception answers ``fail(exc, extra)``, a ``signal`` (a BaseException type) answers
+``signal.result()``; a value whose type is not in ``plain`` and that ``is_awaitable``
+answers ``later(ctx, value, finish, fail, extra, passthrough)``. Once ``track_context()``
+was called, ``var`` (a ContextVar) holds ``ctx`` while ``fn`` runs. Why: the Python
+function doing this was a frame and some forty bytecodes of every small call.
 """
 from cpython.dict cimport PyDict_CheckExact, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyObject, PyObject_Call, PyTypeObject
 from cpython.ref cimport Py_DECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
@@ -29,6 +39,60 @@ from mcpfast._core.cpython cimport type_of
 def step(coroutine, suspended):
     """Resume ``coroutine`` once with None: its return value if it finished, else
     ``suspended(coroutine, yielded)`` (see the module docstring)."""
+    return _step(coroutine, suspended)
+
+
+# Whether Invokers set their context variable (track_context).
+cdef bint _tracking = False
+
+
+def track_context():
+    """From now on every Invoker sets its ``var`` to the request's ctx while ``fn`` runs."""
+    global _tracking
+    _tracking = True
+
+
+cdef class Invoker:
+    """``run(args, kwargs, ctx, extra)`` (see the module docstring)."""
+
+    cdef object fn, finish, fail, passthrough, signal, suspended, var, later, plain, is_awaitable
+    cdef bint at_once
+
+    def __init__(self, fn, bint at_once, finish, fail, tuple passthrough not None, signal,
+                 suspended, var, later, plain, is_awaitable):
+        self.fn = fn
+        self.at_once = at_once
+        self.finish = finish
+        self.fail = fail
+        self.passthrough = passthrough
+        self.signal = signal
+        self.suspended = suspended
+        self.var = var
+        self.later = later
+        self.plain = plain
+        self.is_awaitable = is_awaitable
+
+    def __call__(self, tuple args not None, dict kwargs not None, ctx, extra):
+        token = self.var.set(ctx) if _tracking else None
+        try:
+            value = PyObject_Call(self.fn, args, kwargs)
+            if self.at_once:
+                value = _step(value, self.suspended)
+        except self.passthrough:
+            raise
+        except Exception as exc:
+            return self.fail(exc, extra)
+        except self.signal as signal:
+            return signal.result()
+        finally:
+            if token is not None:
+                self.var.reset(token)
+        if type(value) not in self.plain and self.is_awaitable(value):
+            return self.later(ctx, value, self.finish, self.fail, extra, self.passthrough)
+        return self.finish(value, extra)
+
+
+cdef object _step(coroutine, suspended):
     cdef PyObject *result = NULL
     cdef int outcome = PyIter_Send(coroutine, None, &result)
     # PyIter_Send gave a new reference in both outcomes: the object below takes its own.

@@ -83,6 +83,8 @@ class RequestContext:
         params: Any,
         channel: ReplyChannel | None = None,
     ) -> None:
+        # The server's hot context factory (mcpfast.server.connection) sets these fields
+        # in place, without this frame: a field added here goes there too.
         self.session = session
         self.request_id = request_id
         self.method = method

@@ -355,6 +355,10 @@ class Session:
             msg: Any = decode(frame)
         except DecodeError as exc:
             return self._refused(frame, exc, channel)
+        if type(msg) is Request:
+            # The commonest message, served without feed_message's frame.
+            self._on_request(msg, channel, None)
+            return True
         return self.feed_message(msg, channel)
 
     def feed_message(self, msg: Any, channel: Optional[ReplyChannel] = None) -> bool:

@@ -36,11 +36,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
+from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.protocol.meta_keys import PROTOCOL_VERSION
+from mcpfast.protocol.meta_keys import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
@@ -80,6 +81,9 @@ class ServerConnection:
         self.subscriptions: set[str] = set()
         # Recycled and idle (see recycle): not among the server's connections.
         self.parked = False
+        # Whether the publisher skips this connection while parked (else it is detached
+        # then): see mcpfast.server.publisher.
+        self._parks_attached = bool(getattr(server.publisher, "skips_parked", False))
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
         # The checks the session's hook runs: the chain less the gate while the context
         # factory applies it (_install_checks).
@@ -124,8 +128,8 @@ class ServerConnection:
         era = self.server.stateless_era
         if not sources:
             # The hot factories build a Context as Context.__init__ does, without its
-            # frame (about 3% of a small request): a bare instance, RequestContext's fields,
-            # then Context's own.
+            # frame (about 3% of a small request): a bare instance, RequestContext's fields
+            # (by its __init__, or set in place), then Context's own.
             new_context = Context.__new__
             fill = RequestContext.__init__
 
@@ -145,25 +149,55 @@ class ServerConnection:
                 return handshake_context
 
             claim = era.claim
+            claims = era.claims
             version_key = PROTOCOL_VERSION
+            capabilities_key = CLIENT_CAPABILITIES
 
-            # Both eras: the Context has parsed _meta already, so a handshake request costs
-            # one truth test of it (most requests carry no _meta at all); a 2026-07-28 one
-            # is claimed with that _meta (params is then a dict), without a RequestState.
+            # Both eras. A handshake request costs one test of _meta (most requests carry
+            # none); a 2026-07-28 one is claimed with it (params is then a dict), without a
+            # RequestState. The commonest 2026-07-28 _meta (the version and no capabilities,
+            # nothing else) finds its kept claim here without calling claim (which is what
+            # it would answer: StatelessEra.claims). RequestContext's fields are set here
+            # as its __init__ sets them, reading _meta once for both.
             def either_era_context(session: Session, request_id: Any, method: str,
                                    params: Any, channel: Any = None) -> Context:
                 ctx = new_context(Context)
-                fill(ctx, session, request_id, method, params, channel)
+                ctx.session = session
+                ctx.request_id = request_id
+                ctx.method = method
+                ctx.params = params
+                ctx.cancelled = False
+                ctx.cancel_reason = None
+                ctx.shape_result = None
+                ctx._channel = channel
                 ctx.connection = connection
-                meta = ctx.meta
-                if meta and version_key in meta:
-                    ctx.state, ctx._back_channel, ctx.shape_result = claim(
-                        connection, method, params, meta)
+                meta = params.get("_meta") if type(params) is dict else None
+                if type(meta) is dict:
+                    ctx.meta = meta
+                    token = meta.get("progressToken")
+                    ctx.progress = (ProgressReporter(token, session, channel)
+                                    if request_id is not None and token is not None
+                                    and is_progress_token(token) else None)
+                    if version_key in meta:
+                        claimed = None
+                        if len(meta) == 2:
+                            version = meta[version_key]
+                            capabilities = meta.get(capabilities_key)
+                            if (type(version) is str and type(capabilities) is dict
+                                    and not capabilities):
+                                claimed = claims.get((version, None, method))
+                        if claimed is None or (claimed[1] is None and (
+                                "requestState" in params or "inputResponses" in params)):
+                            claimed = claim(connection, method, params, meta)
+                        ctx.state, ctx._back_channel, ctx.shape_result = claimed
+                        return ctx
                 else:
-                    ctx.state = state
-                    ctx._back_channel = back_channel
-                    if connection._gated:
-                        connection._check_initialized(ctx)
+                    ctx.meta = {}
+                    ctx.progress = None
+                ctx.state = state
+                ctx._back_channel = back_channel
+                if connection._gated:
+                    connection._check_initialized(ctx)
                 return ctx
 
             return either_era_context
@@ -203,8 +237,8 @@ class ServerConnection:
         contract's optional method, for connections that answer one self-contained POST
         at a time): True when it was -- nothing running, nothing awaited from the client,
         not closed; what a request may have left (the caller's identity, subscriptions,
-        a log level) is reset, and while idle it is no subscriber of the server's
-        publisher nor among its connections (``revive()`` when it serves again). False:
+        a log level) is reset, and while idle it gets none of the server's published
+        events nor is among its connections (``revive()`` when it serves again). False:
         the caller closes it."""
         if not self.session.idle:
             return False
@@ -214,15 +248,18 @@ class ServerConnection:
         server = self.server
         self.state.log_level = server.default_log_level
         # Parked rather than taken out of the server's connections (every stateless POST
-        # passes here and in revive).
+        # passes here and in revive), and out of the publisher's deliveries by the same
+        # flag where the publisher skips parked subscribers.
         self.parked = True
-        server.publisher.detach(self)
+        if not self._parks_attached:
+            server.publisher.detach(self)
         return True
 
     def revive(self) -> None:
         """A recycled connection serves again (the transport contract's optional method)."""
         self.parked = False
-        self.server.publisher.attach(self)
+        if not self._parks_attached:
+            self.server.publisher.attach(self)
 
     def hear_broadcasts(self, on: bool) -> None:
         """Whether the server's published events (list changes, resource updates, log

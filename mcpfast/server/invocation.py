@@ -28,7 +28,8 @@ import inspect
 from contextvars import ContextVar
 from typing import Any, Callable, Optional
 
-from mcpfast._core.calls import step
+from mcpfast._core.calls import Invoker as _Invoker
+from mcpfast._core.calls import track_context
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 from mcpfast.server.input_required import InputRequired
@@ -46,6 +47,7 @@ def track_current_context() -> None:
     """From now on, set :data:`current_context` while registered functions run."""
     global _tracking
     _tracking = True
+    track_context()
 
 PASS_JSONRPC_ERRORS: tuple[type[BaseException], ...] = (JSONRPCError,)
 
@@ -94,28 +96,12 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
 
         return run_async
 
-    def run(args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any, extra: Any) -> Any:
-        token = current_context.set(ctx) if _tracking else None
-        try:
-            value = fn(*args, **kwargs)
-            if at_once:
-                # Run to its end in one step (inline: this is the hot path of small tools),
-                # its value returned without a StopIteration to create and catch.
-                value = step(value, _suspended)
-        except passthrough:
-            raise
-        except Exception as exc:
-            return fail(exc, extra)
-        except InputRequired as signal:
-            return signal.result()
-        finally:
-            if token is not None:
-                current_context.reset(token)
-        if type(value) not in PLAIN_RESULT_TYPES and inspect.isawaitable(value):
-            return _finish_async(ctx, value, finish, fail, extra, passthrough)
-        return finish(value, extra)
-
-    return run
+    # Compiled (mcpfast._core.calls.Invoker): fn(*args, **kwargs), an async function that
+    # never suspends run to its end in one step (inline: the hot path of small tools, its
+    # value returned without a StopIteration to create and catch), its outcome given to
+    # finish or fail as _finish_async does for the others.
+    return _Invoker(fn, at_once, finish, fail, tuple(passthrough), InputRequired, _suspended,
+                    current_context, _finish_async, PLAIN_RESULT_TYPES, inspect.isawaitable)
 
 
 def _suspended(coroutine: Any, yielded: Any) -> Any:

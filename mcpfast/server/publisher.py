@@ -9,6 +9,14 @@ sends the event to the other processes and delivers what arrives to its local su
 
 Events are small immutable values with only JSON-able fields, so that they can cross a
 process boundary as they are.
+
+A subscriber may be *parked* (its ``parked`` attribute true: a recycled stateless HTTP
+connection waiting for its next request). A publisher whose ``skips_parked`` is true --
+:class:`LocalPublisher` and the publishers built on it -- neither delivers to parked
+subscribers nor counts them in ``len()``, so a connection parks and wakes without being
+detached and attached again (:meth:`ServerConnection.recycle
+<mcpfast.server.connection.ServerConnection.recycle>`); with any other publisher it is
+detached while parked.
 """
 
 from __future__ import annotations
@@ -74,9 +82,12 @@ class Publisher(Protocol):
 
 
 class LocalPublisher:
-    """In-process publisher: delivers to its subscribers at once, in attach order."""
+    """In-process publisher: delivers to its subscribers at once, in attach order, except
+    to the parked ones (module docstring)."""
 
     __slots__ = ("_subscribers",)
+    # Parked subscribers are skipped here: they may stay attached while parked.
+    skips_parked = True
 
     def __init__(self) -> None:
         self._subscribers: dict[Subscriber, None] = {}
@@ -89,10 +100,12 @@ class LocalPublisher:
 
     def publish(self, event: Event) -> int:
         # A copy: delivering may close a connection, which detaches it.
-        return sum(1 for subscriber in tuple(self._subscribers) if subscriber.deliver(event))
+        return sum(1 for subscriber in tuple(self._subscribers)
+                   if not getattr(subscriber, "parked", False) and subscriber.deliver(event))
 
     def __len__(self) -> int:
-        return len(self._subscribers)
+        """The subscribers events are delivered to (the parked ones are not counted)."""
+        return sum(1 for subscriber in self._subscribers if not getattr(subscriber, "parked", False))
 
     def __repr__(self) -> str:
-        return f"<LocalPublisher subscribers={len(self._subscribers)}>"
+        return f"<LocalPublisher subscribers={len(self)}>"

@@ -63,6 +63,9 @@ class RedisPublisher:
         # Events from other processes delivered here (for tests and monitoring).
         self.received = 0
 
+    # Local delivery is a LocalPublisher's, which skips parked subscribers.
+    skips_parked = True
+
     def __len__(self) -> int:
         return len(self._local)
 

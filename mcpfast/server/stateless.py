@@ -116,9 +116,20 @@ class StatelessEra:
         # once its values passed the checks: at most versions x (levels + 1) entries.
         self._states: dict[tuple[str, Optional[str]], ProtocolState] = {}
         # (state, back channel or None, shaper) of the common case per (version, logLevel,
-        # method), once checked; cleared when _CLAIMS_KEPT is reached.
+        # method), once checked; cleared when _CLAIMS_KEPT is reached (never replaced: the
+        # context factories of connections read it, see ``claims``).
         self._claims: dict[tuple[str, Optional[str], str],
                            tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]] = {}
+
+    @property
+    def claims(self) -> dict[tuple[str, Optional[str], str],
+                             tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]]:
+        """The claims of the common case kept so far, by (version, logLevel as sent or
+        None, method): what :meth:`claim` answers for a request of that version, level
+        and method whose ``_meta`` declares no capabilities and no clientInfo and whose
+        params bring no ``requestState`` nor ``inputResponses`` (the one dict, cleared
+        when full, never replaced: a caller may keep it and look claims up itself)."""
+        return self._claims
 
     def state_for(self, connection: ServerConnection, method: str,
                   params: Any) -> Optional[RequestState]:

@@ -1,5 +1,6 @@
 """mcpfast._core.calls: one step of a coroutine (``step``) and keyword arguments taken from
-a dict of the expected shape (``exact_kwargs``)."""
+a dict of the expected shape (``exact_kwargs``), a registered function's call and outcome
+(``Invoker``)."""
 
 from __future__ import annotations
 
@@ -249,3 +250,62 @@ def test_inconsistent_descriptions_are_refused():
         exact_kwargs(("a",), ("str",), (REQUIRED,), REQUIRED, _Otherwise())
     with pytest.raises(TypeError):
         exact_kwargs(["a"], (str,), (REQUIRED,), REQUIRED, _Otherwise())  # type: ignore[arg-type]
+
+
+def test_invoker_answers_every_outcome_of_a_call():
+    from contextvars import ContextVar
+
+    from mcpfast._core.calls import Invoker, track_context
+
+    class Signal(BaseException):
+        def result(self):
+            return "signalled"
+
+    var: ContextVar = ContextVar("test_invoker_var", default=None)
+    seen: list = []
+
+    def later(ctx, value, finish, fail, extra, passthrough):
+        return ("later", ctx, value, extra, passthrough)
+
+    def make(fn, at_once=False, passthrough=(KeyError,)):
+        return Invoker(fn, at_once, lambda value, extra: ("done", value, extra),
+                       lambda exc, extra: ("failed", type(exc).__name__, extra), passthrough,
+                       Signal, lambda coroutine, yielded: ("suspended", yielded), var, later,
+                       frozenset({str, dict}), lambda value: hasattr(value, "__await__"))
+
+    def plain(a, b=2):
+        seen.append(var.get())
+        return f"{a}{b}"
+
+    assert make(plain)((1,), {"b": 3}, "ctx", "x") == ("done", "13", "x")
+    assert make(lambda: 1 / 0)((), {}, "ctx", "x") == ("failed", "ZeroDivisionError", "x")
+    with pytest.raises(KeyError):
+        make(lambda: {}["k"])((), {}, "ctx", "x")
+
+    def signalling():
+        raise Signal()
+
+    assert make(signalling)((), {}, "ctx", "x") == "signalled"
+    with pytest.raises(KeyboardInterrupt):
+        make(lambda: (_ for _ in ()).throw(KeyboardInterrupt()))((), {}, "ctx", "x")
+
+    async def at_once(text):
+        return text
+
+    assert make(at_once, at_once=True)(("hi",), {}, "ctx", 7) == ("done", "hi", 7)
+
+    async def waits():
+        await asyncio.sleep(0)
+
+    # What suspended answers is the value finished with (the server's own raises instead).
+    assert make(waits, at_once=True)((), {}, "ctx", 7) == ("done", ("suspended", None), 7)
+    coroutine = at_once("later")
+    outcome = make(lambda: coroutine)((), {}, "ctx", 7)
+    assert outcome == ("later", "ctx", coroutine, 7, (KeyError,))
+    coroutine.close()
+    with pytest.raises(TypeError):
+        make(plain)([1], {}, "ctx", None)  # type: ignore[arg-type]
+    # Once tracking is on (it stays on), the variable holds ctx while the function runs.
+    track_context()
+    assert make(plain)((1,), {}, "ctx", None) == ("done", "12", None)
+    assert seen[-1] == "ctx" and var.get() is None

@@ -80,3 +80,68 @@ def test_closed_connections_leave_the_publisher(ready_client):
     client.conn.close()
     assert len(publisher) == 0
     assert app.broadcast_log("error", "nobody listens") == 0
+
+
+class _Subscriber:
+    def __init__(self, parked: bool = False) -> None:
+        self.parked = parked
+        self.events: list = []
+
+    def deliver(self, event) -> bool:
+        self.events.append(event)
+        return True
+
+
+def test_parked_subscribers_are_skipped_and_not_counted():
+    publisher = LocalPublisher()
+    awake, parked, plain = _Subscriber(), _Subscriber(parked=True), RecordingPublisher()
+    publisher.attach(awake)
+    publisher.attach(parked)
+    assert len(publisher) == 1 and publisher.publish(ListChanged("tools")) == 1
+    assert awake.events == [ListChanged("tools")] and parked.events == []
+    parked.parked = False
+    assert len(publisher) == 2 and publisher.publish(ListChanged("tools")) == 2
+    assert parked.events == [ListChanged("tools")]
+    assert "subscribers=2" in repr(publisher) and plain.skips_parked
+
+
+class _PlainPublisher:
+    """A publisher that knows nothing of parked subscribers (no ``skips_parked``)."""
+
+    def __init__(self) -> None:
+        self.subscribers: dict = {}
+
+    def attach(self, subscriber) -> None:
+        self.subscribers[subscriber] = None
+
+    def detach(self, subscriber) -> None:
+        self.subscribers.pop(subscriber, None)
+
+    def publish(self, event) -> int:
+        return sum(1 for subscriber in tuple(self.subscribers) if subscriber.deliver(event))
+
+
+def test_a_recycled_connection_hears_nothing_while_parked():
+    # With a publisher that skips parked subscribers the connection stays attached; with
+    # any other it is detached while parked. Either way it hears nothing then.
+    for publisher in (LocalPublisher(), _PlainPublisher()):
+        app = _server(publisher)
+        connection = app.connect_stateless(lambda frame: None, "2025-11-25")
+        sent: list = []
+
+        def send_log(level, data, logger=None, sent=sent) -> bool:
+            sent.append(data)
+            return True
+
+        connection.send_log = send_log  # type: ignore[method-assign]
+        assert app.broadcast_log("error", "one") == 1 and sent == ["one"]
+        assert connection.recycle() is True
+        attached = connection in getattr(publisher, "subscribers", getattr(publisher, "_subscribers", {}))
+        assert attached is isinstance(publisher, LocalPublisher)
+        assert app.broadcast_log("error", "two") == 0 and sent == ["one"]
+        assert connection not in app.connections
+        connection.revive()
+        assert app.broadcast_log("error", "three") == 1 and sent == ["one", "three"]
+        connection.close()
+        assert app.broadcast_log("error", "four") == 0
+        assert connection not in getattr(publisher, "subscribers", getattr(publisher, "_subscribers", {}))

@@ -366,3 +366,62 @@ def test_server_checks_run_for_both_eras_and_after_the_gate(mcp_schema):
     assert seen[-1] == ("tools/list", True)
     assert wire.call("tools/list", {"_meta": meta()})["result"]["resultType"] == "complete"
     assert seen[-1] == ("tools/list", False)
+
+
+def test_a_kept_claim_still_checks_the_answers_a_request_brings(mcp_schema):
+    # The connection finds the kept claim of the commonest _meta itself; answers brought
+    # by the request are checked all the same, and any other _meta goes through claim.
+    app = make_server()
+    wire = Wire(app, mcp_schema)
+    plain = {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()}
+    assert wire.call("tools/call", plain)["result"]["content"] == [{"type": "text", "text": "x"}]
+    assert (V2026, None, "tools/call") in app.stateless_era.claims  # type: ignore[union-attr]
+    for extra in ({"requestState": "not-a-state"}, {"inputResponses": ["x"]}):
+        params = {**plain, **extra}
+        assert wire.call("tools/call", params)["error"]["code"] == INVALID_PARAMS
+    assert wire.call("tools/call", plain)["result"]["content"] == [{"type": "text", "text": "x"}]
+    for odd_meta, code in (({meta_keys.PROTOCOL_VERSION: [V2026], meta_keys.CLIENT_CAPABILITIES: {}},
+                            INVALID_PARAMS),
+                           ({meta_keys.PROTOCOL_VERSION: V2026, meta_keys.CLIENT_CAPABILITIES: []},
+                            INVALID_PARAMS),
+                           ({meta_keys.PROTOCOL_VERSION: "1999-01-01", meta_keys.CLIENT_CAPABILITIES: {}},
+                            UNSUPPORTED_PROTOCOL_VERSION)):
+        error = wire.call("tools/call", {**plain, "_meta": odd_meta})["error"]
+        assert error["code"] == code
+    who = wire.call("tools/call", {"name": "whoami", "arguments": {},
+                                   "_meta": meta({"sampling": {}})})["result"]
+    assert who["structuredContent"]["sampling"] is True
+    who = wire.call("tools/call", {"name": "whoami", "arguments": {}, "_meta": meta()})["result"]
+    assert who["structuredContent"] == {"version": V2026, "client": None, "sampling": False,
+                                        "level": "off"}
+    assert wire.call("ping", {"_meta": meta()})["error"]["code"] == METHOD_NOT_FOUND
+
+
+def test_the_context_factory_fills_a_context_as_its_constructor_does():
+    # The connection's factory sets RequestContext's and Context's fields in place: the
+    # same values as Context(...) gives, for every kind of params.
+    from mcpfast.jsonrpc.context import RequestContext
+    from mcpfast.server.context import Context as ServerContext
+
+    app = make_server()
+    connection = app.connect(lambda frame: None)
+    factory = connection.session.context_factory
+    channel = object()
+    for request_id, params in ((1, None), (2, [1, 2]), (3, {"x": 1}), (4, {"_meta": "odd"}),
+                               (5, {"_meta": {"progressToken": "p"}}), (None, {"_meta": {"progressToken": 7}}),
+                               (6, {"_meta": {"progressToken": True}}), (7, {"_meta": {}})):
+        made = factory(connection.session, request_id, "ping", params, channel)
+        expected = ServerContext(connection.session, request_id, "ping", params, channel,
+                                 connection, connection.state, connection._back_channel)
+        for name in (*RequestContext.__slots__, "connection", "state", "_back_channel"):
+            if name in ("_task", "_batch", "_started"):
+                assert not hasattr(made, name)
+                continue
+            value = getattr(made, name)
+            if name == "progress":
+                assert (value is None) == (expected.progress is None)
+                if value is not None:
+                    assert value.token == expected.progress.token
+            else:
+                assert value == getattr(expected, name), name
+        assert type(made) is ServerContext and not hasattr(made, "task_run")
