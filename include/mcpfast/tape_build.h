@@ -97,7 +97,10 @@ MF_ALWAYS_INLINE PyObject *mf_dict_fill(PyObject *model, PyObject **keys, PyObje
            it tracks: dicts and lists), as PyDict_SetItem ensures */
         track |= PyType_IS_GC(Py_TYPE(values[k]));
     }
-    if (track && !PyObject_GC_IsTracked(d)) PyObject_GC_Track(d);
+    /* A copy of a model is never tracked yet (a model holds no containers, so neither
+       PyDict_Copy nor the collector tracks it; mf_shape_fill_works checks it at import):
+       tracked here exactly when it holds one, without asking the collector first. */
+    if (track) PyObject_GC_Track(d);
     return d;
 mismatch:
     Py_DECREF(d);
@@ -342,6 +345,10 @@ static int mf_shape_fill_works(Py_ssize_t n) {
         Py_INCREF(keys[k]);
         Py_INCREF(values[k]);
     }
+    /* a copy of a model must start untracked (mf_dict_fill tracks it without asking) */
+    filled = PyDict_Copy(model);
+    if (filled == NULL || PyObject_GC_IsTracked(filled)) goto done;
+    Py_CLEAR(filled);
     filled = mf_dict_fill(model, keys, values, n);
     if (filled == NULL) {
         for (k = 0; k < n; k++) {

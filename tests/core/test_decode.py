@@ -611,6 +611,45 @@ def test_shaped_objects_match_json_loads(objects):
         assert json.dumps(result) == json.dumps(expected)
 
 
+def _dicts_in(value):
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _dicts_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _dicts_in(item)
+
+
+@pytest.mark.parametrize("value", SHAPED + [
+    {"a": 1, "b": "x"},                      # atoms only: not tracked, as with json.loads
+    {"a": {"n": 1}, "b": 2},                 # holds a dict (itself untracked): tracked
+    {"a": [], "b": {}},
+    [{"a": 1, "b": [2]}, {"a": 1, "b": 2}],  # one shape, tracked in one place only
+])
+def test_shaped_objects_are_tracked_exactly_as_json_loads_tracks_them(dict_building, value):
+    expected = list(_dicts_in(value))
+    for result in _results(value):
+        got = list(_dicts_in(result))
+        assert [gc.is_tracked(d) for d in got] == [gc.is_tracked(json.loads(json.dumps(d))) for d in expected]
+
+
+def test_shaped_objects_with_escaped_and_non_ascii_keys(dict_building):
+    # Keys are compared after unescaping: an escaped key is the same key as its plain form,
+    # non-ASCII keys and keys longer than a cache line of the key cache stay exact.
+    plain = b'{"jsonrpc":"2.0","id":1,"result":{"name":1,"\xc3\xa9t\xc3\xa9":2,"' + b"k" * 40 + b'":3}}'
+    escaped = (b'{"jsonrpc":"2.0","id":1,"result":{"n\\u0061me":1,"\\u00e9t\\u00e9":2,"'
+               + b"k" * 39 + b'\\u006b":3}}')
+    other = b'{"jsonrpc":"2.0","id":1,"result":{"name":1,"\xc3\xa9t\xc3\xa9":2,"' + b"k" * 39 + b'j":3}}'
+    for _ in range(4):
+        for frame in (plain, escaped, other):
+            result = decode(frame).result
+            expected = json.loads(frame)["result"]
+            assert result == expected and list(result) == list(expected)
+            for key in result:
+                assert key is sys.intern(key)  # keys are interned on both paths
+
+
 # --- message objects come from free lists ------------------------------------------------
 
 
