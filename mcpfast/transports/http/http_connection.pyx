@@ -116,6 +116,8 @@ cdef class HTTPServerProtocol:
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
 
+    # Called once per read by the event loop, always positionally: no keyword parsing.
+    @cython.always_allow_keywords(False)
     def data_received(self, data):
         cdef object done
         if self._closed:
