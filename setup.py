@@ -10,7 +10,7 @@ Environment switches:
   MCPFAST_SIMDJSON=system   link the system simdjson (pkg-config) instead of pysimdjson's copy
   MCPFAST_ANNOTATE=1        write Cython annotation HTML (cython -a) next to each .pyx
   MCPFAST_DEBUG=1           -O0 -g, Cython bounds checks on
-  MCPFAST_ONLY=a,b          build only the named mcpfast._core modules (development)
+  MCPFAST_ONLY=a,b          build only the named compiled modules (development)
   MCPFAST_SANITIZE=1        AddressSanitizer + UndefinedBehaviorSanitizer build, for the fuzz
                             harnesses (scripts/fuzz --sanitize builds it under build/sanitize
                             and runs it with the ASan runtime in LD_PRELOAD)
@@ -106,6 +106,7 @@ EXTENSIONS = [
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
     ext("mcpfast.transports.http.post_reply"),
+    ext("mcpfast.transports.http.http_connection"),
 ]
 # MCPFAST_ONLY=framing,pending rebuilds just those modules (a developer convenience).
 _only = [m for m in os.environ.get("MCPFAST_ONLY", "").split(",") if m]

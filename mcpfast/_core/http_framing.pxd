@@ -36,5 +36,12 @@ cdef class HTTPRequestFramer:
     # connection: what comes next is llhttp's to read, not the fast path's.
     cdef bint _llhttp_only
 
+    # feed() (see the .pyx), called at C level by the server's connections.
+    cpdef feed(self, data)
     cdef Py_ssize_t _fast(self, const char *p, Py_ssize_t size) except -1
     cdef int _begin(self) except -1
+
+
+# Response writers (see the .pyx), callable at C level.
+cpdef bytes whole_response(status, headers, bint keep_alive, body)
+cpdef bytes stream_head(status, headers, bint keep_alive)

@@ -290,7 +290,7 @@ cdef class HTTPRequestFramer:
         return (f"<HTTPRequestFramer max_body_size={self.max_body_size}"
                 f"{' failed' if self.failed else ''}>")
 
-    def feed(self, data):
+    cpdef feed(self, data):
         """Add bytes; return the requests they complete, in order, or None when none.
 
         After a parse error (``error`` set) the stream is over: later calls return None.
@@ -599,7 +599,7 @@ cdef bytes head_prefix(object status, list headers, bint keep_alive):
     return prefix
 
 
-def whole_response(status, headers, bint keep_alive, body):
+cpdef bytes whole_response(status, headers, bint keep_alive, body):
     """A response with a Content-Length, head and body, as one bytes object.
 
     ``headers``: (name, value) pairs written as given (latin-1); ``connection: close`` is
@@ -640,7 +640,7 @@ def whole_response(status, headers, bint keep_alive, body):
     return out
 
 
-def stream_head(status, headers, bint keep_alive):
+cpdef bytes stream_head(status, headers, bint keep_alive):
     """The head of a response whose body follows with chunked transfer encoding."""
     return (head_prefix(status, headers if type(headers) is list else list(headers), keep_alive)
             + b"transfer-encoding: chunked\r\n\r\n")

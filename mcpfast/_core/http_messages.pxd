@@ -22,6 +22,9 @@ cdef class HTTPResponse:
     cdef readonly bint closed
     cdef object _on_close
 
+    # close() (see the .pyx), called at C level by the servers.
+    cpdef close(self, bint disconnected=*)
+
 
 # A request made without argument parsing (the framer's plain requests).
 cdef HTTPRequest new_request(str method, str path, object headers, object body, str query)

@@ -89,7 +89,7 @@ cdef class HTTPResponse:
                 return value
         return None
 
-    def close(self, bint disconnected=False):
+    cpdef close(self, bint disconnected=False):
         """The response is over (see the class docstring). Idempotent."""
         if self.closed:
             return

@@ -1,0 +1,380 @@
+"""One HTTP/1.1 connection of mcpfast's own Streamable HTTP server (the contract is in
+mcpfast.transports.http.server's docstring, which re-exports HTTPServerProtocol).
+
+An asyncio protocol as a typed class: requests come from the compiled framer of
+mcpfast._core.http_framing, are handed to the endpoint, and their answers are written with
+that module's response writers, all through C calls; only the endpoint and the transport
+are called as Python.
+"""
+cimport cython
+
+from mcpfast._core.http_framing cimport HTTPRequestFramer, stream_head, whole_response
+from mcpfast._core.http_messages cimport HTTPRequest, HTTPResponse
+
+import asyncio
+import logging
+
+from httptools import HttpParserUpgrade
+
+from mcpfast.transports.http.messages import json_error_body
+
+_LOGGER = logging.getLogger("mcpfast.transports.http")
+
+MAX_HEAD_SIZE = 64 * 1024
+# Seconds a connection accepted just before shutdown gets to send its first request.
+FRESH_GRACE = 1.0
+
+cdef object CancelledError = asyncio.CancelledError
+cdef object get_running_loop = asyncio.get_running_loop
+cdef list JSON_HEADERS = [("content-type", "application/json")]
+
+
+cdef bytes unwritable():
+    # What a client gets for a response that cannot be written (see _write_whole).
+    return whole_response(500, JSON_HEADERS, False,
+                          json_error_body(-32603, "Internal error: the response could not be written"))
+
+
+cdef HTTPResponse error_response(int status, int code, str message):
+    return HTTPResponse(status, [("content-type", "application/json")], json_error_body(code, message))
+
+
+@cython.final
+cdef class HTTPServerProtocol:
+    """One HTTP/1.1 connection to the endpoint (mcpfast.transports.http.server's docstring).
+
+    An asyncio protocol (connection_made, data_received, eof_received, connection_lost,
+    pause_writing, resume_writing) made by serve_http for each connection.
+    """
+
+    def __init__(self, endpoint, double keepalive_timeout, connections, max_connections=None):
+        self.max_connections = max_connections
+        self.endpoint = endpoint
+        self.keepalive_timeout = keepalive_timeout
+        self.connections = connections
+        self.loop = get_running_loop()
+        self._time = self.loop.time
+        self.transport = None
+        self._framer = HTTPRequestFramer(HTTPRequest, endpoint.max_body_size, MAX_HEAD_SIZE)
+        self._handle = endpoint.handle
+        self._queue = None
+        self._head = 0
+        self._paused = False
+        self._busy = False
+        self._task = None
+        self._response = None
+        self._closed = False
+        self._writable = None
+        self._idle = None
+        self._idle_due = False
+        self._stopping = False
+        self._answering = None
+        self._drained = None
+        self._served = False
+        self._grace = None
+
+    # -- asyncio.Protocol --------------------------------------------------------------
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self._write = transport.write
+        limit = self.max_connections
+        if limit is not None and len(self.connections) >= limit:
+            _LOGGER.warning("HTTP connection refused: %d connections are open", limit)
+            self._fail(503, f"Service Unavailable: {limit} connections are open; try again")
+            return
+        self.connections.add(self)
+        self._arm_idle()
+
+    def connection_lost(self, exc):
+        self._closed = True
+        self.connections.discard(self)
+        if self._idle is not None:
+            self._idle.cancel()
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        cdef HTTPResponse response = self._response
+        self._response = None
+        if response is not None:
+            response.close(True)
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._set_drained()
+
+    def eof_received(self):
+        # asyncio.Protocol's default: the transport closes itself.
+        return None
+
+    def pause_writing(self):
+        if self._writable is None or self._writable.done():
+            self._writable = self.loop.create_future()
+
+    def resume_writing(self):
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    # Called once per read by the event loop, always positionally: no keyword parsing.
+    @cython.always_allow_keywords(False)
+    def data_received(self, data):
+        cdef object done
+        if self._closed:
+            return  # closing: what else the client sent is not read
+        # Not idle while a request arrives (the timer, if armed, finds no deadline).
+        self._idle_due = False
+        done = self._framer.feed(data)
+        if done is not None:
+            self._served = True
+            if self._queue is None:
+                # The framer's list is new on each feed: it becomes the queue.
+                self._queue = <list>done
+                self._head = 0
+            else:
+                self._queue.extend(<list>done)
+            if not self._busy:
+                self._next()
+            if self._queue is not None and self._busy and self.transport is not None:
+                # Pipelined: answered after the one in progress; read no further meanwhile.
+                self.transport.pause_reading()
+                self._paused = True
+        if self._framer.failed:
+            self._framing_failed()
+
+    cdef int _framing_failed(self) except -1:
+        error = self._framer.error
+        if isinstance(error, HttpParserUpgrade):
+            self._fail(400, "Bad Request: protocol upgrades are not served here")
+        elif error is not None:
+            self._fail(400, f"Bad Request: malformed HTTP ({error})")
+        elif not self._closed:
+            # Refused from its Content-Length: answer now instead of reading the body.
+            if self._busy:
+                self._stopping = True  # after the answer in progress
+            else:
+                limit = self.endpoint.max_body_size
+                self._fail(413, f"Payload Too Large: the body is over {limit} bytes")
+        return 0
+
+    # -- answering ---------------------------------------------------------------------
+
+    def _grace_over(self):
+        self._grace = None
+        if not self._busy and self.transport is not None:
+            self.transport.close()
+
+    cdef int _next(self) except -1:
+        cdef tuple entry
+        cdef HTTPRequest request
+        cdef bint keep_alive
+        cdef object outcome
+        if self._stopping and self._grace is None:
+            if self.transport is not None:
+                self.transport.close()
+            return 0
+        while self._queue is not None and not self._closed:
+            entry = <tuple>self._queue[self._head]
+            self._head += 1
+            if self._head == len(self._queue):
+                self._queue = None
+            request = <HTTPRequest>entry[0]
+            keep_alive = entry[1]
+            if self._stopping:
+                # The first request of a connection accepted before the listener closed:
+                # answered, then the connection closes.
+                self._grace.cancel()
+                self._grace = None
+                keep_alive = False
+            if entry[2]:  # too large
+                limit = self.endpoint.max_body_size
+                self._write_whole(error_response(
+                    413, -32600, f"Payload Too Large: the body is over {limit} bytes"), False)
+                return 0
+            try:
+                outcome = self._handle(request)
+            except Exception:
+                _LOGGER.exception("the MCP endpoint failed on %s %s", request.method, request.path)
+                self._write_whole(error_response(500, -32603, "Internal error"), False)
+                return 0
+            if type(outcome) is HTTPResponse and (<HTTPResponse>outcome).stream is None:
+                self._write_whole(<HTTPResponse>outcome, keep_alive)
+                if not keep_alive:
+                    return 0
+                continue
+            self._busy = True
+            self._answering = request.method
+            self._task = self.loop.create_task(self._answer(outcome, keep_alive))
+            return 0
+        if not self._closed and self.transport is not None:
+            if self._paused:
+                self._paused = False
+                self.transport.resume_reading()
+            if self._idle is not None:
+                # The timer is armed: moving its deadline is all _arm_idle would do.
+                self._idle_deadline = <double>self._time() + self.keepalive_timeout
+                self._idle_due = True
+            else:
+                self._arm_idle()
+        return 0
+
+    async def _answer(self, outcome, bint keep_alive):
+        cdef HTTPResponse response
+        try:
+            result = outcome if isinstance(outcome, HTTPResponse) else await outcome
+        except CancelledError:
+            return
+        except Exception:
+            _LOGGER.exception("the MCP endpoint failed")
+            result = error_response(500, -32603, "Internal error")
+        if not isinstance(result, HTTPResponse):
+            raise TypeError(f"the MCP endpoint answered {result!r}, not an HTTPResponse")
+        response = result
+        if self._closed:
+            response.close(True)
+            return
+        if response.stream is None:
+            self._write_whole(response, keep_alive)
+        else:
+            await self._write_stream(response, keep_alive)
+        self._busy = False
+        self._task = None
+        self._answering = None
+        self._set_drained()
+        if keep_alive and not self._closed:
+            self._next()
+
+    cdef int _set_drained(self) except -1:
+        drained = self._drained
+        self._drained = None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+        return 0
+
+    cdef int _write_whole(self, HTTPResponse response, bint keep_alive) except -1:
+        cdef bytes data
+        transport = self.transport
+        if transport is None or self._closed:
+            response.close(True)
+            return 0
+        try:
+            data = whole_response(response.status, response.headers, keep_alive, response.body)
+        except Exception:
+            # A response that cannot be written (a header outside latin-1, say): the
+            # client gets a 500 instead of a cut connection, then the connection closes.
+            _LOGGER.exception("an HTTP response could not be written: %r", response)
+            data = unwritable()
+            keep_alive = False
+        self._write(data)
+        response.close(False)
+        if not keep_alive:
+            transport.close()
+            self._closed = True
+        return 0
+
+    async def _write_stream(self, HTTPResponse response, bint keep_alive):
+        transport = self.transport
+        stream = response.stream
+        try:
+            head = stream_head(response.status, response.headers, keep_alive)
+        except Exception:
+            _LOGGER.exception("an HTTP response could not be written: %r", response)
+            transport.write(unwritable())
+            transport.close()
+            self._closed = True
+            response.close(True)
+            await stream.aclose()
+            return
+        self._response = response
+        transport.write(head)
+        try:
+            async for chunk in stream:
+                if self._closed:
+                    return
+                transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                writable = self._writable
+                if writable is not None and not writable.done():
+                    await writable
+            if not self._closed:
+                transport.write(b"0\r\n\r\n")
+                self._response = None
+                response.close(False)
+                if not keep_alive:
+                    transport.close()
+                    self._closed = True
+        except CancelledError:
+            pass
+        finally:
+            await stream.aclose()
+
+    cdef int _fail(self, int status, str message) except -1:
+        transport = self.transport
+        if transport is None or self._closed:
+            return 0
+        if self._busy:
+            # An answer is being written (a stream, say): an error now would land inside
+            # it. The connection just ends; the answer in progress is cut.
+            _LOGGER.debug("closing an HTTP connection: %s", message)
+            transport.close()
+            self._closed = True
+            return 0
+        body = json_error_body(-32600, message)
+        transport.write(whole_response(status, JSON_HEADERS, False, body))
+        transport.close()
+        self._closed = True
+        return 0
+
+    cdef int _arm_idle(self) except -1:
+        # Why lazily: a keep-alive connection goes idle after every answer; cancelling and
+        # making a timer each time cost more than the rest of a small request's bookkeeping.
+        # The deadline moves; the one timer, when it fires early, is set again for it.
+        if self.keepalive_timeout and not self._closed:
+            self._idle_deadline = <double>self._time() + self.keepalive_timeout
+            self._idle_due = True
+            if self._idle is None:
+                self._idle = self.loop.call_later(self.keepalive_timeout, self._close_idle)
+        return 0
+
+    def _close_idle(self):
+        cdef double remaining
+        self._idle = None
+        if not self._idle_due or self._closed:
+            return  # a request is arriving or being answered: _arm_idle sets it again
+        remaining = self._idle_deadline - <double>self._time()
+        if remaining > 0:
+            self._idle = self.loop.call_later(remaining, self._close_idle)
+            return
+        if not self._busy and self.transport is not None:
+            self.transport.close()
+
+    def close_now(self):
+        """End the connection at once (the end of a shutdown)."""
+        if self.transport is not None and not self._closed:
+            self.transport.close()
+
+    def shutdown(self):
+        """Stop taking requests: close now when idle, after the current answer otherwise.
+
+        Returns a future done once the request being answered is answered, when that is
+        a POST (a GET stream has no end of its own: it ends with its session), else None.
+        A connection that has not sent its first request yet was accepted just before the
+        listener closed: its request is on its way, so it gets FRESH_GRACE seconds to send
+        it, which is answered (then the connection closes) -- closing it at once would fail
+        a request the client had every reason to think accepted.
+        """
+        self._stopping = True
+        self._queue = None
+        if not self._busy:
+            if not self._served and self.transport is not None and not self._closed:
+                self._grace = self.loop.call_later(FRESH_GRACE, self._grace_over)
+                if self._drained is None:
+                    self._drained = self.loop.create_future()
+                return self._drained
+            if self.transport is not None:
+                self.transport.close()
+            return None
+        if self._answering == "GET" or self._closed:
+            return None
+        if self._drained is None:
+            self._drained = self.loop.create_future()
+        return self._drained
