@@ -983,7 +983,7 @@ cdef const char *_AFTER_ID_RESULT = b',"result":'
 cdef const char *_AFTER_ID_ERROR = b',"error":{"code":'
 
 
-def error_code_of(frame):
+cpdef object error_code_of(object frame):
     """The ``code`` of the error response ``frame``, or None when it is not one.
 
     A frame laid out as encode_response and encode_error write them is read in place (the

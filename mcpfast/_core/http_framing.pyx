@@ -17,6 +17,7 @@ from cpython.unicode cimport PyUnicode_DecodeLatin1
 from libc.string cimport memchr, memcmp, memcpy
 
 from http import HTTPStatus
+from sys import intern
 
 from mcpfast._core.cpython cimport mf_member_descriptor
 from mcpfast._core.http_messages cimport HTTPRequest, new_request
@@ -196,7 +197,9 @@ cdef inline NameSlot *name_slot(const char *name, Py_ssize_t size) except? NULL:
         return other
     if size > NAME_SLOT_SIZE:
         return NULL
-    key = ascii_str(name, size).lower()
+    # Interned: the endpoint's header-name constants are too (mcpfast.transports.http.
+    # headers), so its lookups find the key by identity, without comparing characters.
+    key = intern(ascii_str(name, size).lower())
     if entry.key != NULL and other.key == NULL:
         entry = other
     Py_XDECREF(entry.key)
@@ -473,7 +476,8 @@ cdef class HTTPRequestFramer:
             raise HttpParserError("request head too large")
         cached = PyDict_GetItem(HEADER_NAMES, name)
         if cached == NULL:
-            key = PyUnicode_DecodeLatin1(PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), NULL).lower()
+            key = intern(PyUnicode_DecodeLatin1(PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name),
+                                                NULL).lower())  # as in name_slot
             if len(HEADER_NAMES) < HEADER_NAME_CACHE:
                 HEADER_NAMES[name] = key
         else:

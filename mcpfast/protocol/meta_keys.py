@@ -7,6 +7,7 @@ negotiate.
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Final
 
 __all__ = [
@@ -21,19 +22,22 @@ __all__ = [
     "TASKS_EXTENSION",
 ]
 
+# Interned: decoded keys are, so that a lookup by one of these finds its key by identity
+# (Python interns only identifier-like literals by itself).
+
 # Every version: the token a requester gives to receive notifications/progress.
-PROGRESS_TOKEN: Final = "progressToken"
+PROGRESS_TOKEN: Final = intern("progressToken")
 # 2026-07-28, on every request: the version and the client's capabilities (required) and
 # its Implementation info (optional), and the minimum log level it wants for this request.
-PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+PROTOCOL_VERSION: Final = intern("io.modelcontextprotocol/protocolVersion")
+CLIENT_CAPABILITIES: Final = intern("io.modelcontextprotocol/clientCapabilities")
+CLIENT_INFO: Final = intern("io.modelcontextprotocol/clientInfo")
+LOG_LEVEL: Final = intern("io.modelcontextprotocol/logLevel")
 # 2026-07-28, on results and notifications: the server's Implementation info, and the id
 # of the subscriptions/listen request a notification belongs to.
-SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+SERVER_INFO: Final = intern("io.modelcontextprotocol/serverInfo")
+SUBSCRIPTION_ID: Final = intern("io.modelcontextprotocol/subscriptionId")
 # 2025-11-25 tasks: what a message about a task carries ({"taskId": ...}).
-RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+RELATED_TASK: Final = intern("io.modelcontextprotocol/related-task")
 # The tasks extension's identifier (2026-07-28: a key of capabilities.extensions).
-TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+TASKS_EXTENSION: Final = intern("io.modelcontextprotocol/tasks")

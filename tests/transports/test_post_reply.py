@@ -9,9 +9,11 @@ from typing import Any, Optional
 
 import pytest
 
+from mcpfast._core.encode import encode_error, encode_response
 from mcpfast.transports.http import HTTPResponse
 from mcpfast.transports.http.post_reply import (
     IDLE_CONNECTIONS,
+    ErrorStatuses,
     Leg,
     PostReply,
     feed_post,
@@ -364,3 +366,46 @@ def test_a_session_gives_the_reply_its_side_channel_and_streams():
     endpoint = Endpoint()
     feed_post(endpoint, session, Fed("stream"), "m", b"", False, None)
     assert len(session.streams) == 1 and session.streams[0].frames == [b"progress"]
+
+
+# -- ErrorStatuses ---------------------------------------------------------------------
+
+
+class Answering(Connection):
+    """A connection answering every request with a given frame while fed."""
+
+    def __init__(self, frame: bytes) -> None:
+        super().__init__()
+        self.frame = frame
+
+    def feed_message(self, message: Any, channel: PostReply) -> bool:
+        channel.respond(self.frame)
+        return True
+
+
+@pytest.mark.parametrize("frame, status", [
+    (encode_error(1, -32601, "Method not found"), 404),
+    (encode_error("x", -32602, "Invalid params", {"param": "name"}), 400),
+    (encode_error(None, -32603, "Internal error"), 200),   # not in the table
+    (encode_response(1, {"error": {"code": -32601}}), 200),  # a result, whatever it holds
+    (b'{"id": 1, "jsonrpc": "2.0", "error": {"message": "m", "code": -32601}}', 404),
+])
+def test_error_statuses_map_an_error_answers_code(frame, status):
+    table = {-32601: 404, -32602: 400}
+    admit = ErrorStatuses(table)
+    # Inline (feed_post applies it without a Python call) and called as any admit is
+    # (the endpoint's awaited answers): the same status.
+    inline = feed_post(Endpoint(), None, Answering(frame), "m", b"", False, admit)
+    assert inline.status == status and inline.body == frame
+    called = admit(HTTPResponse(200, [], frame), frame)
+    assert called.status == status
+    table[-32603] = 500  # the table was copied
+    assert feed_post(Endpoint(), None, Answering(frame), "m", b"", False, admit).status == status
+    assert admit.statuses == {-32601: 404, -32602: 400}
+
+
+def test_error_statuses_leave_other_answers_alone():
+    admit = ErrorStatuses({-32601: 404})
+    frame = encode_error(1, -32601, "Method not found")
+    assert admit(HTTPResponse(202), None).status == 202
+    assert admit(HTTPResponse(204), frame).status == 204

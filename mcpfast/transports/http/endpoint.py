@@ -63,7 +63,7 @@ from time import monotonic
 from typing import Any, Awaitable, Callable, Optional, Protocol, Union
 
 from mcpfast._core.decode import DecodeError, decode
-from mcpfast._core.encode import encode_error, encode_notification, error_code_of
+from mcpfast._core.encode import encode_error, encode_notification
 from mcpfast._core.messages import Notification, Request, Response
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
@@ -80,7 +80,14 @@ from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
-from mcpfast.transports.http.post_reply import Lease, Leg, PostReply, feed_post, single_lease
+from mcpfast.transports.http.post_reply import (
+    ErrorStatuses,
+    Lease,
+    Leg,
+    PostReply,
+    feed_post,
+    single_lease,
+)
 from mcpfast.transports.http.routing_headers import routing_header_problem
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.session import HTTPSession, request_ids
@@ -842,17 +849,11 @@ class StreamableHTTPEndpoint:
 
 
 # 2026-07-28: the HTTP status of a JSON-RPC error answer (the rest are 200).
-_STATUS_2026 = {METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400,
-                HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-                UNSUPPORTED_PROTOCOL_VERSION: 400}
+_status_2026 = ErrorStatuses({METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400,
+                              HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+                              UNSUPPORTED_PROTOCOL_VERSION: 400})
 
 
-def _status_2026(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
-    if frame is not None and response.status == 200:
-        code = error_code_of(frame)
-        if code is not None:
-            response.status = _STATUS_2026.get(code, 200)
-    return response
 
 
 # Closing shared parts, referenced until done (asyncio keeps only weak references).

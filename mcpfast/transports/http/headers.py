@@ -6,6 +6,8 @@ HTTP header names are case-insensitive; these are the lower-case forms used for 
 
 from __future__ import annotations
 
+from sys import intern
+
 __all__ = [
     "ACCEPT",
     "ALLOW",
@@ -27,26 +29,29 @@ __all__ = [
     "X_ACCEL_BUFFERING",
 ]
 
-ACCEPT = "accept"
-ALLOW = "allow"
-AUTHORIZATION = "authorization"
-CACHE_CONTROL = "cache-control"
-CONTENT_LENGTH = "content-length"
-CONTENT_TYPE = "content-type"
-HOST = "host"
-ORIGIN = "origin"
-WWW_AUTHENTICATE = "www-authenticate"
+# Interned: the HTTP framer interns the header names it reads, so that a lookup by one of
+# these finds its key by identity instead of comparing the characters (most contain "-",
+# which Python does not intern by itself).
+ACCEPT = intern("accept")
+ALLOW = intern("allow")
+AUTHORIZATION = intern("authorization")
+CACHE_CONTROL = intern("cache-control")
+CONTENT_LENGTH = intern("content-length")
+CONTENT_TYPE = intern("content-type")
+HOST = intern("host")
+ORIGIN = intern("origin")
+WWW_AUTHENTICATE = intern("www-authenticate")
 # Tells nginx-style proxies not to buffer a response: SSE events must reach the client as sent.
-X_ACCEL_BUFFERING = "x-accel-buffering"
+X_ACCEL_BUFFERING = intern("x-accel-buffering")
 
 # MCP's own headers.
-MCP_SESSION_ID = "mcp-session-id"
-MCP_PROTOCOL_VERSION = "mcp-protocol-version"
-LAST_EVENT_ID = "last-event-id"
+MCP_SESSION_ID = intern("mcp-session-id")
+MCP_PROTOCOL_VERSION = intern("mcp-protocol-version")
+LAST_EVENT_ID = intern("last-event-id")
 # 2026-07-28: routing headers that must agree with the body.
-MCP_METHOD = "mcp-method"
-MCP_NAME = "mcp-name"
-MCP_PARAM_PREFIX = "mcp-param-"
+MCP_METHOD = intern("mcp-method")
+MCP_NAME = intern("mcp-name")
+MCP_PARAM_PREFIX = intern("mcp-param-")
 
 # Media types.
 JSON = "application/json"

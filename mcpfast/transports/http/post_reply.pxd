@@ -1,5 +1,6 @@
 # The reply channel of one POST, the stateless legs' connections, the feeding of a POST
 # (see the module docstring).
+from mcpfast._core.http_messages cimport HTTPResponse
 
 
 cdef class PostReply:
@@ -34,6 +35,12 @@ cdef class Lease:
 
     cpdef release(self)
     cpdef close(self)
+
+
+cdef class ErrorStatuses:
+    cdef readonly dict statuses
+
+    cdef HTTPResponse apply(self, HTTPResponse response, object frame)
 
 
 cpdef Lease single_lease(object connection)

@@ -1,7 +1,7 @@
 """The reply channel of one POST, the stateless legs' connections, and the feeding of a
 POST's message into its connection (stubs; see the compiled module's docstring)."""
 
-from typing import Any, Awaitable, Callable, Optional, Union
+from typing import Any, Awaitable, Callable, Optional, Union, final
 
 from mcpfast._core.http_messages import HTTPResponse
 from mcpfast.jsonrpc.contract import Connection
@@ -49,6 +49,17 @@ class Lease:
     def connection(self) -> Connection: ...
     def release(self) -> None: ...
     def close(self) -> None: ...
+
+@final
+class ErrorStatuses:
+    """An ``admit`` for feed_post and the endpoint: gives a JSON answer that is a JSON-RPC
+    error the HTTP status its code maps to in ``statuses`` (codes not there: the status
+    stays). The table is the caller's (the 2026-07-28 leg's rule); this only applies it."""
+
+    @property
+    def statuses(self) -> dict[int, int]: ...
+    def __init__(self, statuses: dict[int, int]) -> None: ...
+    def __call__(self, response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse: ...
 
 def single_lease(connection: Connection) -> Lease:
     """A lease of ``connection`` for one POST only: closed when released."""
