@@ -40,7 +40,10 @@ of the hole. Why: the commonest result of a call built without a Python frame.
 ``run((), kwargs, ctx, extra)`` (an Invoker is run without a Python-level call). Why: the
 method taking a call's arguments and passing them on was another frame per call.
 """
-from cpython.dict cimport PyDict_CheckExact, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size
+from cpython.dict cimport (
+    PyDict_CheckExact, PyDict_Copy, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size,
+)
+from cpython.list cimport PyList_GET_SIZE, PyList_GetSlice
 from cpython.object cimport PyObject, PyObject_Call, PyTypeObject
 from cpython.ref cimport Py_DECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -115,18 +118,55 @@ cdef class Template:
     """``Template(shape, hole)``: ``template(value)`` (see the module docstring)."""
 
     cdef object shape, hole
+    # The containers from the shape down to the hole, each as a model (the container with
+    # None in place of the next one down) and the key or index of the next one; None when
+    # a container off that path must be copied too (then the shape is walked).
+    cdef tuple models, keys
 
     def __init__(self, shape, hole):
         if _holes(shape, hole, 0) != 1:
             raise ValueError("a template holds its hole exactly once, in dicts and lists")
         self.shape = shape
         self.hole = hole
+        models = []
+        keys = []
+        node = shape
+        while node is not hole:
+            down = None
+            for key, item in (node.items() if type(node) is dict else enumerate(node)):
+                if item is hole or (type(item) in (dict, list) and _holes(item, hole, 0)):
+                    down = (key, item)
+                elif type(item) in (dict, list):
+                    models = keys = None  # a container off the path
+            if models is None:
+                break
+            model = dict(node) if type(node) is dict else list(node)
+            key, node = down
+            model[key] = None
+            models.append(model)
+            keys.append(key)
+        self.models = None if models is None else tuple(models)
+        self.keys = None if keys is None else tuple(keys)
 
     def __call__(self, value):
         return self.fill(value)
 
     cdef object fill(self, value):
-        return _filled(self.shape, self.hole, value)
+        cdef Py_ssize_t i
+        if self.models is None:
+            return _filled(self.shape, self.hole, value)
+        child = value
+        for i in range(PyTuple_GET_SIZE(self.models) - 1, -1, -1):
+            model = <object>PyTuple_GET_ITEM(self.models, i)
+            key = <object>PyTuple_GET_ITEM(self.keys, i)
+            if type(model) is dict:
+                made = PyDict_Copy(model)
+                PyDict_SetItem(made, key, child)
+            else:
+                made = PyList_GetSlice(model, 0, PyList_GET_SIZE(model))
+                made[key] = child
+            child = made
+        return child
 
 
 cdef int _holes(node, hole, int depth) except -1:

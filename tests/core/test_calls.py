@@ -384,6 +384,17 @@ def test_template_fills_a_new_copy_and_invoker_answers_str_with_it():
     assert second == {"content": [{"type": "text", "text": "b"}], "n": 1, "t": (1, 2)}
     assert shape["content"] == [{"type": "text", "text": hole}]  # never changed
     assert Template([hole], hole)(5) == [5] and Template(hole, hole)("x") == "x"
+    # Containers off the way to the hole are new in every result too, in either order.
+    for shape in ({"a": [hole], "b": {"x": [1]}}, {"b": {"x": [1]}, "a": [0, hole, [2]]}):
+        template = Template(shape, hole)
+        one, two = template(1), template(2)
+        assert one["b"] == two["b"] == shape["b"] and one["b"] is not two["b"]
+        assert one["b"]["x"] is not two["b"]["x"] and one["b"] is not shape["b"]
+        assert list(one) == list(shape) and hole not in one["a"] and 2 in two["a"]
+    nested = Template([{"k": 1, "v": {"deeper": [hole, "x"]}}, 3], hole)
+    made = nested("in")
+    assert made == [{"k": 1, "v": {"deeper": ["in", "x"]}}, 3]
+    assert nested("in") == made and nested("in")[0]["v"] is not made[0]["v"]
     for bad, error in ((["no hole"], ValueError), ([hole, hole], ValueError), ({hole: 1}, ValueError),
                        ({"s": {1}, "h": hole}, TypeError), ({"t": [hole], "u": hole}, ValueError)):
         with pytest.raises(error):
