@@ -1,5 +1,6 @@
 """Helpers for calling functions on a hot path (stubs; the compiled module's docstring
-says what ``step``, ``exact_kwargs`` and ``Invoker`` do and why)."""
+says what ``step``, ``exact_kwargs``, ``Invoker``, ``Template`` and ``KeywordCall`` do and
+why)."""
 
 from contextvars import ContextVar
 from typing import Any, Callable, Container, Coroutine, Generator, Iterator, TypeVar
@@ -29,6 +30,21 @@ class Invoker:
                  passthrough: tuple[type[BaseException], ...], signal: type[BaseException],
                  suspended: Callable[[Any, Any], Any], var: ContextVar[Any],
                  later: Callable[..., Any], plain: Container[object],
-                 is_awaitable: Callable[[Any], bool]) -> None: ...
+                 is_awaitable: Callable[[Any], bool], text: Template | None = None) -> None: ...
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any,
                  extra: Any) -> Any: ...
+
+class KeywordCall:
+    """``call(arguments, ctx, extra)`` (see the module docstring)."""
+
+    def __init__(self, take: Callable[[Any], dict[str, Any]], refused: type[BaseException],
+                 refuse: Callable[[Any], Any], ctx_name: str | None,
+                 run: Callable[[tuple[Any, ...], dict[str, Any], Any, Any], Any]) -> None: ...
+    def __call__(self, arguments: Any, ctx: Any, extra: Any) -> Any: ...
+
+class Template:
+    """``template(value)``: a copy of ``shape`` with new dicts and lists and ``value`` in
+    place of ``hole`` (see the module docstring)."""
+
+    def __init__(self, shape: Any, hole: object) -> None: ...
+    def __call__(self, value: Any) -> Any: ...

@@ -27,8 +27,23 @@ other Exception answers ``fail(exc, extra)``, a ``signal`` (a BaseException type
 answers ``later(ctx, value, finish, fail, extra, passthrough)``. Once ``track_context()``
 was called, ``var`` (a ContextVar) holds ``ctx`` while ``fn`` runs. Why: the Python
 function doing this was a frame and some forty bytecodes of every small call.
+
+An Invoker given a ``text`` Template answers a str value ``text(value)`` instead of
+``finish(value, extra)``. ``Template(shape, hole)`` is ``template(value)``: a copy of
+``shape`` (dicts and lists holding immutable values, ``hole`` -- compared by identity --
+exactly once among the values) whose dicts and lists are all new, with ``value`` in place
+of the hole. Why: the commonest result of a call built without a Python frame.
+
+``KeywordCall(take, refused, refuse, ctx_name, run)`` is ``call(arguments, ctx, extra)``:
+``kwargs = take(arguments)`` (a new dict; an exception of type ``refused`` answers
+``refuse(exc)``), ``kwargs[ctx_name] = ctx`` unless ``ctx_name`` is None, then
+``run((), kwargs, ctx, extra)`` (an Invoker is run without a Python-level call). Why: the
+method taking a call's arguments and passing them on was another frame per call.
 """
-from cpython.dict cimport PyDict_CheckExact, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size
+from cpython.dict cimport (
+    PyDict_CheckExact, PyDict_Copy, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size,
+)
+from cpython.list cimport PyList_GET_SIZE, PyList_GetSlice
 from cpython.object cimport PyObject, PyObject_Call, PyTypeObject
 from cpython.ref cimport Py_DECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -57,9 +72,11 @@ cdef class Invoker:
 
     cdef object fn, finish, fail, passthrough, signal, suspended, var, later, plain, is_awaitable
     cdef bint at_once
+    cdef Template text
 
     def __init__(self, fn, bint at_once, finish, fail, tuple passthrough not None, signal,
-                 suspended, var, later, plain, is_awaitable):
+                 suspended, var, later, plain, is_awaitable, Template text=None):
+        self.text = text
         self.fn = fn
         self.at_once = at_once
         self.finish = finish
@@ -73,6 +90,9 @@ cdef class Invoker:
         self.is_awaitable = is_awaitable
 
     def __call__(self, tuple args not None, dict kwargs not None, ctx, extra):
+        return self._run(args, kwargs, ctx, extra)
+
+    cdef object _run(self, tuple args, dict kwargs, ctx, extra):
         token = self.var.set(ctx) if _tracking else None
         try:
             value = PyObject_Call(self.fn, args, kwargs)
@@ -87,9 +107,136 @@ cdef class Invoker:
         finally:
             if token is not None:
                 self.var.reset(token)
+        if type(value) is str and self.text is not None:
+            return self.text.fill(value)
         if type(value) not in self.plain and self.is_awaitable(value):
             return self.later(ctx, value, self.finish, self.fail, extra, self.passthrough)
         return self.finish(value, extra)
+
+
+cdef class Template:
+    """``Template(shape, hole)``: ``template(value)`` (see the module docstring)."""
+
+    cdef object shape, hole
+    # The containers from the shape down to the hole, each as a model (the container with
+    # None in place of the next one down) and the key or index of the next one; None when
+    # a container off that path must be copied too (then the shape is walked).
+    cdef tuple models, keys
+
+    def __init__(self, shape, hole):
+        if _holes(shape, hole, 0) != 1:
+            raise ValueError("a template holds its hole exactly once, in dicts and lists")
+        self.shape = shape
+        self.hole = hole
+        models = []
+        keys = []
+        node = shape
+        while node is not hole:
+            down = None
+            for key, item in (node.items() if type(node) is dict else enumerate(node)):
+                if item is hole or (type(item) in (dict, list) and _holes(item, hole, 0)):
+                    down = (key, item)
+                elif type(item) in (dict, list):
+                    models = keys = None  # a container off the path
+            if models is None:
+                break
+            model = dict(node) if type(node) is dict else list(node)
+            key, node = down
+            model[key] = None
+            models.append(model)
+            keys.append(key)
+        self.models = None if models is None else tuple(models)
+        self.keys = None if keys is None else tuple(keys)
+
+    def __call__(self, value):
+        return self.fill(value)
+
+    cdef object fill(self, value):
+        cdef Py_ssize_t i
+        if self.models is None:
+            return _filled(self.shape, self.hole, value)
+        child = value
+        for i in range(PyTuple_GET_SIZE(self.models) - 1, -1, -1):
+            model = <object>PyTuple_GET_ITEM(self.models, i)
+            key = <object>PyTuple_GET_ITEM(self.keys, i)
+            if type(model) is dict:
+                made = PyDict_Copy(model)
+                PyDict_SetItem(made, key, child)
+            else:
+                made = PyList_GetSlice(model, 0, PyList_GET_SIZE(model))
+                made[key] = child
+            child = made
+        return child
+
+
+cdef int _holes(node, hole, int depth) except -1:
+    cdef int count = 0
+    if node is hole:
+        return 1
+    if depth > 32:
+        raise ValueError("a template is at most 32 containers deep")
+    if type(node) is dict:
+        for key, item in (<dict>node).items():
+            if key is hole:
+                raise ValueError("a template's hole is a value, not a key")
+            count += _holes(item, hole, depth + 1)
+    elif type(node) is list:
+        for item in <list>node:
+            count += _holes(item, hole, depth + 1)
+    elif isinstance(node, (dict, list, set, bytearray)):
+        raise TypeError("a template holds dicts, lists and immutable values only")
+    return count
+
+
+cdef object _filled(node, hole, value):
+    cdef dict made_dict
+    cdef list made_list
+    if node is hole:
+        return value
+    if type(node) is dict:
+        made_dict = {}
+        for key, item in (<dict>node).items():
+            made_dict[key] = _filled(item, hole, value)
+        return made_dict
+    if type(node) is list:
+        made_list = []
+        for item in <list>node:
+            made_list.append(_filled(item, hole, value))
+        return made_list
+    return node
+
+
+cdef class KeywordCall:
+    """``call(arguments, ctx, extra)`` (see the module docstring)."""
+
+    cdef object take, refused, refuse, run
+    cdef object ctx_name
+    cdef Invoker invoker
+
+    def __init__(self, take, refused, refuse, ctx_name, run):
+        if not (isinstance(refused, type) and issubclass(refused, BaseException)):
+            raise TypeError("refused must be an exception type")
+        if ctx_name is not None and type(ctx_name) is not str:
+            raise TypeError("ctx_name must be a str or None")
+        self.take = take
+        self.refused = refused
+        self.refuse = refuse
+        self.ctx_name = ctx_name
+        self.run = run
+        self.invoker = run if type(run) is Invoker else None
+
+    def __call__(self, arguments, ctx, extra):
+        try:
+            kwargs = self.take(arguments)
+        except self.refused as exc:
+            return self.refuse(exc)
+        if type(kwargs) is not dict:
+            raise TypeError("take must answer a dict, not %s" % type(kwargs).__name__)
+        if self.ctx_name is not None:
+            PyDict_SetItem(kwargs, self.ctx_name, ctx)
+        if self.invoker is not None:
+            return self.invoker._run((), <dict>kwargs, ctx, extra)
+        return self.run((), kwargs, ctx, extra)
 
 
 cdef object _step(coroutine, suspended):

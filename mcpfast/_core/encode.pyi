@@ -11,7 +11,7 @@ the JSON-RPC envelope.  A decoded message whose payload was never read is writte
 from its simdjson tape, with the same bytes as after building it.
 """
 
-from typing import Final, Union
+from typing import Any, Callable, Final, Union
 
 from typing_extensions import Buffer
 
@@ -79,3 +79,30 @@ def error_code_of(frame: Buffer) -> int | None:
     """The ``code`` of the error response ``frame``, or None when it is not one (frames
     laid out as encode_response / encode_error write them are read in place, any other
     is decoded)."""
+
+class Extension:
+    """``Extension(members, otherwise)``: ``extension(value)`` answers, for a dict (exactly
+    a dict) holding none of the keys of ``members``, an :class:`Extended` value that the
+    encoder writes as that dict with ``members`` added at its end (encoded once, when the
+    extension is made: the same bytes as encoding a copy of the dict with the members set
+    in order, without making the copy); for any other value, ``otherwise(value)``.
+    ValueError for no members, TypeError for a key that is not a str, EncodeError for
+    members with no JSON form."""
+
+    text: bytes
+    keys: tuple[str, ...]
+    otherwise: Callable[[Any], Any]
+
+    def __init__(self, members: dict[str, _JSONValue], otherwise: Callable[[Any], Any]) -> None: ...
+    def __call__(self, value: Any) -> Any: ...
+
+class Extended:
+    """A dict and the members its Extension adds when it is encoded (made by calling an
+    Extension, which see); ``value`` is the dict, unchanged."""
+
+    value: dict[str, Any]
+    extension: Extension
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def to_dict(self) -> dict[str, Any]:
+        """A new dict: ``value`` with the members added (what the encoder writes)."""

@@ -26,6 +26,13 @@ The encoder never runs Python code: it reads the objects' C-level storage direct
 borrowed references it walks cannot change under it.  Output goes to one module-level C
 buffer reused across calls and is copied into the returned bytes once at the end.
 
+An ``Extension(members, otherwise)`` gives a dict the members it lacks without copying
+it: called with a dict holding none of ``members``' keys it answers an ``Extended`` value
+written as the dict followed by the members, which were encoded once when the extension
+was made (the bytes of a copy with the members set in order); anything else goes to
+``otherwise``. Why: adding the same few members to every result of a kind (a protocol's
+result fields) otherwise costs a dict copy and a Python frame per result.
+
 A decoded message whose payload has not been read yet is written straight from its copy
 of the simdjson tape -- a C loop with no Python objects: the zero-copy pass-through a
 gateway relies on.  The bytes are the same as after building the payload.
@@ -546,9 +553,117 @@ cdef int _write_any(enc_ctx *c, PyObject *o, int depth) except -1:
         return _write_dict(c, o, depth)
     if is_list(o):
         return _write_array(c, o, True, depth)
+    if type_of(o) is <PyTypeObject *>Extended:
+        return _write_extended(c, <Extended><object>o, depth)
     if isinstance(<object>o, Message):
         return _write_message(c, <Message><object>o, depth)
     return _fail_unsupported(c, depth, o)
+
+
+# ---------------------------------------------------------------------------------------
+# Extensions: members appended to a dict as they were encoded once
+
+
+cdef int _nesting(object value, int depth) except -1:
+    """How many containers deep ``value`` goes (0 for a scalar); EncodeError past
+    MAX_DEPTH (a reference cycle too), as writing it would raise."""
+    cdef int deepest = 0
+    if depth > _MAX_DEPTH:
+        raise EncodeError("nesting deeper than %d levels (or a reference cycle)" % _MAX_DEPTH)
+    if isinstance(value, dict):
+        for item in (<dict>value).values():
+            deepest = max(deepest, _nesting(item, depth + 1))
+        return deepest + 1
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            deepest = max(deepest, _nesting(item, depth + 1))
+        return deepest + 1
+    return 0
+
+
+cdef class Extension:
+    """``Extension(members, otherwise)``: a callable giving a dict the members it lacks
+    (see :func:`dumps` and the stub for the full contract). ``members`` (a dict with str
+    keys) is encoded once, here; calling the extension with a dict (exactly a dict) that
+    has none of its keys answers an :class:`Extended` value the encoder writes as the dict
+    with the members added at its end -- the same bytes as writing a copy of the dict with
+    those members set in order, without the copy -- and calling it with anything else
+    answers ``otherwise(value)``."""
+
+    cdef readonly bytes text
+    cdef readonly tuple keys
+    cdef readonly object otherwise
+    cdef int nesting
+
+    def __init__(self, dict members not None, otherwise):
+        cdef bytes encoded
+        if not members:
+            raise ValueError("an Extension needs at least one member")
+        for key in members:
+            if type(key) is not str:
+                raise TypeError("Extension members must have str keys, not %s" % _type_name(key))
+        encoded = dumps(members)
+        self.text = encoded[1:len(encoded) - 1]
+        self.keys = tuple(members)
+        self.nesting = _nesting(members, 0) - 1
+        if not callable(otherwise):
+            raise TypeError("otherwise must be callable")
+        self.otherwise = otherwise
+
+    def __call__(self, value):
+        cdef Extended extended
+        if type(value) is dict:
+            for key in self.keys:
+                if key in <dict>value:
+                    return self.otherwise(value)
+            extended = Extended.__new__(Extended)
+            extended.value = value
+            extended.extension = self
+            return extended
+        return self.otherwise(value)
+
+    def __repr__(self):
+        return "<Extension %s>" % (self.text.decode(),)
+
+
+cdef class Extended:
+    """A dict and the members its :class:`Extension` appends when it is encoded (made by
+    calling an Extension only): ``value`` is the dict, unchanged."""
+
+    cdef readonly object value
+    cdef readonly Extension extension
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Extended values are made by calling an Extension")
+
+    def to_dict(self):
+        """A new dict: a copy of ``value`` with the members added (what is encoded)."""
+        import json
+        shaped = dict(self.value)
+        shaped.update(json.loads(b"{" + self.extension.text + b"}"))
+        return shaped
+
+    def __repr__(self):
+        return "<Extended %r + %s>" % (self.value, self.extension.text.decode())
+
+
+cdef int _write_extended(enc_ctx *c, Extended extended, int depth) except -1:
+    cdef PyObject *d = <PyObject *>extended.value
+    cdef bytes text = extended.extension.text
+    if depth + 1 > _MAX_DEPTH:
+        return _too_deep(c, depth + 1)
+    if depth + 1 + extended.extension.nesting > _MAX_DEPTH:
+        # The members would be too deep (the path names the first of them).
+        c.keys[depth + 1] = <PyObject *>extended.extension.keys[0]
+        return _too_deep(c, depth + 2)
+    if PyDict_GET_SIZE(d) == 0:
+        _put(c, mf_writer_putc(&c.w, b'{'))
+    else:
+        _write_dict(c, d, depth)
+        mf_writer_set_last(&c.w, b',')
+    _put(c, mf_writer_put(&c.w, PyBytes_AS_STRING(<PyObject *>text),
+                          <size_t>PyBytes_GET_SIZE(<PyObject *>text)))
+    return _put(c, mf_writer_putc(&c.w, b'}'))
 
 
 # ---------------------------------------------------------------------------------------

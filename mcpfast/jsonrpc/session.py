@@ -164,6 +164,9 @@ from mcpfast.jsonrpc.refused_frames import read_envelope
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
 from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime, bound
 
+# The finish of contexts whose class keeps RequestContext's (_on_request inlines it).
+_BASE_FINISH = RequestContext.finish
+
 __all__ = ["CANCELLED_METHOD", "DEFAULT_MAX_IN_FLIGHT", "OutgoingRequest", "ReplyChannel",
            "Session", "check_max_in_flight"]
 
@@ -581,8 +584,9 @@ class Session:
             if type(result) not in PLAIN_RESULT_TYPES and inspect.isawaitable(result):
                 self._start(ctx, batch, None, None, result)
                 return
-            if ctx.shape_result is not None:
-                result = ctx.shape_result(result)
+            shape = ctx.shape_result
+            if shape is not None:
+                result = shape(result)
             frame = encode_response(request_id, result)
         except JSONRPCError as exc:
             frame = self._error_frame(request_id, method, exc)
@@ -596,7 +600,11 @@ class Session:
             frame = encode_error(request_id, INTERNAL_ERROR, "Request cancelled")
         # Answered inline (sync handler or error): no task, no bookkeeping.
         if ctx is not None:
-            ctx.finish()
+            if ctx.progress is None and type(ctx).finish is _BASE_FINISH:
+                # What RequestContext.finish does here, without its frame.
+                ctx._channel = None
+            else:
+                ctx.finish()
         if batch is not None:
             batch.add(frame)
         elif channel is None:

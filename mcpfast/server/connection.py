@@ -41,7 +41,7 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.protocol.meta_keys import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from mcpfast.protocol.meta_keys import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
@@ -152,13 +152,16 @@ class ServerConnection:
             claims = era.claims
             version_key = PROTOCOL_VERSION
             capabilities_key = CLIENT_CAPABILITIES
+            info_key = CLIENT_INFO
+            own_claim = era._own_claim
 
             # Both eras. A handshake request costs one test of _meta (most requests carry
             # none); a 2026-07-28 one is claimed with it (params is then a dict), without a
-            # RequestState. The commonest 2026-07-28 _meta (the version and no capabilities,
-            # nothing else) finds its kept claim here without calling claim (which is what
-            # it would answer: StatelessEra.claims). RequestContext's fields are set here
-            # as its __init__ sets them, reading _meta once for both.
+            # RequestState. The commonest 2026-07-28 _meta (the version and capabilities,
+            # maybe clientInfo, nothing else) finds its kept claim here without calling
+            # claim (which is what it would answer: StatelessEra.claims, and its own state
+            # when it declares values: StatelessEra._own_claim). RequestContext's fields
+            # are set here as its __init__ sets them, reading _meta once for both.
             def either_era_context(session: Session, request_id: Any, method: str,
                                    params: Any, channel: Any = None) -> Context:
                 ctx = new_context(Context)
@@ -168,24 +171,32 @@ class ServerConnection:
                 ctx.params = params
                 ctx.cancelled = False
                 ctx.cancel_reason = None
-                ctx.shape_result = None
                 ctx._channel = channel
                 ctx.connection = connection
                 meta = params.get("_meta") if type(params) is dict else None
                 if type(meta) is dict:
                     ctx.meta = meta
                     token = meta.get("progressToken")
-                    ctx.progress = (ProgressReporter(token, session, channel)
-                                    if request_id is not None and token is not None
-                                    and is_progress_token(token) else None)
+                    ctx.progress = (None if token is None or request_id is None
+                                    or not is_progress_token(token)
+                                    else ProgressReporter(token, session, channel))
                     if version_key in meta:
                         claimed = None
-                        if len(meta) == 2:
+                        size = len(meta)
+                        if size == 2 or (size == 3 and info_key in meta):
                             version = meta[version_key]
                             capabilities = meta.get(capabilities_key)
-                            if (type(version) is str and type(capabilities) is dict
-                                    and not capabilities):
+                            if type(version) is str and type(capabilities) is dict:
                                 claimed = claims.get((version, None, method))
+                                if claimed is not None:
+                                    if size == 3:
+                                        info = meta[info_key]
+                                        if type(info) is not dict:
+                                            claimed = None  # claim refuses it
+                                        elif info or capabilities:
+                                            claimed = own_claim(claimed, info, capabilities)
+                                    elif capabilities:
+                                        claimed = own_claim(claimed, None, capabilities)
                         if claimed is None or (claimed[1] is None and (
                                 "requestState" in params or "inputResponses" in params)):
                             claimed = claim(connection, method, params, meta)
@@ -194,6 +205,7 @@ class ServerConnection:
                 else:
                     ctx.meta = {}
                     ctx.progress = None
+                ctx.shape_result = None
                 ctx.state = state
                 ctx._back_channel = back_channel
                 if connection._gated:

@@ -195,6 +195,10 @@ def install_handlers(server: Server) -> None:
             if type(name) is not str:
                 raise InvalidParams("tools/call: params.name must be a string", {"param": "name"})
             raise InvalidParams(f"Unknown tool: {name}", {"tool": name})
+        direct = tool._direct
+        if direct is not None and "task" not in params:
+            # The common call (no header checks, no task): Tool.call without its frame.
+            return direct(params.get("arguments"), ctx, ctx.state.features)
         if tool.header_params:
             # Over HTTP the reply channel has the request's headers (2026-07-28 leg).
             headers = getattr(ctx.channel, "headers", None)

@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from typing import Any, Callable, Optional
 
 from mcpfast._core.calls import Invoker as _Invoker
-from mcpfast._core.calls import track_context
+from mcpfast._core.calls import Template, track_context
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
 from mcpfast.server.input_required import InputRequired
@@ -79,10 +79,13 @@ def never_suspends(fn: Callable[..., Any]) -> bool:
 
 
 def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
-            passthrough: tuple[type[BaseException], ...] = PASS_JSONRPC_ERRORS) -> Invoker:
+            passthrough: tuple[type[BaseException], ...] = PASS_JSONRPC_ERRORS,
+            text: Optional[Template] = None) -> Invoker:
     """``run(args, kwargs, ctx, extra)``: calls ``fn(*args, **kwargs)`` for the request
     ``ctx`` as the module docstring says. Built once per registered function, so that a
-    call passes only what changes per request.
+    call passes only what changes per request. ``text``: where ``finish`` answers a str
+    value ``text(value)`` (a compiled Template), it may be given to be used instead on the
+    compiled path.
 
     An async function that never suspends (:func:`never_suspends`: ``async def`` out of
     habit, no ``await`` inside) is run to its end at once, as a sync one: no task, and its
@@ -101,7 +104,7 @@ def invoker(fn: Callable[..., Any], is_async: bool, finish: Finish, fail: Fail,
     # value returned without a StopIteration to create and catch), its outcome given to
     # finish or fail as _finish_async does for the others.
     return _Invoker(fn, at_once, finish, fail, tuple(passthrough), InputRequired, _suspended,
-                    current_context, _finish_async, PLAIN_RESULT_TYPES, inspect.isawaitable)
+                    current_context, _finish_async, PLAIN_RESULT_TYPES, inspect.isawaitable, text)
 
 
 def _suspended(coroutine: Any, yielded: Any) -> Any:

@@ -50,6 +50,9 @@ class ProtocolState:
                  client_capabilities: dict[str, Any] = _EMPTY) -> None:
         """A new state; with ``version`` (supported), one already negotiated and
         initialized, as a 2026-07-28 request's is (one step instead of three)."""
+        # StatelessEra.claim (mcpfast.server.stateless) sets these fields in place, without
+        # this frame, for a 2026-07-28 request declaring values: a field added here goes
+        # there too.
         self.protocol_version = version
         self.features: Optional[VersionFeatures] = None if version is None else features_for(version)
         self.client_info = client_info

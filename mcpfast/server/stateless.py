@@ -23,8 +23,9 @@ For a claimed request:
 - Its result gets ``resultType: "complete"`` and the server's Implementation in
   ``_meta["io.modelcontextprotocol/serverInfo"]``; the cacheable ones (``server/discover``,
   the four lists, ``resources/read``) get ``ttlMs`` and ``cacheScope`` from the server's
-  :class:`CachePolicy`. Results are copied, never changed in place (list results are
-  cached across requests).
+  :class:`CachePolicy`. Results are never changed in place (list results are cached
+  across requests): the commonest, a dict with neither field, is written with them added
+  (:class:`mcpfast._core.encode.Extension`), the others are copied.
 - ``tools/call``, ``prompts/get`` and ``resources/read`` reach the client through
   InputRequiredResult round trips (:mod:`mcpfast.server.input_required`): a handler's
   ``ctx.sample`` / ``elicit`` / ``list_roots`` ends the attempt with the question and the
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
+from mcpfast._core.encode import Extension
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError, MethodNotFound
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
@@ -79,6 +81,26 @@ _ABSENT: Any = object()
 INPUT_METHODS = frozenset({methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ})
 # Common claims kept at most (StatelessEra._claims).
 _CLAIMS_KEPT = 256
+_new_state = ProtocolState.__new__
+_VERSION_KEY = meta_keys.PROTOCOL_VERSION
+_CAPABILITIES_KEY = meta_keys.CLIENT_CAPABILITIES
+_INFO_KEY = meta_keys.CLIENT_INFO
+_LEVEL_KEY = meta_keys.LOG_LEVEL
+
+
+class _NoneDeclared(dict[str, Any]):
+    """The ``{}`` clientInfo and clientCapabilities of the state shared by the 2026-07-28
+    requests that declare none (StatelessEra._states): empty for good, so that no request's
+    handler changes what the others see (adding to it raises TypeError; reading it, copying
+    it or encoding it is as for any empty dict)."""
+
+    __slots__ = ()
+
+    def _refused(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("this dict is shared by the requests that declared no value "
+                        "(2026-07-28 _meta): it cannot change; copy it first")
+
+    __setitem__ = setdefault = update = __ior__ = _refused
 
 
 class CachePolicy:
@@ -110,10 +132,11 @@ class StatelessEra:
         # Per version spoken: its result shapers (plain, cacheable), built once; a version
         # is a key only once it was found spoken, so the dict stays as small as the list.
         self._shapes: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
-        # The state of the requests that declare no capabilities and no clientInfo (the
-        # common case), per (version, logLevel as sent): such requests share one, as the
-        # requests of a handshake connection share the connection's. A key is added only
-        # once its values passed the checks: at most versions x (levels + 1) entries.
+        # The state of the requests that declare no capabilities and no clientInfo, per
+        # (version, logLevel as sent): such requests share one, as the requests of a
+        # handshake connection share the connection's (the others get their own, made
+        # from it: _own_claim). A key is added only once its values passed the checks: at
+        # most versions x (levels + 1) entries.
         self._states: dict[tuple[str, Optional[str]], ProtocolState] = {}
         # (state, back channel or None, shaper) of the common case per (version, logLevel,
         # method), once checked; cleared when _CLAIMS_KEPT is reached (never replaced: the
@@ -128,8 +151,30 @@ class StatelessEra:
         None, method): what :meth:`claim` answers for a request of that version, level
         and method whose ``_meta`` declares no capabilities and no clientInfo and whose
         params bring no ``requestState`` nor ``inputResponses`` (the one dict, cleared
-        when full, never replaced: a caller may keep it and look claims up itself)."""
+        when full, never replaced: a caller may keep it and look claims up itself). A
+        request declaring some gets its own state, made from the kept one."""
         return self._claims
+
+    def _own_claim(self, claimed: tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]],
+                  client_info: Optional[dict[str, Any]], capabilities: dict[str, Any]
+                  ) -> tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]:
+        """The claim of a request whose ``_meta`` declares values, made from the kept
+        claim of its version, level and method (:attr:`claims`; the values were found
+        to be of the right types): the request's own state, holding the request's own
+        ``client_info`` (a dict, or None when not sent: a new {}) and ``capabilities`` as
+        :meth:`claim` would make it, the rest taken from the kept state. Values from the
+        network are never kept; a state shared by requests would let one request's
+        handler change what the others see."""
+        kept = claimed[0]
+        # Set as ProtocolState.__init__ sets them, without its frames.
+        state = _new_state(ProtocolState)
+        state.protocol_version = kept.protocol_version
+        state.features = kept.features
+        state.client_info = {} if client_info is None else client_info
+        state.client_capabilities = capabilities
+        state.log_level = kept.log_level
+        state.initialized = True
+        return state, claimed[1], claimed[2]
 
     def state_for(self, connection: ServerConnection, method: str,
                   params: Any) -> Optional[RequestState]:
@@ -152,15 +197,16 @@ class StatelessEra:
         :func:`~mcpfast.server.input_required.input_channel` is then made on first use
         (:attr:`Context.back_channel <mcpfast.server.context.Context.back_channel>`), as
         most such requests never ask."""
-        version = meta[meta_keys.PROTOCOL_VERSION]
-        capabilities = meta.get(meta_keys.CLIENT_CAPABILITIES)
-        client_info = meta.get(meta_keys.CLIENT_INFO, _ABSENT)
-        level = meta.get(meta_keys.LOG_LEVEL)
-        if (type(version) is str and type(capabilities) is dict and not capabilities
-                and (client_info is _ABSENT or (type(client_info) is dict and not client_info))
+        version = meta[_VERSION_KEY]
+        capabilities = meta.get(_CAPABILITIES_KEY)
+        client_info = meta.get(_INFO_KEY, _ABSENT)
+        level = meta.get(_LEVEL_KEY)
+        if (type(version) is str and type(capabilities) is dict
+                and (client_info is _ABSENT or type(client_info) is dict)
                 and (level is None or type(level) is str)):
-            # The common case (no capabilities, no clientInfo): what was claimed for the
-            # same version, level and method before, once it passed the checks.
+            # The common case: what was claimed for the same version, level and method
+            # before, once it passed the checks (only the types of capabilities and
+            # clientInfo are checked: their values never make a claim fail).
             key = (version, level, method)
             claimed = self._claims.get(key)
             if claimed is None:
@@ -169,6 +215,10 @@ class StatelessEra:
                 if len(claims) >= _CLAIMS_KEPT:
                     claims.clear()  # method names come from the network
                 claims[key] = claimed
+            if capabilities or (client_info is not _ABSENT and client_info):
+                # Values declared (real clients send their clientInfo).
+                claimed = self._own_claim(
+                    claimed, None if client_info is _ABSENT else client_info, capabilities)
         else:
             claimed = self._claimed(version, method, client_info, capabilities, level, False)
         if claimed[1] is None and ("requestState" in params or "inputResponses" in params):
@@ -185,7 +235,8 @@ class StatelessEra:
         if shared:
             state = self._states.get((version, level))
             if state is None:
-                state = self._states[(version, level)] = _request_state(version, {}, {}, level)
+                state = self._states[(version, level)] = _request_state(
+                    version, _NoneDeclared(), _NoneDeclared(), level)
         else:
             state = _request_state(version, client_info, capabilities, level)
         return state, None if method in INPUT_METHODS else _NO_BACK_CHANNEL, shape
@@ -272,7 +323,14 @@ def _make_shaper(server: Server, features: VersionFeatures,
             shaped.setdefault("cacheScope", policy.scope)
         return shaped
 
-    return shape
+    if cacheable:
+        # The caching hints are read from the policy per result (it may change).
+        return shape
+    # The commonest result (a dict with neither field) is left as it is and written with
+    # the two members the copy above would add, encoded once here: the same bytes
+    # (mcpfast._core.encode.Extension), without the copy and this frame; any other
+    # value is shaped above.
+    return Extension({"resultType": "complete", "_meta": {info_key: info}}, shape)
 
 
 def discover_result(server: Server, ctx_state: ProtocolState) -> dict[str, Any]:

@@ -50,7 +50,7 @@ import logging
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from mcpfast._core.calls import exact_kwargs
+from mcpfast._core.calls import KeywordCall, Template, exact_kwargs
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.header_params import header_params_of
@@ -187,6 +187,11 @@ def _argument_taker(signature: ToolSignature) -> Callable[[Any], dict[str, Any]]
     return exact_kwargs(names, types, defaults, REQUIRED, signature.validator)
 
 
+_HOLE = object()
+# What Tool._finish answers for a str of a tool without output schema, built compiled.
+_TEXT_RESULT = Template({"content": [{"type": "text", "text": _HOLE}]}, _HOLE)
+
+
 def _invalid_arguments(name: str, exc: ArgumentError) -> dict[str, Any]:
     return tool_error_result(f"Invalid arguments for tool {name!r}: {exc}")
 
@@ -207,7 +212,8 @@ class Tool:
         "name", "title", "description", "fn", "signature", "annotations", "icons", "meta",
         "is_async", "context_param", "input_schema", "output_schema", "header_params",
         "task_support", "task_start",
-        "_validator", "_dumper", "_wraps", "_definitions", "_invoke", "_invoke_task",
+        "_validator", "_dumper", "_wraps", "_definitions", "_invoke", "_invoke_task", "_call",
+        "_direct",
     )
 
     def __init__(
@@ -261,8 +267,10 @@ class Tool:
         self.icons = check_icons(icons)
         self.meta = check_meta(meta)
         self.is_async = is_async_handler(fn)
+        # _finish's answer to a str (compiled) where it makes one text block of it.
+        text = _TEXT_RESULT if signature.output_dumper is None else None
         # Every failure of a tool, JSON-RPC errors included, is a result with isError.
-        self._invoke = invoker(fn, self.is_async, self._finish, self._failed, ())
+        self._invoke = invoker(fn, self.is_async, self._finish, self._failed, (), text)
         if task_support not in TASK_SUPPORT:
             raise ValueError(f"task_support must be one of {', '.join(TASK_SUPPORT)}, got {task_support!r}")
         if task_start not in TASK_STARTS:
@@ -271,7 +279,8 @@ class Tool:
         self.task_support: Optional[str] = None if task_support == "forbidden" else task_support
         self.task_start = task_start
         # In a task a JSON-RPC error raised by the function fails the task: it passes through.
-        self._invoke_task = invoker(fn, self.is_async, self._finish, self._failed, PASS_JSONRPC_ERRORS)
+        self._invoke_task = invoker(fn, self.is_async, self._finish, self._failed, PASS_JSONRPC_ERRORS,
+                                    text)
         self.context_param = signature.context_param
         if input_schema is not None:
             if not isinstance(input_schema, Mapping) or input_schema.get("type") != "object":
@@ -286,6 +295,17 @@ class Tool:
         self._dumper = signature.output_dumper
         self._wraps = signature.wraps_output
         self._definitions: dict[str, dict[str, Any]] = {}
+        # call(arguments, ctx) compiled: the arguments taken, the context added, the
+        # function run (mcpfast._core.calls.KeywordCall), as ``_call(arguments, ctx,
+        # ctx.state.features)``.
+        self._call = KeywordCall(self._validator, ArgumentError, self._refused, self.context_param,
+                                 self._invoke)
+        # What a tools/call of this tool may run instead of call() (the same, without its
+        # frame) when it asks for no task: None for a tool whose calls need more (header
+        # checks, tasks) or whose class has its own call.
+        self._direct: Optional[Callable[[Any, Any, Any], Any]] = (
+            self._call if (type(self).call is Tool.call and not self.header_params
+                           and self.task_support is None) else None)
 
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"
@@ -328,13 +348,18 @@ class Tool:
         sync tools returning an awaitable) a coroutine producing it. ``as_task``: a
         JSONRPCError raised by the function propagates (inside a task it fails the task;
         :meth:`failed_result` makes it a tool error otherwise)."""
+        if not as_task:
+            return self._call(arguments, ctx, ctx.state.features)
         try:
             kwargs = self._validator(arguments)
         except ArgumentError as exc:
             return _invalid_arguments(self.name, exc)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return (self._invoke_task if as_task else self._invoke)((), kwargs, ctx, ctx.state.features)
+        return self._invoke_task((), kwargs, ctx, ctx.state.features)
+
+    def _refused(self, exc: ArgumentError) -> dict[str, Any]:
+        return _invalid_arguments(self.name, exc)
 
     def failed_result(self, exc: Exception, ctx: Any) -> dict[str, Any]:
         """The CallToolResult of a function that raised ``exc`` (as :meth:`call` makes)."""
@@ -342,7 +367,8 @@ class Tool:
 
     def _finish(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         if type(value) is str and self._dumper is None:
-            # The common case, kept short: one text block, nothing to downgrade.
+            # The common case, kept short: one text block, nothing to downgrade (as
+            # _TEXT_RESULT makes it on the compiled path).
             return {"content": [{"type": "text", "text": value}]}
         return self.result(value, features)
 

@@ -309,3 +309,118 @@ def test_invoker_answers_every_outcome_of_a_call():
     track_context()
     assert make(plain)((1,), {}, "ctx", None) == ("done", "12", None)
     assert seen[-1] == "ctx" and var.get() is None
+
+
+def test_keyword_call_takes_arguments_adds_the_context_and_runs():
+    from contextvars import ContextVar
+
+    from mcpfast._core.calls import Invoker, KeywordCall
+
+    class Refused(Exception):
+        pass
+
+    var: ContextVar = ContextVar("test_keyword_call_var", default=None)
+
+    def take(arguments):
+        if arguments == "bad":
+            raise Refused("bad arguments")
+        if arguments == "odd":
+            raise KeyError("not refused: propagates")
+        if arguments == "list":
+            return ["not", "a", "dict"]
+        return dict(arguments or {})
+
+    def fn(a=1, ctx=None):
+        return (a, ctx)
+
+    class Signal(BaseException):
+        def result(self):
+            return "signalled"
+
+    invoker = Invoker(fn, False, lambda value, extra: ("done", value, extra),
+                      lambda exc, extra: ("failed", type(exc).__name__, extra), (), Signal,
+                      lambda coroutine, yielded: None, var, lambda *args: "later",
+                      frozenset({tuple}), lambda value: False)
+    refusals: list = []
+
+    def refuse(exc):
+        refusals.append(exc)
+        return ("refused", str(exc))
+
+    arguments = {"a": 5}
+    for run in (invoker, lambda args, kwargs, ctx, extra: ("python", invoker(args, kwargs, ctx, extra))):
+        with_ctx = KeywordCall(take, Refused, refuse, "ctx", run)
+        without = KeywordCall(take, Refused, refuse, None, run)
+        outcome = with_ctx(arguments, "CTX", "extra")
+        plain = invoker((), {"a": 5, "ctx": "CTX"}, "CTX", "extra")
+        assert outcome == plain or outcome == ("python", plain)
+        assert arguments == {"a": 5}  # take made a new dict; the context went there
+        assert without(None, "CTX", 7) in (("done", (1, None), 7), ("python", ("done", (1, None), 7)))
+        assert with_ctx("bad", "CTX", None) == ("refused", "bad arguments")
+        assert type(refusals[-1]) is Refused
+        with pytest.raises(KeyError):
+            with_ctx("odd", "CTX", None)
+        with pytest.raises(TypeError):
+            with_ctx("list", "CTX", None)
+    with pytest.raises(TypeError):
+        KeywordCall(take, "not a type", refuse, None, invoker)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        KeywordCall(take, Refused, refuse, 3, invoker)  # type: ignore[arg-type]
+
+
+def test_template_fills_a_new_copy_and_invoker_answers_str_with_it():
+    from contextvars import ContextVar
+
+    from mcpfast._core.calls import Invoker, Template
+
+    hole = object()
+    shape = {"content": [{"type": "text", "text": hole}], "n": 1, "t": (1, 2)}
+    template = Template(shape, hole)
+    first, second = template("a"), template("b")
+    assert first == {"content": [{"type": "text", "text": "a"}], "n": 1, "t": (1, 2)}
+    assert list(first) == ["content", "n", "t"]
+    first["content"][0]["text"] = "changed"
+    first["content"].append("more")
+    assert second == {"content": [{"type": "text", "text": "b"}], "n": 1, "t": (1, 2)}
+    assert shape["content"] == [{"type": "text", "text": hole}]  # never changed
+    assert Template([hole], hole)(5) == [5] and Template(hole, hole)("x") == "x"
+    # Containers off the way to the hole are new in every result too, in either order.
+    for shape in ({"a": [hole], "b": {"x": [1]}}, {"b": {"x": [1]}, "a": [0, hole, [2]]}):
+        template = Template(shape, hole)
+        one, two = template(1), template(2)
+        assert one["b"] == two["b"] == shape["b"] and one["b"] is not two["b"]
+        assert one["b"]["x"] is not two["b"]["x"] and one["b"] is not shape["b"]
+        assert list(one) == list(shape) and hole not in one["a"] and 2 in two["a"]
+    nested = Template([{"k": 1, "v": {"deeper": [hole, "x"]}}, 3], hole)
+    made = nested("in")
+    assert made == [{"k": 1, "v": {"deeper": ["in", "x"]}}, 3]
+    assert nested("in") == made and nested("in")[0]["v"] is not made[0]["v"]
+    for bad, error in ((["no hole"], ValueError), ([hole, hole], ValueError), ({hole: 1}, ValueError),
+                       ({"s": {1}, "h": hole}, TypeError), ({"t": [hole], "u": hole}, ValueError)):
+        with pytest.raises(error):
+            Template(bad, hole)
+    deep: object = hole
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(ValueError):
+        Template(deep, hole)
+
+    var: ContextVar = ContextVar("test_template_var", default=None)
+
+    def make(fn, text):
+        return Invoker(fn, False, lambda value, extra: ("finished", value), lambda exc, extra: "failed",
+                       (), KeyboardInterrupt, lambda coroutine, yielded: None, var,
+                       lambda *args: "later", frozenset({str, dict}), lambda value: False, text)
+
+    text = Template({"content": [{"type": "text", "text": hole}]}, hole)
+    assert make(lambda: "hi", text)((), {}, None, None) == {"content": [{"type": "text", "text": "hi"}]}
+    assert make(lambda: "hi", None)((), {}, None, None) == ("finished", "hi")
+
+    class Text(str):
+        pass
+
+    # Only an exact str; anything else is finished as before.
+    assert make(lambda: Text("x"), text)((), {}, None, None) == ("finished", "x")
+    assert make(lambda: {"a": 1}, text)((), {}, None, None) == ("finished", {"a": 1})
+    with pytest.raises(TypeError):
+        make(lambda: "x", {"not": "a template"})  # type: ignore[arg-type]

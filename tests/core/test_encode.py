@@ -918,3 +918,100 @@ def test_error_code_of_an_encoded_result_is_none_whatever_it_holds(request_id, r
 ])
 def test_error_code_of_other_frames_is_what_decoding_says(frame, code):
     assert error_code_of(frame) == code
+
+
+# ---------------------------------------------------------------------------------------
+# Extension: members appended to dicts lacking them, encoded once
+
+from mcpfast._core.encode import Extended, Extension  # noqa: E402
+
+json_objects = st.dictionaries(text, json_values, max_size=6)
+
+
+def _pairs(frame: bytes):
+    """The frame parsed with every object as its list of (key, value) pairs: key order counts."""
+    return json.loads(frame, object_pairs_hook=list)
+
+
+@settings(max_examples=300)
+@given(json_objects, st.dictionaries(text, json_values, min_size=1, max_size=4),
+       st.integers(0, 2**31) | st.text(max_size=5))
+def test_an_extended_dict_encodes_as_its_copy_with_the_members_added(value, members, request_id):
+    # The encoded members are exactly what encoding the shaped copy gives, key order included.
+    extension = Extension(members, lambda other: ("otherwise", other))
+    extended = extension(value)
+    if any(key in value for key in members):
+        assert extended == ("otherwise", value)
+        return
+    shaped = dict(value)
+    for key, member in members.items():
+        shaped[key] = member
+    assert type(extended) is Extended and extended.value is value and extended.extension is extension
+    assert dumps(extended) == dumps(shaped) == reference(shaped)
+    assert _pairs(dumps(extended)) == _pairs(reference(shaped))
+    assert encode_response(request_id, extended) == encode_response(request_id, shaped)
+    assert _pairs(encode_response(request_id, extended)) == _pairs(encode_response(request_id, shaped))
+    assert dumps({"nested": [extended]}) == dumps({"nested": [shaped]})
+    assert extended.to_dict() == shaped and list(extended.to_dict()) == list(shaped)
+    assert value == {k: v for k, v in value.items()}  # unchanged
+
+
+def test_an_extension_answers_otherwise_for_anything_but_a_plain_dict_lacking_its_keys():
+    seen = []
+
+    def otherwise(value):
+        seen.append(value)
+        return "other"
+
+    extension = Extension({"resultType": "complete", "_meta": {"info": {"name": "x"}}}, otherwise)
+    assert extension.keys == ("resultType", "_meta")
+    assert extension.text == b'"resultType":"complete","_meta":{"info":{"name":"x"}}'
+    assert extension.otherwise is otherwise
+    subclass = collections.OrderedDict(a=1)
+    for value in ({"resultType": "x"}, {"a": 1, "_meta": {}}, [1], "text", None, 3, subclass):
+        assert extension(value) == "other"
+    assert seen[-1] is subclass and len(seen) == 7
+    assert dumps(extension({})) == b'{"resultType":"complete","_meta":{"info":{"name":"x"}}}'
+    assert "resultType" in repr(extension) and "Extended" in repr(extension({"a": 1}))
+
+
+def test_extension_members_are_checked_and_snapshotted():
+    with pytest.raises(ValueError):
+        Extension({}, lambda value: value)
+    with pytest.raises(TypeError):
+        Extension({1: "x"}, lambda value: value)  # type: ignore[dict-item]
+    with pytest.raises(TypeError):
+        Extension({"a": 1}, "not callable")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Extension(None, lambda value: value)  # type: ignore[arg-type]
+    with pytest.raises(EncodeError):
+        Extension({"a": object()}, lambda value: value)
+    cycle: dict = {}
+    cycle["self"] = cycle
+    with pytest.raises(EncodeError):
+        Extension({"a": cycle}, lambda value: value)
+    with pytest.raises(TypeError):
+        Extended()
+    members = {"a": [1]}
+    extension = Extension(members, lambda value: value)
+    members["a"].append(2)  # encoded when the extension was made
+    assert dumps(extension({"b": 0})) == b'{"b":0,"a":[1]}'
+
+
+def test_an_extended_dict_too_deep_is_refused_as_its_copy_would_be():
+    deep_members = {"deep": nested_lists(10)}
+    extension = Extension(deep_members, lambda value: value)
+    # The copy at this depth would be too deep because of the members: so is the extension.
+    for outer in range(MAX_DEPTH - 14, MAX_DEPTH + 1):
+        extended = extension({"x": 1})
+        wrapped: object = extended
+        shaped: object = {"x": 1, **deep_members}
+        for _ in range(outer):
+            wrapped, shaped = [wrapped], [shaped]
+        try:
+            expected = dumps(shaped)
+        except EncodeError:
+            with pytest.raises(EncodeError):
+                dumps(wrapped)
+        else:
+            assert dumps(wrapped) == expected

@@ -763,3 +763,42 @@ def test_a_handler_run_inline_that_raises_cancelled_error_is_answered(wire):
     assert session.feed(request(2, "echo", {"x": 1})) is True
     assert wire.messages() == [error(1, -32603, "Request cancelled"), result(2, {"x": 1})]
     assert session.in_flight == 0
+
+
+def test_an_inline_answer_finishes_its_context_and_detaches_its_channel(wire, make_channel):
+    # The session finishes an inline-answered request itself where the context keeps
+    # RequestContext.finish (no progress reporter), and calls finish where its class has
+    # its own or a reporter is to close: the channel is detached either way.
+    finished = []
+    made = []
+
+    class Counting(RequestContext):
+        __slots__ = ()
+
+        def finish(self):
+            finished.append(self.request_id)
+            return super().finish()
+
+    def plain(session, request_id, method, params, channel=None):
+        ctx = RequestContext(session, request_id, method, params, channel)
+        made.append(ctx)
+        return ctx
+
+    def counting(session, request_id, method, params, channel=None):
+        ctx = Counting(session, request_id, method, params, channel)
+        made.append(ctx)
+        return ctx
+
+    router = Router()
+    router.add_request_handler("m", lambda params, ctx: {"ok": True})
+    router.add_request_handler("bad", lambda params, ctx: 1 / 0)
+    for factory in (plain, counting):
+        session = Session(wire, router=router, context_factory=factory)
+        channel = make_channel()
+        session.feed(request(1, "m"), channel)
+        session.feed(request(2, "bad"), channel)
+        session.feed(request(3, "m", {"_meta": {"progressToken": "p"}}), channel)
+        assert all(ctx._channel is None for ctx in made) and len(made) == 3
+        assert all(ctx.progress is None or ctx.progress.closed for ctx in made)
+        made.clear()
+    assert finished == [1, 2, 3]

@@ -425,3 +425,131 @@ def test_the_context_factory_fills_a_context_as_its_constructor_does():
             else:
                 assert value == getattr(expected, name), name
         assert type(made) is ServerContext and not hasattr(made, "task_run")
+
+
+def _pairs(frame: bytes) -> Any:
+    return json.loads(frame, object_pairs_hook=list)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.text(max_size=8),
+                     lambda children: st.lists(children, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), children, max_size=4),
+                     max_leaves=12)
+_results = st.dictionaries(st.sampled_from(["content", "isError", "structuredContent", "_meta",
+                                            "resultType", "x", "é"]) | st.text(max_size=6),
+                           _json, max_size=5)
+
+
+@settings(max_examples=200)
+@given(_results)
+def test_the_compiled_shaper_writes_what_the_copying_shaper_writes(result):
+    # The plain shaper is an Extension whose members were encoded once from the same
+    # values: the bytes of the Python shaper's copy, key order included.
+    from mcpfast._core.encode import Extension, dumps, encode_response
+
+    app = make_server(website_url="https://example.com", icons=[{"src": "https://example.com/i.png"}])
+    era = app.stateless_era
+    assert era is not None
+    shaper = era.shaper(V2026, "tools/call")
+    assert type(shaper) is Extension
+    copied = shaper.otherwise(result)  # the Python shaper: a copy with the fields added
+    shaped = shaper(result)
+    assert dumps(shaped) == dumps(copied)
+    assert _pairs(encode_response(7, shaped)) == _pairs(encode_response(7, copied))
+    assert "resultType" in copied and meta_keys.SERVER_INFO in copied["_meta"]
+    # Cacheable results read the cache policy per result: they are shaped in Python.
+    assert type(era.shaper(V2026, "tools/list")) is not Extension
+
+
+def make_meddling_server() -> Server:
+    app = make_server()
+
+    @app.tool()
+    def meddle(ctx: Context) -> dict:
+        outcome = {}
+        for name, values in (("info", ctx.client_info), ("capabilities", ctx.client_capabilities)):
+            try:
+                values["sampling" if name == "capabilities" else "name"] = {} if name == "capabilities" else "meddled"
+                outcome[name] = "changed"
+            except TypeError:
+                outcome[name] = "refused"
+        return outcome
+
+    return app
+
+
+def test_real_client_meta_gets_the_requests_own_state(mcp_schema):
+    # A clientInfo (and capabilities) sent: the request's own state, with its own dicts,
+    # made from the kept claim; a handler changing them changes nothing for the others.
+    app = make_meddling_server()
+    wire = Wire(app, mcp_schema)
+    info = {"name": "client", "version": "1.0"}
+    real = meta(**{meta_keys.CLIENT_INFO: info})
+    who = wire.call("tools/call", {"name": "whoami", "arguments": {}, "_meta": real})["result"]
+    assert who["structuredContent"] == {"version": V2026, "client": "client", "sampling": False,
+                                        "level": "off"}
+    meddled = wire.call("tools/call", {"name": "meddle", "arguments": {}, "_meta": real})["result"]
+    assert meddled["structuredContent"] == {"info": "changed", "capabilities": "changed"}
+    for sent in (real, meta(), meta(**{meta_keys.CLIENT_INFO: {}}), meta({"roots": {}})):
+        who = wire.call("tools/call", {"name": "whoami", "arguments": {}, "_meta": sent})["result"]
+        client = "client" if sent is real else None
+        assert who["structuredContent"]["client"] == client
+        assert who["structuredContent"]["sampling"] is False
+    # The state shared by the requests declaring nothing cannot be changed by one of them.
+    for sent in (meta(), meta(**{meta_keys.CLIENT_INFO: {}})):
+        meddled = wire.call("tools/call", {"name": "meddle", "arguments": {}, "_meta": sent})["result"]
+        assert meddled["structuredContent"] == {"info": "refused", "capabilities": "refused"}
+    # Only capabilities declared: its own state too (clientInfo a new {}).
+    meddled = wire.call("tools/call", {"name": "meddle", "arguments": {},
+                                       "_meta": meta({"roots": {}})})["result"]
+    assert meddled["structuredContent"] == {"info": "changed", "capabilities": "changed"}
+    who = wire.call("tools/call", {"name": "whoami", "arguments": {}, "_meta": meta()})["result"]
+    assert who["structuredContent"]["client"] is None and who["structuredContent"]["sampling"] is False
+    # A clientInfo that is not an object is refused however the claim is found.
+    for odd in ("client", ["client"], None):
+        error = wire.call("tools/call", {"name": "echo", "arguments": {"text": "x"},
+                                         "_meta": meta(**{meta_keys.CLIENT_INFO: odd})})["error"]
+        assert error["code"] == INVALID_PARAMS
+
+
+def test_the_context_factory_claims_real_client_meta_as_claim_does():
+    # Whether the factory finds the kept claim itself or calls claim, a request gets the
+    # same state, back channel and shaper; a declaring request's state holds its own dicts.
+    app = make_server()
+    era = app.stateless_era
+    assert era is not None
+    connection = app.connect(lambda frame: None)
+    factory = connection.session.context_factory
+    info_key, level_key = meta_keys.CLIENT_INFO, meta_keys.LOG_LEVEL
+    metas = [meta(), meta({"sampling": {}}), meta(**{info_key: {}}),
+             meta(**{info_key: {"name": "c", "version": "1"}}),
+             meta({"roots": {"listChanged": True}}, **{info_key: {"name": "c"}}),
+             meta(**{level_key: "info"}), meta(**{level_key: "info", info_key: {"name": "c"}}),
+             meta(**{info_key: {"name": "c"}, "progressToken": "p"})]
+    for request_id, sent in enumerate(metas * 2):
+        for method in ("tools/call", "tools/list", "resources/read"):
+            params = {"name": "echo", "_meta": sent}
+            made = factory(connection.session, request_id, method, params, None)
+            state, back_channel, shape = era.claim(connection, method, params, sent)
+            for name in ("protocol_version", "features", "client_info", "client_capabilities",
+                         "log_level", "initialized"):
+                assert getattr(made.state, name) == getattr(state, name), (sent, name)
+            assert made._back_channel is back_channel and made.shape_result is shape
+            declared = sent[meta_keys.CLIENT_CAPABILITIES] or sent.get(info_key)
+            if declared:
+                assert made.state is not state  # each request its own
+                assert made.state.client_capabilities is sent[meta_keys.CLIENT_CAPABILITIES]
+                if info_key in sent:
+                    assert made.state.client_info is sent[info_key]
+                else:
+                    assert made.state.client_info == {}
+            else:
+                assert made.state is state  # shared, and unchangeable
+                with pytest.raises(TypeError):
+                    made.state.client_capabilities["sampling"] = {}
+                with pytest.raises(TypeError):
+                    made.state.client_info.update(name="x")
+            assert repr(made.state) == repr(state)

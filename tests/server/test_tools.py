@@ -671,3 +671,108 @@ def test_a_sync_tool_returning_a_generator_based_awaitable_is_answered_by_a_task
         assert answered["result"]["content"][0]["text"] == "later"
 
     asyncio.run(main())
+
+
+def test_tools_call_runs_a_plain_tool_directly_as_tool_call_would(ready_client):
+    # tools/call runs a tool needing no header checks and no task through its compiled
+    # call (Tool._direct), with the answers Tool.call gives: arguments refused, the
+    # context passed, structured output, tool errors; other tools go through Tool.call.
+    from mcpfast.server import Context
+    from mcpfast.server.tools import Tool
+
+    app = Server("direct")
+
+    @app.tool()
+    def plain(text: str, times: int = 1) -> str:
+        return text * times
+
+    @app.tool()
+    async def at_once(text: str) -> str:
+        return text.upper()
+
+    @app.tool()
+    async def waits(text: str) -> str:
+        await asyncio.sleep(0)
+        return text[::-1]
+
+    @app.tool()
+    def with_context(ctx: Context) -> dict:
+        return {"version": ctx.protocol_version}
+
+    @app.tool()
+    def fails() -> str:
+        raise RuntimeError("broken")
+
+    @app.tool(task_support="optional")
+    def taskable() -> str:
+        return "task?"
+
+    headed = app.add_tool(lambda region: region, name="headed",
+                          input_schema={"type": "object", "properties": {
+                              "region": {"type": "string", "x-mcp-header": "Region"}}})
+
+    class Counted(Tool):
+        __slots__ = ("calls",)
+
+        def call(self, arguments: Any, ctx: Any, as_task: bool = False) -> Any:
+            self.calls += 1
+            return super().call(arguments, ctx, as_task)
+
+    counted = Counted(lambda: "counted", name="counted", context_type=Context)
+    counted.calls = 0
+    app.tools_catalog.add("counted", counted)
+    catalog = app.tools_catalog.items
+    for name in ("plain", "at_once", "waits", "with_context", "fails"):
+        assert catalog[name]._direct is not None, name
+    for name in ("taskable", "headed", "counted"):
+        assert catalog[name]._direct is None, name
+    assert headed._direct is None
+
+    client = ready_client(app)
+    assert client.call_tool("plain", {"text": "ab", "times": 2})["content"] == [{"type": "text", "text": "abab"}]
+    refused = client.call_tool("plain", {"times": 2})
+    assert refused["isError"] is True and "missing required argument" in refused["content"][0]["text"]
+    assert client.call_tool("at_once", {"text": "ab"})["content"][0]["text"] == "AB"
+    assert asyncio.run(_call_async(client, "waits", {"text": "ab"}))["content"][0]["text"] == "ba"
+    assert client.call_tool("with_context")["structuredContent"] == {"version": client.version}
+    failed = client.call_tool("fails")
+    assert failed["isError"] is True and "broken" in failed["content"][0]["text"]
+    assert client.call_tool("taskable")["content"][0]["text"] == "task?"
+    assert client.call_tool("counted")["content"][0]["text"] == "counted" and counted.calls == 1
+    # A task-augmented call of a plain tool is refused, as before.
+    refused_task = client.request("tools/call", {"name": "plain", "arguments": {"text": "x"}, "task": {}})
+    assert refused_task["error"]["code"] == -32601
+
+
+async def _call_async(client: Any, name: str, arguments: Any) -> dict:
+    return await client.acall_tool(name, arguments)
+
+
+def test_a_str_result_built_compiled_is_what_finish_builds():
+    # A str returned by a tool without output schema is made one text block on the
+    # compiled path, as Tool._finish makes it: a new result every time.
+    from mcpfast.protocol.features import features_for
+    from mcpfast.server.tools import Tool
+
+    features = features_for("2025-11-25")
+
+    def shout(text: str) -> str:
+        return text.upper()
+
+    async def quiet(text: str) -> str:
+        return text.lower()
+
+    def typed(text: str) -> str:
+        return text
+
+    for fn in (shout, quiet):
+        tool = Tool(fn)
+        first = tool._invoke((), {"text": "Ab"}, None, features)
+        assert first == tool._finish(fn("Ab") if fn is shout else "ab", features)
+        first["content"].append("x")
+        assert tool._invoke((), {"text": "Ab"}, None, features)["content"] == first["content"][:1]
+        assert tool._invoke_task((), {"text": "Ab"}, None, features) == tool._finish(
+            "AB" if fn is shout else "ab", features)
+    structured = Tool(typed, structured_output=True)
+    assert structured._invoke((), {"text": "x"}, None, features) == structured._finish("x", features)
+    assert "structuredContent" in structured._invoke((), {"text": "x"}, None, features)
