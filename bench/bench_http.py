@@ -21,8 +21,12 @@ Before timing, one request of the kind must come back 200 with the echoed text; 
 any non-2xx answer or socket error makes the row wrong (a fast error is not a fast server).
 
 Each value is one wrk run of ``--duration`` seconds: seconds per request (the report shows
-requests/s). The values of a row come from one server process, after a warm-up run. wrk is
-Debian's package (``scripts/bench`` installs it when missing); without it the rows say so.
+requests/s). The values of an implementation come from one server process, after a warm-up
+run. The implementations compared in a row are timed in turn, round after round, with all
+their servers up at once: on a shared machine whose speed drifts by tens of percent within
+a minute, timing one implementation's values after another's compared two moments more
+than two servers. wrk is Debian's package (``scripts/bench`` installs it when missing);
+without it the rows say so.
 
 pyperf JSON and the status file are written in the harness's format, so the report reads
 this group like the others:
@@ -288,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                 load = "sequential (1 connection)" if connections == 1 else f"{connections} keep-alive connections"
                 title = f"{KIND_TITLE[kind]}, tools/call, {load}"
                 servers = WS_SERVERS if kind == "ws" else SERVERS
+                row = []
                 for impl, (label, _, loads) in servers.items():
                     if connections not in loads:
                         continue
@@ -297,52 +302,82 @@ def main(argv: list[str] | None = None) -> int:
                     case = harness.Case(name, label, title, lambda: (harness.OK, ""),
                                         lambda: (lambda loops: 0.0, ()), display=harness.DISPLAY_CALLS,
                                         metadata={"connections": connections, "request_kind": kind})
-                    status, detail = _time_row(case, impl, kind, connections, scripts[kind], wrk, args, pyperf)
-                    statuses.append({"name": name, "case": case.case, "impl": impl, "impl_label": label,
-                                     "case_title": title, "display": case.display,
-                                     "status": status, "detail": detail})
+                    row.append((impl, label, case))
+                outcomes = _time_row(row, kind, connections, scripts[kind], wrk, args, pyperf)
+                for (impl, label, case), (status, detail) in zip(row, outcomes):
+                    statuses.append({"name": case.name, "case": case.case, "impl": impl,
+                                     "impl_label": label, "case_title": title,
+                                     "display": case.display, "status": status, "detail": detail})
                     if not args.quiet:
-                        print(f"{name}: {status} {detail}", file=sys.stderr)
+                        print(f"{case.name}: {status} {detail}", file=sys.stderr)
     stop_redis()
     if args.status_output:
         harness.write_status(args.status_output, "http", statuses)
     return 0
 
 
-def _time_row(case: harness.Case, impl: str, kind: str, connections: int, script: str,
-              wrk: str | None, args: argparse.Namespace, pyperf) -> tuple[str, str]:
-    if wrk is None and kind != "ws":
-        return harness.UNAVAILABLE, "wrk is not installed (Debian package wrk; scripts/bench installs it)"
-    missing = impl_available(impl)
-    if missing is not None:
-        return harness.UNAVAILABLE, missing
-    try:
-        server = ServerProcess(impl, WS_SERVERS if kind == "ws" else SERVERS)
-    except RuntimeError as exc:
-        return harness.UNAVAILABLE, str(exc)
-    try:
-        if kind != "ws":
-            status, detail = check_answer(server.url, kind)
-            if status != harness.OK:
-                return status, detail
+def _time_row(row: list[tuple[str, str, harness.Case]], kind: str, connections: int,
+              script: str, wrk: str | None, args: argparse.Namespace,
+              pyperf) -> list[tuple[str, str]]:
+    """Time the implementations of one row (module docstring: in turn, round after round,
+    every server up at once); (status, detail) of each, in ``row``'s order."""
+    servers = WS_SERVERS if kind == "ws" else SERVERS
+    outcomes: dict[str, tuple[str, str]] = {}
+    running: dict[str, ServerProcess] = {}
 
-        def measure(seconds: int) -> float:
-            if kind == "ws":
-                return run_ws_load(server.url, connections, seconds)
-            return run_wrk(server.url, script, connections, seconds)
+    def measure(server: ServerProcess, seconds: int) -> float:
+        if kind == "ws":
+            return run_ws_load(server.url, connections, seconds)
+        return run_wrk(server.url, script, connections, seconds)
 
-        try:
-            measure(1)  # warm-up (for WebSocket also the check: every answer must be right)
-            values = [measure(args.duration) for _ in range(args.values)]
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            return harness.WRONG, str(exc)
+    def drop(impl: str, status: str, detail: str) -> None:
+        outcomes[impl] = (status, detail)
+        running.pop(impl).stop()
+
+    try:
+        for impl, _, _ in row:
+            if wrk is None and kind != "ws":
+                outcomes[impl] = (harness.UNAVAILABLE,
+                                  "wrk is not installed (Debian package wrk; scripts/bench installs it)")
+                continue
+            missing = impl_available(impl)
+            if missing is not None:
+                outcomes[impl] = (harness.UNAVAILABLE, missing)
+                continue
+            try:
+                running[impl] = ServerProcess(impl, servers)
+            except RuntimeError as exc:
+                outcomes[impl] = (harness.UNAVAILABLE, str(exc))
+                continue
+            if kind != "ws":
+                status, detail = check_answer(running[impl].url, kind)
+                if status != harness.OK:
+                    drop(impl, status, detail)
+        values: dict[str, list[float]] = {impl: [] for impl in running}
+        # A warm-up run each (for WebSocket also the check: every answer must be right),
+        # then the timed rounds.
+        for timed, rounds, seconds in ((False, 1, 1), (True, args.values, args.duration)):
+            for _ in range(rounds):
+                for impl in list(running):
+                    try:
+                        value = measure(running[impl], seconds)
+                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                        drop(impl, harness.WRONG, str(exc))
+                        continue
+                    if timed:
+                        values[impl].append(value)
     finally:
-        server.stop()
-    meta = case.pyperf_metadata()
-    meta.update({"name": case.name, "unit": "second"})
-    run = pyperf.Run(values, metadata=meta, collect_metadata=False)
-    pyperf.add_runs(args.output, pyperf.Benchmark([run]))
-    return harness.OK, ""
+        for server in running.values():
+            server.stop()
+    for impl, _, case in row:
+        if impl in outcomes:
+            continue
+        meta = case.pyperf_metadata()
+        meta.update({"name": case.name, "unit": "second"})
+        run = pyperf.Run(values[impl], metadata=meta, collect_metadata=False)
+        pyperf.add_runs(args.output, pyperf.Benchmark([run]))
+        outcomes[impl] = (harness.OK, "")
+    return [outcomes[impl] for impl, _, _ in row]
 
 
 if __name__ == "__main__":
