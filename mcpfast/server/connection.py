@@ -41,7 +41,7 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.protocol.meta_keys import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
+from mcpfast.protocol.meta_keys import PROTOCOL_VERSION
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
@@ -149,19 +149,12 @@ class ServerConnection:
                 return handshake_context
 
             claim = era.claim
-            claims = era.claims
             version_key = PROTOCOL_VERSION
-            capabilities_key = CLIENT_CAPABILITIES
-            info_key = CLIENT_INFO
-            own_claim = era._own_claim
 
             # Both eras. A handshake request costs one test of _meta (most requests carry
             # none); a 2026-07-28 one is claimed with it (params is then a dict), without a
-            # RequestState. The commonest 2026-07-28 _meta (the version and capabilities,
-            # maybe clientInfo, nothing else) finds its kept claim here without calling
-            # claim (which is what it would answer: StatelessEra.claims, and its own state
-            # when it declares values: StatelessEra._own_claim). RequestContext's fields
-            # are set here as its __init__ sets them, reading _meta once for both.
+            # RequestState. RequestContext's fields are set here as its __init__ sets them,
+            # reading _meta once for both.
             def either_era_context(session: Session, request_id: Any, method: str,
                                    params: Any, channel: Any = None) -> Context:
                 ctx = new_context(Context)
@@ -181,26 +174,8 @@ class ServerConnection:
                                     or not is_progress_token(token)
                                     else ProgressReporter(token, session, channel))
                     if version_key in meta:
-                        claimed = None
-                        size = len(meta)
-                        if size == 2 or (size == 3 and info_key in meta):
-                            version = meta[version_key]
-                            capabilities = meta.get(capabilities_key)
-                            if type(version) is str and type(capabilities) is dict:
-                                claimed = claims.get((version, None, method))
-                                if claimed is not None:
-                                    if size == 3:
-                                        info = meta[info_key]
-                                        if type(info) is not dict:
-                                            claimed = None  # claim refuses it
-                                        elif info or capabilities:
-                                            claimed = own_claim(claimed, info, capabilities)
-                                    elif capabilities:
-                                        claimed = own_claim(claimed, None, capabilities)
-                        if claimed is None or (claimed[1] is None and (
-                                "requestState" in params or "inputResponses" in params)):
-                            claimed = claim(connection, method, params, meta)
-                        ctx.state, ctx._back_channel, ctx.shape_result = claimed
+                        ctx.state, ctx._back_channel, ctx.shape_result = claim(
+                            connection, method, params, meta)
                         return ctx
                 else:
                     ctx.meta = {}

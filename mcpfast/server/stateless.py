@@ -139,8 +139,8 @@ class StatelessEra:
         # most versions x (levels + 1) entries.
         self._states: dict[tuple[str, Optional[str]], ProtocolState] = {}
         # (state, back channel or None, shaper) of the common case per (version, logLevel,
-        # method), once checked; cleared when _CLAIMS_KEPT is reached (never replaced: the
-        # context factories of connections read it, see ``claims``).
+        # method), once checked; cleared when _CLAIMS_KEPT is reached (never replaced:
+        # see ``claims``).
         self._claims: dict[tuple[str, Optional[str], str],
                            tuple[ProtocolState, Optional[BackChannel], Callable[[Any], Any]]] = {}
 
