@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 import mcpfast
 from mcp_http import post_2026
@@ -82,6 +84,23 @@ def test_calls_through_nginx_land_on_both_hosts_and_everything_shared_holds():
                 host.wait(timeout=30)
 
 
+def answers_from_both(pid: Callable[[], int], hold: Callable[[], int]) -> set[int]:
+    """The pids that answer while one of uvicorn's workers is held busy. The workers share one
+    listening socket and the kernel may hand every sequential connection to the same one, so
+    each round blocks whichever worker takes ``hold`` and asks ``pid`` meanwhile: only the
+    other worker can accept it."""
+    answering: set[int] = set()
+    with ThreadPoolExecutor(1) as pool:
+        for _ in range(10):
+            held = pool.submit(hold)
+            time.sleep(0.2)
+            answering.add(pid())
+            answering.add(held.result())
+            if len(answering) == 2:
+                break
+    return answering
+
+
 def test_the_asgi_app_under_uvicorn_workers_shares_through_redis_and_the_secret():
     with redis_server() as redis:
         port = free_port()
@@ -94,13 +113,18 @@ def test_the_asgi_app_under_uvicorn_workers_shares_through_redis_and_the_secret(
             stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 60
-            pids: set[int] = set()
-            while len(pids) < 2 and time.monotonic() < deadline:
+            while True:
                 try:
-                    pids.add(int(post_2026(port, "tools/call", {"name": "pid", "arguments": {}}, "pid")
-                                 ["content"][0]["text"]))
+                    post_2026(port, "tools/list")
+                    break
                 except OSError:
+                    assert time.monotonic() < deadline, "uvicorn did not start"
                     time.sleep(0.1)
+            pids = answers_from_both(
+                lambda: int(post_2026(port, "tools/call", {"name": "pid", "arguments": {}}, "pid")
+                            ["content"][0]["text"]),
+                lambda: int(post_2026(port, "tools/call", {"name": "hold", "arguments": {}}, "hold")
+                            ["content"][0]["text"]))
             assert len(pids) == 2, "uvicorn's two workers did not both answer"
             first = post_2026(port, "tools/list")
             for _ in range(6):
@@ -117,11 +141,8 @@ def test_the_asgi_app_under_uvicorn_workers_shares_through_redis_and_the_secret(
             assert got["status"] == "completed"
             # A 2025-era session: made on one worker, served by both.
             session = open_session(port)
-            answering = set()
-            for attempt in range(60):
-                answering.add(int(call(port, session, "pid", attempt)["content"][0]["text"]))
-                if answering == pids:
-                    break
+            answering = answers_from_both(lambda: int(call(port, session, "pid")["content"][0]["text"]),
+                                          lambda: int(call(port, session, "hold")["content"][0]["text"]))
             assert answering == pids
         finally:
             server.terminate()
