@@ -3,12 +3,22 @@ for what the workers share -- events, tasks, 2025-era sessions and their streams
 MCPFAST_TEST_REDIS names one."""
 
 import os
+import time
 
 from workers_app import app
 
 from mcpfast.server import RedisPublisher, RedisTaskStore
 from mcpfast.transports.http.redis_event_store import RedisEventStore
 from mcpfast.transports.http.redis_session_directory import RedisSessionDirectory
+
+
+@app.tool()
+def hold(seconds: float = 0.6) -> int:
+    """Blocks this worker's event loop for ``seconds`` (a synchronous tool runs on the loop),
+    so that a connection made meanwhile is accepted by the other worker; returns the pid of
+    the held one. Only uvicorn's workers serve it: the other tests count workers_app's tools."""
+    time.sleep(seconds)
+    return os.getpid()
 
 
 def make_app():

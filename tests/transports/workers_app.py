@@ -15,16 +15,6 @@ def pid() -> int:
 
 
 @app.tool()
-def hold(seconds: float = 0.6) -> int:
-    """Blocks this worker's event loop for ``seconds`` (a synchronous tool runs on the loop), so
-    a connection made meanwhile is accepted by another worker; returns the pid of the held one."""
-    import time
-
-    time.sleep(seconds)
-    return os.getpid()
-
-
-@app.tool()
 async def greet(ctx: Context) -> str:
     """Asks for a name (a 2026-07-28 InputRequiredResult), then greets from this worker."""
     answer = await ctx.elicit("Name?", NAME, input_key="name")
