@@ -36,18 +36,44 @@ MF_ALWAYS_INLINE Py_UCS4 mf_utf8_next(const uint8_t *s, Py_ssize_t *i) {
            ((uint32_t)(s[k + 2] & 0x3F) << 6) | (s[k + 3] & 0x3F);
 }
 
+#define MF_HIGH_BITS 0x8080808080808080ULL
+
+/* Whether the 8 bytes at s are all ASCII. */
+MF_ALWAYS_INLINE int mf_ascii8(const uint8_t *s) {
+    uint64_t word;
+    memcpy(&word, s, 8);
+    return (word & MF_HIGH_BITS) == 0;
+}
+
 /* A new str holding the n bytes of valid UTF-8 at data; NULL with an exception set. */
 static PyObject *mf_str_from_valid_utf8(const char *data, Py_ssize_t n) {
     const uint8_t *s = (const uint8_t *)data;
-    Py_ssize_t i, chars = 0;
+    Py_ssize_t i = 0, continuations = 0;
+    uint64_t any_c4 = 0, any_f0 = 0;
+    /* Eight bytes at a time: a continuation byte is 10xxxxxx (its top bit set, the next
+     * one clear); a lead byte from C4 up needs UCS2 and from F0 up UCS4 (bits 7..2 all set
+     * but for C4..C7 vs C0..C3 -- tested as >= C4 through adding 0x3C without carries). */
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if ((w & MF_HIGH_BITS) == 0) continue;
+        continuations += __builtin_popcountll(w & ~(w << 1) & MF_HIGH_BITS);
+        /* per byte b: (b & 0x7F) + 0x3C has bit 7 set iff (b & 0x7F) >= 0x44, i.e. for a
+         * byte with bit 7 set, b >= 0xC4; the sum of two 7-bit values never carries. */
+        any_c4 |= w & (((w & ~MF_HIGH_BITS) + 0x3C3C3C3C3C3C3C3CULL) & MF_HIGH_BITS);
+        any_f0 |= w & (w << 1) & (w << 2) & (w << 3) & MF_HIGH_BITS;
+    }
     uint32_t widest = 0;
-    for (i = 0; i < n; i++) {
+    for (; i < n; i++) {
         uint32_t b = s[i];
-        chars += (b & 0xC0) != 0x80;  /* every byte but a continuation byte starts one */
+        continuations += (b & 0xC0) == 0x80;
         widest = b > widest ? b : widest;
     }
+    Py_ssize_t chars = n - continuations;
     /* lead bytes C2..C3: up to U+00FF; C4..EF: U+0100..U+FFFF; F0..F4: beyond U+FFFF */
-    Py_UCS4 maxchar = widest < 0x80 ? 0x7F : widest < 0xC4 ? 0xFF : widest < 0xF0 ? 0xFFFF : 0x10FFFF;
+    Py_UCS4 maxchar = (any_f0 || widest >= 0xF0) ? 0x10FFFF
+                      : (any_c4 || widest >= 0xC4) ? 0xFFFF
+                      : (continuations || widest >= 0x80) ? 0xFF : 0x7F;
     PyObject *str = PyUnicode_New(chars, maxchar);
     if (str == NULL) return NULL;
     void *out = PyUnicode_DATA(str);
@@ -56,11 +82,35 @@ static PyObject *mf_str_from_valid_utf8(const char *data, Py_ssize_t n) {
     if (maxchar == 0x7F) {
         memcpy(out, s, (size_t)n);
     } else if (maxchar == 0xFF) {
+        /* Runs of ASCII are copied eight bytes at a time; the rest is C2/C3 + one byte. */
         Py_UCS1 *o = (Py_UCS1 *)out;
-        while (i < n) o[k++] = (Py_UCS1)mf_utf8_next(s, &i);
+        while (i < n) {
+            if (i + 8 <= n && mf_ascii8(s + i)) {
+                memcpy(o + k, s + i, 8);
+                i += 8;
+                k += 8;
+                continue;
+            }
+            uint32_t b = s[i];
+            if (b < 0x80) {
+                o[k++] = (Py_UCS1)b;
+                i += 1;
+            } else {
+                o[k++] = (Py_UCS1)(((b & 0x1F) << 6) | (s[i + 1] & 0x3F));
+                i += 2;
+            }
+        }
     } else if (maxchar == 0xFFFF) {
         Py_UCS2 *o = (Py_UCS2 *)out;
-        while (i < n) o[k++] = (Py_UCS2)mf_utf8_next(s, &i);
+        while (i < n) {
+            if (i + 8 <= n && mf_ascii8(s + i)) {
+                for (int j = 0; j < 8; j++) o[k + j] = s[i + j];
+                i += 8;
+                k += 8;
+                continue;
+            }
+            o[k++] = (Py_UCS2)mf_utf8_next(s, &i);
+        }
     } else {
         Py_UCS4 *o = (Py_UCS4 *)out;
         while (i < n) o[k++] = mf_utf8_next(s, &i);

@@ -48,6 +48,8 @@ cdef extern from "Python.h":
     void PyMem_Free(void *p)
     # Declared over `object` for callers that hold owned references.
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    # A dict with room for ``minused`` items before its first resize.
+    dict _PyDict_NewPresized(Py_ssize_t minused)
     void *unicode_data_of "PyUnicode_DATA"(object o)
     const char *PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t *size) except NULL
     const Py_ssize_t PY_SSIZE_T_MAX

@@ -465,6 +465,32 @@ def test_result_matches_json_loads(value, rid):
     assert m.result == json.loads(frame)["result"]
 
 
+# Strings are built from valid UTF-8 eight bytes at a time (runs of ASCII copied whole):
+# every kind (ASCII, UCS1, UCS2, UCS4), every length around the 8-byte steps, the wider
+# character at every position.
+WIDER = ["\u00e9", "\u00ff", "\u0100", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]
+
+
+@pytest.mark.parametrize("wider", WIDER)
+def test_strings_of_every_kind_length_and_position(wider):
+    for length in range(0, 26):
+        for position in range(length):
+            text = "".join(wider if i == position else "abcdefgh"[i % 8] for i in range(length))
+            for value in (text, text + "\u00e9", "\u00e9" + text):
+                frame = json.dumps({"jsonrpc": "2.0", "id": 1, "result": [value, {value: 1}]},
+                                   ensure_ascii=False).encode()
+                m = decode(frame)
+                assert m.result == [value, {value: 1}], (length, position, value)
+                assert (sys.getsizeof(m.result[0]) == sys.getsizeof(value)), value  # narrowest kind
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab~\u0080\u00e9\u00ff\u0100\u20ac\uffff\U0001f600"), max_size=70))
+def test_mixed_width_strings_match_json_loads(text):
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": text}}, ensure_ascii=False).encode()
+    assert decode(frame).result["text"] == text
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=64))
 def test_arbitrary_bytes_never_crash(data):
