@@ -139,15 +139,16 @@ def error_response(status: int, message: str, code: int = INVALID_REQUEST,
 
 
 # A POST's header verdict (_post_verdict): the refusal (status, message) if any, json_only,
-# SSE allowed, the version named (stripped), whether it is spoken, whether 2026-07-28; by
-# the values of the headers it depends on (Host, Origin, Content-Type, Accept,
-# MCP-Protocol-Version).
-_PostVerdict = tuple[Optional[tuple[int, str]], bool, bool, Optional[str], bool, bool]
+# SSE allowed, the version named (stripped), whether it is spoken, whether 2026-07-28, and
+# in stateless mode the leg of that version (else None); by the values of the headers it
+# depends on (Host, Origin, Content-Type, Accept, MCP-Protocol-Version).
+_PostVerdict = tuple[Optional[tuple[int, str]], bool, bool, Optional[str], bool, bool, Optional[Leg]]
 _PostHeaders = tuple[Optional[str], Optional[str], Optional[str], Optional[str], Optional[str]]
 # The header names read on every POST, as module globals (one lookup instead of two).
 _HOST, _ORIGIN, _CONTENT_TYPE, _ACCEPT = h.HOST, h.ORIGIN, h.CONTENT_TYPE, h.ACCEPT
 _MCP_PROTOCOL_VERSION = h.MCP_PROTOCOL_VERSION
 _LISTEN, _VERSION_KEY = methods.SUBSCRIPTIONS_LISTEN, meta_keys.PROTOCOL_VERSION
+_INITIALIZE = methods.INITIALIZE
 _VERDICTS_KEPT = 256
 
 # What an Accept header allows: (JSON, SSE), by header value. Clients send the same one or
@@ -341,7 +342,7 @@ class StreamableHTTPEndpoint:
         verdict = self._post_verdicts.get(key)
         if verdict is None:
             verdict = self._post_verdict(key)
-        refusal, json_only, sse_ok, version, version_spoken, leg_2026 = verdict
+        refusal, json_only, sse_ok, version, version_spoken, leg_2026, leg = verdict
         if refusal is not None:
             return error_response(*refusal)
         body = request.body
@@ -363,9 +364,17 @@ class StreamableHTTPEndpoint:
                 {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         if leg_2026:
             return self._post_2026(headers, body, message, json_only, sse_ok, token)
-        initialize = type(message) is Request and message.method == methods.INITIALIZE
-        if self.stateless:
-            return self._post_stateless(body, message, initialize, version, json_only, token)
+        if leg is not None:
+            # Stateless mode: a connection per POST. An initialize gets a new one, closed
+            # once answered; the others reuse an idle one of their version (Leg).
+            if type(message) is Request and message.method == _INITIALIZE:
+                lease = single_lease(self.factory(_drop_outside))
+            else:
+                lease = leg.lease()
+            if token is not None:
+                _bind(lease.connection, token)
+            return feed_post(self, None, lease.connection, message, body, json_only, None, lease)
+        initialize = type(message) is Request and message.method == _INITIALIZE
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
@@ -394,8 +403,11 @@ class StreamableHTTPEndpoint:
                 refusal = (406, f"Not Acceptable: Accept must allow {wanted}, got {accept or ''!r}")
         if version is not None:
             version = version.strip()
-        verdict = (refusal, self.json_response or not sse_ok, sse_ok, version,
-                   version is None or version in SPOKEN_VERSIONS, version in STATELESS_VERSIONS)
+        spoken = version is None or version in SPOKEN_VERSIONS
+        leg_2026 = version in STATELESS_VERSIONS
+        verdict = (refusal, self.json_response or not sse_ok, sse_ok, version, spoken, leg_2026,
+                   self._stateless_leg_of(version) if self.stateless and spoken and not leg_2026
+                   else None)
         verdicts = self._post_verdicts
         if len(verdicts) >= _VERDICTS_KEPT:
             verdicts.clear()
@@ -552,29 +564,18 @@ class StreamableHTTPEndpoint:
                 return _directory_unreachable(exc)
         return response
 
-    def _post_stateless(self, body: bytes, message: Any, initialize: bool,
-                        version: Optional[str], json_only: bool,
-                        token: Optional[AccessToken]) -> Outcome:
-        # A connection per POST: an initialize gets a new one, closed once answered; the
-        # others reuse an idle connection of their version (Leg).
-        if initialize:
-            lease = single_lease(self.factory(_drop_outside))
-        else:
-            version = version or ASSUMED_VERSION
-            leg = self._legs.get(version)
-            if leg is None:
-                leg = self._legs[version] = self._stateless_leg(version)
-            lease = leg.lease()
-        if token is not None:
-            _bind(lease.connection, token)
-        return feed_post(self, None, lease.connection, message, body, json_only, None, lease)
+    def _stateless_leg_of(self, version: Optional[str]) -> Leg:
+        """Stateless mode's leg of ``version`` (None: the version assumed when the header
+        is absent), made on first use."""
+        spoken = version or ASSUMED_VERSION
+        leg = self._legs.get(spoken)
+        if leg is None:
+            def make() -> Connection:
+                assert self.stateless_factory is not None
+                return self.stateless_factory(_drop_outside, spoken)
 
-    def _stateless_leg(self, version: str) -> Leg:
-        def make() -> Connection:
-            assert self.stateless_factory is not None
-            return self.stateless_factory(_drop_outside, version)
-
-        return Leg(make)
+            leg = self._legs[spoken] = Leg(make)
+        return leg
 
     async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,
                             reply: PostReply, message: Any, admit: Any,
