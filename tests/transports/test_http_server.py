@@ -201,22 +201,24 @@ def test_connections_beyond_the_limit_get_503_and_are_closed():
     asyncio.run(main())
 
 
+async def asgi_call(app, scope, messages):
+    """What an ASGI app sends for one scope fed ``messages`` (then a disconnect)."""
+    sent = []
+    queue = list(messages)
+
+    async def receive():
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
 def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot():
     from mcpfast.server.redis_connection import RedisUnavailable
     from mcpfast.transports.http import ASGIApp
-
-    async def call(app, scope, messages):
-        sent = []
-        queue = list(messages)
-
-        async def receive():
-            return queue.pop(0) if queue else {"type": "http.disconnect"}
-
-        async def send(message):
-            sent.append(message)
-
-        await app(scope, receive, send)
-        return sent
 
     async def main():
         started = []
@@ -226,7 +228,7 @@ def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot()
 
         server = Server("asgi-startup")
         app = ASGIApp(server.http_endpoint(), on_startup=good)
-        lifespan = await call(app, {"type": "lifespan"}, [{"type": "lifespan.startup"},
+        lifespan = await asgi_call(app, {"type": "lifespan"}, [{"type": "lifespan.startup"},
                                                           {"type": "lifespan.shutdown"}])
         assert [m["type"] for m in lifespan] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
         assert started == [True]
@@ -235,7 +237,7 @@ def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot()
             raise RedisUnavailable("cannot reach Redis at redis://127.0.0.1:1/0: refused")
 
         failing = ASGIApp(server.http_endpoint(), on_startup=bad)
-        lifespan = await call(failing, {"type": "lifespan"}, [{"type": "lifespan.startup"}])
+        lifespan = await asgi_call(failing, {"type": "lifespan"}, [{"type": "lifespan.startup"}])
         assert lifespan[0]["type"] == "lifespan.startup.failed" and "cannot reach Redis" in lifespan[0]["message"]
         # Without lifespan events (a Mount), the first request starts it -- and is refused when
         # that fails, as every later one.
@@ -243,9 +245,32 @@ def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot()
         scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"",
                  "headers": [(b"host", b"127.0.0.1")]}
         for _ in range(2):
-            sent = await call(unmounted, scope, [{"type": "http.request", "body": b"{}", "more_body": False}])
+            sent = await asgi_call(unmounted, scope, [{"type": "http.request", "body": b"{}", "more_body": False}])
             assert sent[0]["status"] == 503
+            assert (b"content-type", b"application/json") in sent[0]["headers"]
             assert b"cannot reach Redis" in b"".join(m.get("body", b"") for m in sent[1:])
+
+    asyncio.run(main())
+
+
+def test_the_asgi_app_refuses_a_body_over_the_limit_with_413_and_a_json_rpc_error():
+    from mcpfast.transports.http import ASGIApp
+
+    async def main():
+        app = ASGIApp(Server("asgi-limit").http_endpoint(max_body_size=100))
+        headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"", "headers": headers}
+        by_length = {**scope, "headers": headers + [(b"content-length", b"5000")]}
+        # Refused from Content-Length (nothing read), and from the bytes read when it is absent.
+        for asked, messages in ((by_length, []),
+                                (scope, [{"type": "http.request", "body": b"x" * 60, "more_body": True},
+                                         {"type": "http.request", "body": b"x" * 60, "more_body": False}])):
+            sent = await asgi_call(app, asked, messages)
+            assert sent[0]["status"] == 413
+            assert (b"content-type", b"application/json") in sent[0]["headers"]
+            body = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+            assert body["error"]["code"] == -32600 and "over 100 bytes" in body["error"]["message"]
+            assert body["id"] is None
 
     asyncio.run(main())
 

@@ -17,7 +17,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, MutableMapping
 
 from mcpfast.transports.http.endpoint import HTTPEndpoint
-from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_response
 
 __all__ = ["ASGIApp"]
 
@@ -65,9 +65,8 @@ class ASGIApp:
             if failed is not None:
                 # What the server shares with other processes is out of reach: every request
                 # gets the reason (503) instead of half a service.
-                await self._send_whole(send, HTTPResponse(
-                    503, [("content-type", "application/json")],
-                    json_error_body(-32603, f"Service Unavailable: {failed}")))
+                await self._send_whole(send, json_error_response(
+                    503, -32603, f"Service Unavailable: {failed}"))
                 return
             await self._http(scope, receive, send)
         elif kind == "lifespan":
@@ -116,9 +115,8 @@ class ASGIApp:
             chunks.append(body)
             more = message.get("more_body", False)
         if too_large:
-            await self._send_whole(send, HTTPResponse(
-                413, [("content-type", "application/json")],
-                json_error_body(-32600, f"Payload Too Large: the body is over {limit} bytes")))
+            await self._send_whole(send, json_error_response(
+                413, -32600, f"Payload Too Large: the body is over {limit} bytes"))
             return
         path = scope.get("root_path", "") + scope.get("path", "/")
         query = scope.get("query_string", b"").decode("latin-1")

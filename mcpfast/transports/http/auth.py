@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http import headers as h
-from mcpfast.transports.http.messages import HTTPResponse
+from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPResponse
 
 __all__ = ["BearerAuth", "InvalidToken", "Verdict", "Verifier"]
 
@@ -126,7 +126,7 @@ class BearerAuth:
         # Public information, read by browser-based clients too: any origin may fetch it.
         cors = [("access-control-allow-origin", "*")]
         if method == "GET":
-            return HTTPResponse(200, [("content-type", h.JSON), ("cache-control", "max-age=3600"),
+            return HTTPResponse(200, [JSON_CONTENT_TYPE, ("cache-control", "max-age=3600"),
                                       *cors], self._metadata)
         if method == "OPTIONS":
             return HTTPResponse(204, [*cors, ("access-control-allow-methods", "GET, OPTIONS"),
@@ -190,7 +190,7 @@ class BearerAuth:
             _LOGGER.exception("the bearer-token verifier failed")
         body = json.dumps({"error": "server_error",
                            "error_description": "the access token could not be verified"})
-        return HTTPResponse(500, [("content-type", h.JSON)], body.encode())
+        return HTTPResponse(500, [JSON_CONTENT_TYPE], body.encode())
 
     def challenge(self, status: int, error: Optional[str] = None,
                   description: Optional[str] = None) -> HTTPResponse:
@@ -208,7 +208,7 @@ class BearerAuth:
             body["error_description"] = description
         elif error is None:
             body["error_description"] = "this MCP server needs an access token (Authorization: Bearer)"
-        return HTTPResponse(status, [("content-type", h.JSON),
+        return HTTPResponse(status, [JSON_CONTENT_TYPE,
                                      (h.WWW_AUTHENTICATE, "Bearer " + ", ".join(parameters))],
                             json.dumps(body).encode())
 

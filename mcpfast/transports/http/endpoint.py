@@ -79,7 +79,13 @@ from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay
-from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.messages import (
+    JSON_CONTENT_TYPE,
+    HTTPRequest,
+    HTTPResponse,
+    json_error_body,
+    json_error_response,
+)
 from mcpfast.transports.http.post_reply import (
     ErrorStatuses,
     Lease,
@@ -125,17 +131,14 @@ Factory = Callable[[Callable[[bytes], None]], Connection]
 StatelessFactory = Callable[[Callable[[bytes], None], str], Connection]
 Outcome = Union[HTTPResponse, Awaitable[HTTPResponse]]
 
-_JSON_HEADERS = [("content-type", h.JSON)]
+_JSON_HEADERS = [JSON_CONTENT_TYPE]
 _SSE_HEADERS = [("content-type", h.EVENT_STREAM), ("cache-control", "no-cache, no-transform"),
                 (h.X_ACCEL_BUFFERING, "no")]
 
 
 def error_response(status: int, message: str, code: int = INVALID_REQUEST,
            extra: Optional[list[tuple[str, str]]] = None) -> HTTPResponse:
-    headers = list(_JSON_HEADERS)
-    if extra:
-        headers.extend(extra)
-    return HTTPResponse(status, headers, json_error_body(code, message))
+    return json_error_response(status, code, message, extra)
 
 
 # A POST's header verdict (_post_verdict): the refusal (status, message) if any, json_only,

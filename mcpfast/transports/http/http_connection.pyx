@@ -16,7 +16,8 @@ import logging
 
 from httptools import HttpParserUpgrade
 
-from mcpfast.transports.http.messages import json_error_body
+from mcpfast.transports.http.messages import JSON_CONTENT_TYPE as _JSON_HEADER
+from mcpfast.transports.http.messages import json_error_body, json_error_response
 
 _LOGGER = logging.getLogger("mcpfast.transports.http")
 
@@ -26,17 +27,12 @@ FRESH_GRACE = 1.0
 
 cdef object CancelledError = asyncio.CancelledError
 cdef object get_running_loop = asyncio.get_running_loop
-cdef list JSON_HEADERS = [("content-type", "application/json")]
 
 
 cdef bytes unwritable():
     # What a client gets for a response that cannot be written (see _write_whole).
-    return whole_response(500, JSON_HEADERS, False,
+    return whole_response(500, [_JSON_HEADER], False,
                           json_error_body(-32603, "Internal error: the response could not be written"))
-
-
-cdef HTTPResponse error_response(int status, int code, str message):
-    return HTTPResponse(status, [("content-type", "application/json")], json_error_body(code, message))
 
 
 @cython.final
@@ -188,14 +184,14 @@ cdef class HTTPServerProtocol:
                 keep_alive = False
             if entry[2]:  # too large
                 limit = self.endpoint.max_body_size
-                self._write_whole(error_response(
+                self._write_whole(json_error_response(
                     413, -32600, f"Payload Too Large: the body is over {limit} bytes"), False)
                 return 0
             try:
                 outcome = self._handle(request)
             except Exception:
                 _LOGGER.exception("the MCP endpoint failed on %s %s", request.method, request.path)
-                self._write_whole(error_response(500, -32603, "Internal error"), False)
+                self._write_whole(json_error_response(500, -32603, "Internal error"), False)
                 return 0
             if type(outcome) is HTTPResponse and (<HTTPResponse>outcome).stream is None:
                 self._write_whole(<HTTPResponse>outcome, keep_alive)
@@ -226,7 +222,7 @@ cdef class HTTPServerProtocol:
             return
         except Exception:
             _LOGGER.exception("the MCP endpoint failed")
-            result = error_response(500, -32603, "Internal error")
+            result = json_error_response(500, -32603, "Internal error")
         if not isinstance(result, HTTPResponse):
             raise TypeError(f"the MCP endpoint answered {result!r}, not an HTTPResponse")
         response = result
@@ -319,7 +315,7 @@ cdef class HTTPServerProtocol:
             self._closed = True
             return 0
         body = json_error_body(-32600, message)
-        transport.write(whole_response(status, JSON_HEADERS, False, body))
+        transport.write(whole_response(status, [_JSON_HEADER], False, body))
         transport.close()
         self._closed = True
         return 0

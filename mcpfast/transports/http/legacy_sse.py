@@ -42,7 +42,7 @@ from mcpfast.transports.http.endpoint import (
     StreamableHTTPEndpoint,
     error_response,
 )
-from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPRequest, HTTPResponse, json_error_body
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.sse_stream import SSEStream
 
@@ -198,7 +198,7 @@ class LegacySSEEndpoint:
         try:
             decode(body)
         except DecodeError as exc:
-            return HTTPResponse(400, [("content-type", h.JSON)],
+            return HTTPResponse(400, [JSON_CONTENT_TYPE],
                                 json_error_body(exc.code, exc.message, exc.id))
         # Replies go to the session's stream (the connection's send).
         try:

@@ -7,14 +7,27 @@ back; the endpoint never touches a socket.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from mcpfast._core.encode import encode_error
 from mcpfast._core.http_messages import HTTPRequest, HTTPResponse
 
-__all__ = ["HTTPRequest", "HTTPResponse", "json_error_body"]
+__all__ = ["JSON_CONTENT_TYPE", "HTTPRequest", "HTTPResponse", "json_error_body", "json_error_response"]
+
+# The Content-Type header of every JSON answer (a tuple: each response gets its own list).
+JSON_CONTENT_TYPE = ("content-type", "application/json")
 
 
 def json_error_body(code: int, message: str, request_id: Any = None) -> bytes:
     """A JSON-RPC error object as an HTTP body (for answers the session never saw)."""
     return encode_error(request_id, code, message)
+
+
+def json_error_response(status: int, code: int, message: str,
+                        extra: Optional[list[tuple[str, str]]] = None) -> HTTPResponse:
+    """An HTTP response of ``status`` whose body is a JSON-RPC error (``code``, ``message``;
+    no id), with the JSON Content-Type and the ``extra`` headers."""
+    headers = [JSON_CONTENT_TYPE]
+    if extra:
+        headers.extend(extra)
+    return HTTPResponse(status, headers, json_error_body(code, message))

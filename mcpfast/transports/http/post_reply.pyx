@@ -28,6 +28,8 @@ import logging
 from mcpfast._core.encode cimport error_code_of
 from mcpfast._core.http_messages cimport HTTPResponse, new_response
 
+from mcpfast.transports.http.messages import JSON_CONTENT_TYPE as _JSON_HEADER
+
 _LOGGER = logging.getLogger("mcpfast.transports.http")
 
 # Idle connections kept per leg: enough for the POSTs of many keep-alive clients at once.
@@ -35,7 +37,7 @@ IDLE_CONNECTIONS = 64
 cdef Py_ssize_t _IDLE_CONNECTIONS = IDLE_CONNECTIONS
 
 # The header of a JSON answer (a fresh list per response: callers may append to it).
-cdef tuple _JSON_CONTENT_TYPE = ("content-type", "application/json")
+cdef tuple _JSON_CONTENT_TYPE = _JSON_HEADER
 
 cdef tuple _JSON = ("json", None)
 cdef tuple _SSE = ("sse", None)
