@@ -50,9 +50,9 @@ static PyObject *mf_str_from_valid_utf8(const char *data, Py_ssize_t n) {
     const uint8_t *s = (const uint8_t *)data;
     Py_ssize_t i = 0, continuations = 0;
     uint64_t any_c4 = 0, any_f0 = 0;
-    /* Eight bytes at a time: a continuation byte is 10xxxxxx (its top bit set, the next
-     * one clear); a lead byte from C4 up needs UCS2 and from F0 up UCS4 (bits 7..2 all set
-     * but for C4..C7 vs C0..C3 -- tested as >= C4 through adding 0x3C without carries). */
+    /* Eight bytes at a time (a word of ASCII only is skipped): a continuation byte is
+     * 10xxxxxx (bit 7 set, bit 6 clear); a byte >= C4 starts a character that needs UCS2,
+     * one >= F0 (bits 7..4 set) a character that needs UCS4. */
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
