@@ -188,12 +188,9 @@ def _argument_taker(signature: ToolSignature) -> Callable[[Any], dict[str, Any]]
 
 
 _HOLE = object()
-# What Tool._finish answers for a str of a tool without output schema, built compiled.
+# What a tool without output schema answers for a str (Tool._finish, and the Invokers
+# without a Python frame).
 _TEXT_RESULT = Template({"content": [{"type": "text", "text": _HOLE}]}, _HOLE)
-
-
-def _invalid_arguments(name: str, exc: ArgumentError) -> dict[str, Any]:
-    return tool_error_result(f"Invalid arguments for tool {name!r}: {exc}")
 
 
 class Tool:
@@ -213,7 +210,7 @@ class Tool:
         "is_async", "context_param", "input_schema", "output_schema", "header_params",
         "task_support", "task_start",
         "_validator", "_dumper", "_wraps", "_definitions", "_invoke", "_invoke_task", "_call",
-        "_direct",
+        "_call_task", "_direct",
     )
 
     def __init__(
@@ -300,6 +297,8 @@ class Tool:
         # ctx.state.features)``.
         self._call = KeywordCall(self._validator, ArgumentError, self._refused, self.context_param,
                                  self._invoke)
+        self._call_task = KeywordCall(self._validator, ArgumentError, self._refused,
+                                      self.context_param, self._invoke_task)
         # What a tools/call of this tool may run instead of call() (the same, without its
         # frame) when it asks for no task: None for a tool whose calls need more (header
         # checks, tasks) or whose class has its own call.
@@ -348,18 +347,11 @@ class Tool:
         sync tools returning an awaitable) a coroutine producing it. ``as_task``: a
         JSONRPCError raised by the function propagates (inside a task it fails the task;
         :meth:`failed_result` makes it a tool error otherwise)."""
-        if not as_task:
-            return self._call(arguments, ctx, ctx.state.features)
-        try:
-            kwargs = self._validator(arguments)
-        except ArgumentError as exc:
-            return _invalid_arguments(self.name, exc)
-        if self.context_param is not None:
-            kwargs[self.context_param] = ctx
-        return self._invoke_task((), kwargs, ctx, ctx.state.features)
+        return (self._call_task if as_task else self._call)(arguments, ctx, ctx.state.features)
 
     def _refused(self, exc: ArgumentError) -> dict[str, Any]:
-        return _invalid_arguments(self.name, exc)
+        # The result of a call whose arguments the validator refused (KeywordCall's refuse).
+        return tool_error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
 
     def failed_result(self, exc: Exception, ctx: Any) -> dict[str, Any]:
         """The CallToolResult of a function that raised ``exc`` (as :meth:`call` makes)."""
@@ -367,9 +359,8 @@ class Tool:
 
     def _finish(self, value: Any, features: VersionFeatures) -> dict[str, Any]:
         if type(value) is str and self._dumper is None:
-            # The common case, kept short: one text block, nothing to downgrade (as
-            # _TEXT_RESULT makes it on the compiled path).
-            return {"content": [{"type": "text", "text": value}]}
+            # The common case, kept short: one text block, nothing to downgrade.
+            return _TEXT_RESULT(value)
         return self.result(value, features)
 
     def _failed(self, exc: Exception, features: Any = None) -> dict[str, Any]:

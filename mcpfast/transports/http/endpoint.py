@@ -367,17 +367,14 @@ class StreamableHTTPEndpoint:
                 {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         if leg_2026:
             return self._post_2026(headers, body, message, json_only, sse_ok, token)
+        initialize = type(message) is Request and message.method == _INITIALIZE
         if leg is not None:
             # Stateless mode: a connection per POST. An initialize gets a new one, closed
             # once answered; the others reuse an idle one of their version (Leg).
-            if type(message) is Request and message.method == _INITIALIZE:
-                lease = single_lease(self.factory(_drop_outside))
-            else:
-                lease = leg.lease()
+            lease = single_lease(self.factory(_drop_outside)) if initialize else leg.lease()
             if token is not None:
                 _bind(lease.connection, token)
             return feed_post(self, None, lease.connection, message, body, json_only, None, lease)
-        initialize = type(message) is Request and message.method == _INITIALIZE
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
@@ -856,8 +853,6 @@ class StreamableHTTPEndpoint:
 _status_2026 = ErrorStatuses({METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400,
                               HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
                               UNSUPPORTED_PROTOCOL_VERSION: 400})
-
-
 
 
 # Closing shared parts, referenced until done (asyncio keeps only weak references).

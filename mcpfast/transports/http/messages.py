@@ -11,11 +11,12 @@ from typing import Any, Optional
 
 from mcpfast._core.encode import encode_error
 from mcpfast._core.http_messages import HTTPRequest, HTTPResponse
+from mcpfast.transports.http.headers import CONTENT_TYPE, JSON
 
 __all__ = ["JSON_CONTENT_TYPE", "HTTPRequest", "HTTPResponse", "json_error_body", "json_error_response"]
 
 # The Content-Type header of every JSON answer (a tuple: each response gets its own list).
-JSON_CONTENT_TYPE = ("content-type", "application/json")
+JSON_CONTENT_TYPE = (CONTENT_TYPE, JSON)
 
 
 def json_error_body(code: int, message: str, request_id: Any = None) -> bytes:
