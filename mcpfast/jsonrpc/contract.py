@@ -28,6 +28,11 @@ satisfies :class:`Connection`; the MCP server's ``Server.connect`` and the clien
     or a batch; the Streamable HTTP endpoint reads the body before it chooses a
     connection). A transport uses it when the connection has it, else ``feed``.
 
+``connection.feed_request(request, channel=None)`` (optional)
+    For a decoded message the transport knows is a ``Request``: what ``feed_message``
+    does with it (it always owes a reply), one call less per request. A transport may
+    use it for requests when the connection has it, else ``feed_message``.
+
 ``connection.feed_error(exc, channel=None) -> bool``
     For frames that never reached the decoder (an oversize line: ``FrameTooLarge``); the
     connection answers what can be answered and goes on. Returns True (the error is

@@ -164,7 +164,7 @@ from mcpfast.jsonrpc.refused_frames import read_envelope
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
 from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime, bound
 
-# The finish of contexts whose class keeps RequestContext's (_on_request inlines it).
+# The finish of contexts whose class keeps RequestContext's (feed_request inlines it).
 _BASE_FINISH = RequestContext.finish
 
 __all__ = ["CANCELLED_METHOD", "DEFAULT_MAX_IN_FLIGHT", "OutgoingRequest", "ReplyChannel",
@@ -312,6 +312,11 @@ class Session:
     @property
     def idle(self) -> bool:
         """True while open with no incoming request running and no outgoing one waiting."""
+        return self.is_idle()
+
+    def is_idle(self) -> bool:
+        """As :attr:`idle`; a method, which Python calls without the property's detour
+        through C (a stateless HTTP connection asks once per request)."""
         # The book's PendingTable is asked directly: its length costs no Python call.
         return not self._closed and not self._in_flight and not self._outgoing._table
 
@@ -360,7 +365,7 @@ class Session:
             return self._refused(frame, exc, channel)
         if type(msg) is Request:
             # The commonest message, served without feed_message's frame.
-            self._on_request(msg, channel, None)
+            self.feed_request(msg, channel)
             return True
         return self.feed_message(msg, channel)
 
@@ -371,7 +376,7 @@ class Session:
             raise ConnectionClosed("feed_message() called on a closed session")
         cls = type(msg)
         if cls is Request:
-            self._on_request(msg, channel, None)
+            self.feed_request(msg, channel)
             return True
         if cls is Notification:
             self._on_notification(msg)
@@ -549,14 +554,21 @@ class Session:
 
     # -- incoming requests -------------------------------------------------------------
 
-    def _on_request(self, req: Request, channel: Optional[ReplyChannel],
-                    batch: Optional[BatchReply]) -> None:
+    def feed_request(self, req: Request, channel: Optional[ReplyChannel] = None,
+                     batch: Optional[BatchReply] = None) -> None:
+        """Process one decoded Request: what :meth:`feed_message` does with one (it owes a
+        reply), for a transport that tells requests apart itself -- one call less per
+        request. ``batch`` is the session's own (the batch the request is an item of)."""
+        if batch is None:
+            if self._closed:
+                raise ConnectionClosed("feed_request() called on a closed session")
+        else:
+            # A batch's items: the session was open when the batch was fed.
+            batch.owed = True
         request_id = req.id
         method = req.method
         params = req.params
         ctx = None
-        if batch is not None:
-            batch.owed = True
         try:
             in_flight = self._in_flight
             if in_flight:
@@ -809,7 +821,7 @@ class Session:
         for item in items:
             cls = type(item)
             if cls is Request:
-                self._on_request(item, channel, batch)
+                self.feed_request(item, channel, batch)
             elif cls is Notification:
                 self._on_notification(item)
             elif cls is Response:

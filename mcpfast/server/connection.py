@@ -32,6 +32,7 @@ nothing for it.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.context import RequestContext
@@ -84,6 +85,10 @@ class ServerConnection:
         # Whether the publisher skips this connection while parked (else it is detached
         # then): see mcpfast.server.publisher.
         self._parks_attached = bool(getattr(server.publisher, "skips_parked", False))
+        if self._parks_attached:
+            # revive() is then only `parked = False`, done for every stateless POST: a
+            # partial of setattr does it without a Python frame.
+            self.revive = partial(setattr, self, "parked", False)  # type: ignore[method-assign]
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
         # The checks the session's hook runs: the chain less the gate while the context
         # factory applies it (_install_checks).
@@ -117,6 +122,7 @@ class ServerConnection:
         # The transport contract, bound straight to the session.
         self.feed = self.session.feed
         self.feed_message = self.session.feed_message
+        self.feed_request = self.session.feed_request
         self.feed_error = self.session.feed_error
         server._attach(self)
 
@@ -227,7 +233,7 @@ class ServerConnection:
         a log level) is reset, and while idle it gets none of the server's published
         events nor is among its connections (``revive()`` when it serves again). False:
         the caller closes it."""
-        if not self.session.idle:
+        if not self.session.is_idle():
             return False
         self.auth = None
         if self.subscriptions:

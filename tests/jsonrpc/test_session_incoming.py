@@ -750,6 +750,27 @@ def test_feed_message_takes_what_the_transport_decoded(wire):
         session.feed_message(decode(request(4, "echo")))
 
 
+def test_feed_request_takes_a_decoded_request_alone(wire, make_channel):
+    from mcpfast._core.codec import decode
+
+    router = Router()
+    router.add_request_handler("echo", lambda params, ctx: params)
+    session = Session(wire, router=router)
+    assert session.idle and session.is_idle()
+    assert session.feed_request(decode(request(1, "echo", {"a": 1}))) is None
+    channel = make_channel()
+    session.feed_request(decode(request(2, "nope")), channel)
+    assert wire.messages() == [result(1, {"a": 1})]
+    assert channel.response_messages() == [error(2, -32601, "Method not found",
+                                                 data={"method": "nope"})]
+    assert session.idle and session.is_idle()
+    session.close()
+    assert not session.idle and not session.is_idle()
+    with pytest.raises(ConnectionClosed):
+        session.feed_request(decode(request(3, "echo")))
+    assert wire.messages() == [result(1, {"a": 1})]  # nothing more
+
+
 def test_a_handler_run_inline_that_raises_cancelled_error_is_answered(wire):
     router = Router()
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import pytest
 
+from mcpfast._core.codec import decode
 from mcpfast._core.encode import encode_error, encode_response
 from mcpfast.transports.http import HTTPResponse
 from mcpfast.transports.http.post_reply import (
@@ -207,6 +208,26 @@ def test_idle_connections_are_bounded():
     assert all(isinstance(c, Connection) and not c.closed for c in idle)
 
 
+def test_the_idle_connections_are_served_last_released_first_as_the_pool_shrinks_and_grows():
+    leg = Leg(Connection)
+    a, b, c = leg.lease(), leg.lease(), leg.lease()
+    for lease in (a, b, c):
+        lease.release()
+    assert len(leg) == 3
+    assert leg.lease() is c and leg.lease() is b and len(leg) == 1
+    c.release()
+    assert len(leg) == 2
+    assert leg.lease() is c and leg.lease() is a and len(leg) == 0
+    fresh = leg.lease()
+    assert fresh not in (a, b, c)
+    for lease in (a, fresh):
+        lease.release()
+    # What is idle is exactly what was released since, nothing left from before.
+    assert [connection for connection in leg.take_idle()] == [a.connection, fresh.connection]
+    assert len(leg) == 0 and leg.lease() not in (a, b, c, fresh)
+    assert not any(lease.connection.closed for lease in (a, b, c, fresh))
+
+
 def test_a_single_lease_closes_its_connection_when_released():
     connection = Connection()
     lease = single_lease(connection)
@@ -281,6 +302,33 @@ def test_a_request_answered_while_fed_is_a_json_response_and_the_lease_goes_back
     assert response.body == b'{"jsonrpc":"2.0","id":1,"result":{}}'
     assert connection.fed[0][0] == "message" and connection.fed[0][1].headers == {"mcp-method": "tools/call"}
     assert len(leg) == 1 and endpoint.calls == []
+
+
+class FedRequests(Fed):
+    """A connection that also takes requests alone (the contract's feed_request)."""
+
+    def __init__(self) -> None:
+        super().__init__("notification")  # feed_message: only notifications here
+        self.requests: list[Any] = []
+
+    def feed_request(self, request: Any, channel: PostReply) -> None:
+        self.requests.append(request)
+        channel.respond(b'{"jsonrpc":"2.0","id":7,"result":{}}')
+
+
+@pytest.mark.parametrize("leased", [True, False])
+def test_a_request_goes_to_feed_request_and_anything_else_to_feed_message(leased):
+    connection = FedRequests()
+    leg, lease = lease_of(connection) if leased else (None, None)
+    request = decode(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}')
+    response = feed_post(Endpoint(), None, connection, request, b"", False, None, lease)
+    assert response.status == 200 and response.body == b'{"jsonrpc":"2.0","id":7,"result":{}}'
+    assert connection.requests == [request] and connection.fed == []
+    lease = leg.lease() if leased else None
+    notification = decode(b'{"jsonrpc":"2.0","method":"notifications/x"}')
+    response = feed_post(Endpoint(), None, connection, notification, b"", False, None, lease)
+    assert response.status == 202
+    assert connection.requests == [request] and [m for m, _ in connection.fed] == [notification]
 
 
 def test_admit_sees_the_response_and_its_frame():

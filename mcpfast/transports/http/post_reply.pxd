@@ -19,9 +19,11 @@ cdef class PostReply:
 
 cdef class Leg:
     cdef list idle
+    cdef Py_ssize_t count
     cdef object _make
 
     cpdef Lease lease(self)
+    cdef int _keep(self, Lease lease) except -1
     cpdef list take_idle(self)
 
 
@@ -30,6 +32,7 @@ cdef class Lease:
     # None for a single lease (closed once released).
     cdef Leg leg
     cdef object feed_message
+    cdef object feed_request
     cdef object recycle
     cdef object revive
 

@@ -27,6 +27,7 @@ import logging
 
 from mcpfast._core.encode cimport error_code_of
 from mcpfast._core.http_messages cimport HTTPResponse, new_response
+from mcpfast._core.messages cimport Request
 
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE as _JSON_HEADER
 
@@ -143,26 +144,46 @@ cdef class Leg:
 
     def __init__(self, make):
         self.idle = []
+        self.count = 0
         self._make = make
 
+    # The idle leases are idle[:count]; the slots past it hold None and are reused. Why
+    # not pop() and append(): a list shrinking to empty frees its storage and growing again
+    # allocates it, a malloc and a free per POST when one connection serves them all.
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     cpdef Lease lease(self):
         """A connection for one POST: an idle one (revived), else a new one."""
         cdef Lease lease
-        if not self.idle:
+        if self.count == 0:
             return _new_lease(self._make(), self)
-        lease = self.idle.pop()
+        self.count -= 1
+        lease = <Lease>self.idle[self.count]
+        self.idle[self.count] = None
         if lease.revive is not None:
             lease.revive()
         return lease
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int _keep(self, Lease lease) except -1:
+        if self.count < len(self.idle):
+            self.idle[self.count] = lease
+        else:
+            self.idle.append(lease)
+        self.count += 1
+        return 0
+
     cpdef list take_idle(self):
         """The idle connections, taken out (the endpoint closes them)."""
-        idle = [lease.connection for lease in self.idle]
+        idle = [(<Lease>lease).connection for lease in self.idle[:self.count]]
         self.idle = []
+        self.count = 0
         return idle
 
     def __len__(self):
-        return len(self.idle)
+        return self.count
 
 
 cdef Lease _new_lease(object connection, Leg leg):
@@ -171,6 +192,7 @@ cdef Lease _new_lease(object connection, Leg leg):
     lease.leg = leg
     # Looked up once per connection, not per POST.
     lease.feed_message = getattr(connection, "feed_message", None)
+    lease.feed_request = getattr(connection, "feed_request", None)
     lease.recycle = getattr(connection, "recycle", None) if leg is not None else None
     lease.revive = getattr(connection, "revive", None)
     return lease
@@ -185,8 +207,8 @@ cdef class Lease:
     cpdef release(self):
         leg = self.leg
         recycle = self.recycle
-        if recycle is not None and len(leg.idle) < _IDLE_CONNECTIONS and recycle():
-            leg.idle.append(self)
+        if recycle is not None and leg.count < _IDLE_CONNECTIONS and recycle():
+            leg._keep(self)
         else:
             self.connection.close()
 
@@ -197,6 +219,15 @@ cdef class Lease:
 cpdef Lease single_lease(object connection):
     """A lease of ``connection`` for one POST only: closed when released."""
     return _new_lease(connection, None)
+
+
+cdef inline bint _feed_message(object connection, Lease lease, object message, object body,
+                               PostReply reply) except -1:
+    feed_message = (lease.feed_message if lease is not None
+                    else getattr(connection, "feed_message", None))
+    if feed_message is not None:
+        return feed_message(message, reply)
+    return connection.feed(body, reply)
 
 
 cpdef object feed_post(object endpoint, object session, object connection, object message,
@@ -215,11 +246,18 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
         reply = _new_reply(json_only, _drop_side, endpoint._new_lone_stream, headers)
     try:
         # The body is decoded already: a connection that takes the message skips a
-        # second decode (and a second parse of its params).
-        feed_message = (lease.feed_message if lease is not None
-                        else getattr(connection, "feed_message", None))
-        owes = (feed_message(message, reply) if feed_message is not None
-                else connection.feed(body, reply))
+        # second decode (and a second parse of its params); one that takes a request
+        # alone, the dispatch on the message's type too.
+        if type(message) is Request:
+            feed_request = (lease.feed_request if lease is not None
+                            else getattr(connection, "feed_request", None))
+            if feed_request is not None:
+                feed_request(message, reply)
+                owes = True
+            else:
+                owes = _feed_message(connection, lease, message, body, reply)
+        else:
+            owes = _feed_message(connection, lease, message, body, reply)
     except Exception:
         if lease is not None:
             lease.close()
