@@ -41,6 +41,8 @@ class KeywordCall:
                  refuse: Callable[[Any], Any], ctx_name: str | None,
                  run: Callable[[tuple[Any, ...], dict[str, Any], Any, Any], Any]) -> None: ...
     def __call__(self, arguments: Any, ctx: Any, extra: Any) -> Any: ...
+    def call(self, arguments: Any, ctx: Any, extra: Any) -> Any:
+        """As calling it, without the tuple of arguments an instance call builds."""
 
 class Template:
     """``template(value)``: a copy of ``shape`` with new dicts and lists and ``value`` in

@@ -303,8 +303,8 @@ class Tool:
         # frame) when it asks for no task: None for a tool whose calls need more (header
         # checks, tasks) or whose class has its own call.
         self._direct: Optional[Callable[[Any, Any, Any], Any]] = (
-            self._call if (type(self).call is Tool.call and not self.header_params
-                           and self.task_support is None) else None)
+            self._call.call if (type(self).call is Tool.call and not self.header_params
+                                and self.task_support is None) else None)
 
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"

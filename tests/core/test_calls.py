@@ -348,9 +348,13 @@ def test_keyword_call_takes_arguments_adds_the_context_and_runs():
         return ("refused", str(exc))
 
     arguments = {"a": 5}
-    for run in (invoker, lambda args, kwargs, ctx, extra: ("python", invoker(args, kwargs, ctx, extra))):
+    # Called as an instance and through its call method: the same.
+    runs = (invoker, lambda args, kwargs, ctx, extra: ("python", invoker(args, kwargs, ctx, extra)))
+    for run, as_method in [(run, as_method) for run in runs for as_method in (False, True)]:
         with_ctx = KeywordCall(take, Refused, refuse, "ctx", run)
         without = KeywordCall(take, Refused, refuse, None, run)
+        if as_method:
+            with_ctx, without = with_ctx.call, without.call  # type: ignore[assignment]
         outcome = with_ctx(arguments, "CTX", "extra")
         plain = invoker((), {"a": 5, "ctx": "CTX"}, "CTX", "extra")
         assert outcome == plain or outcome == ("python", plain)

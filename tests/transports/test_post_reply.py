@@ -176,6 +176,14 @@ def test_a_leg_reuses_a_released_connection():
     assert other.connection is not first.connection and len(made) == 2
 
 
+def test_a_leases_connection_is_read_only():
+    leg = Leg(Connection)
+    lease = leg.lease()
+    assert isinstance(lease.connection, Connection)
+    with pytest.raises(AttributeError):
+        lease.connection = Connection()  # type: ignore[misc]
+
+
 def test_a_connection_that_cannot_serve_again_is_closed():
     leg = Leg(lambda: Connection(reusable=False))
     lease = leg.lease()

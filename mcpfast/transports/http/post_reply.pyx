@@ -25,6 +25,7 @@ cimport cython
 import asyncio
 import logging
 
+from mcpfast._core.cpython cimport mf_member_descriptor
 from mcpfast._core.encode cimport error_code_of
 from mcpfast._core.http_messages cimport HTTPResponse, new_response
 from mcpfast._core.messages cimport Request
@@ -214,6 +215,20 @@ cdef class Lease:
 
     cpdef close(self):
         self.connection.close()
+
+
+# ``Lease.connection`` is read by the endpoint on every stateless POST: a member descriptor
+# instead of Cython's property (see mf_member_descriptor), at the offset of the struct
+# Cython generates.
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #define MF_LEASE_CONNECTION ((Py_ssize_t)offsetof( \
+        struct __pyx_obj_7mcpfast_10transports_4http_10post_reply_Lease, connection))
+    """
+    Py_ssize_t MF_LEASE_CONNECTION
+
+mf_member_descriptor(Lease, "connection", MF_LEASE_CONNECTION)
 
 
 cpdef Lease single_lease(object connection):
