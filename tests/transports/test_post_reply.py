@@ -231,7 +231,7 @@ def test_the_idle_connections_are_served_last_released_first_as_the_pool_shrinks
     for lease in (a, fresh):
         lease.release()
     # What is idle is exactly what was released since, nothing left from before.
-    assert [connection for connection in leg.take_idle()] == [a.connection, fresh.connection]
+    assert leg.take_idle() == [a.connection, fresh.connection]
     assert len(leg) == 0 and leg.lease() not in (a, b, c, fresh)
     assert not any(lease.connection.closed for lease in (a, b, c, fresh))
 

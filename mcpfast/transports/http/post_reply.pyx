@@ -236,15 +236,6 @@ cpdef Lease single_lease(object connection):
     return _new_lease(connection, None)
 
 
-cdef inline bint _feed_message(object connection, Lease lease, object message, object body,
-                               PostReply reply) except -1:
-    feed_message = (lease.feed_message if lease is not None
-                    else getattr(connection, "feed_message", None))
-    if feed_message is not None:
-        return feed_message(message, reply)
-    return connection.feed(body, reply)
-
-
 cpdef object feed_post(object endpoint, object session, object connection, object message,
                        object body, bint json_only, object admit, Lease lease=None,
                        object headers=None):
@@ -263,16 +254,18 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
         # The body is decoded already: a connection that takes the message skips a
         # second decode (and a second parse of its params); one that takes a request
         # alone, the dispatch on the message's type too.
+        feed_request = None
         if type(message) is Request:
             feed_request = (lease.feed_request if lease is not None
                             else getattr(connection, "feed_request", None))
-            if feed_request is not None:
-                feed_request(message, reply)
-                owes = True
-            else:
-                owes = _feed_message(connection, lease, message, body, reply)
+        if feed_request is not None:
+            feed_request(message, reply)
+            owes = True
         else:
-            owes = _feed_message(connection, lease, message, body, reply)
+            feed_message = (lease.feed_message if lease is not None
+                            else getattr(connection, "feed_message", None))
+            owes = (feed_message(message, reply) if feed_message is not None
+                    else connection.feed(body, reply))
     except Exception:
         if lease is not None:
             lease.close()
