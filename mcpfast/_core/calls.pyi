@@ -14,8 +14,8 @@ def step(coroutine: Coroutine[Any, Any, _R] | Generator[Any, Any, _R] | Iterator
     ``suspended(coroutine, yielded)`` (see the module docstring)."""
 
 def exact_kwargs(names: tuple[str, ...], types: tuple[type, ...], defaults: tuple[Any, ...],
-                 required: object, otherwise: Callable[[Any], _R]
-                 ) -> Callable[[Any], dict[str, Any] | _R]:
+                 required: object, otherwise: Callable[[Any], _R], positional: bool = False
+                 ) -> Callable[[Any], dict[str, Any] | tuple[Any, ...] | _R]:
     """``take(arguments)``: a new dict of keyword arguments when ``arguments`` has exactly
     the expected shape, else ``otherwise(arguments)`` (see the module docstring)."""
 

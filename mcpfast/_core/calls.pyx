@@ -12,14 +12,16 @@ than a small coroutine's whole body, and PyIter_Send returns the value without o
 ``exact_kwargs(names, types, defaults, required, otherwise)`` makes ``take(arguments)``:
 for a dict (exactly a dict) whose keys are among ``names`` and whose value under
 ``names[i]`` is exactly of type ``types[i]`` (no subclass), a new dict of every name in
-order, absent ones taking ``defaults[i]``; anything else -- another type, a missing name
+order, absent ones taking ``defaults[i]`` (with ``positional=True``, the same values as a
+tuple in that order); anything else -- another type, a missing name
 whose default is the ``required`` marker, a key not in ``names`` -- goes to
 ``otherwise(arguments)``, whose answer (or exception) is ``take``'s. Why: the common call
 of a function taking plain values then costs no Python loop; ``otherwise`` is the full
 check, which alone knows what to convert and what to refuse.
 
 ``Invoker(fn, at_once, finish, fail, passthrough, signal, suspended, var, later, plain,
-is_awaitable)`` is ``run(args, kwargs, ctx, extra)``: calls ``fn(*args, **kwargs)`` (with
+is_awaitable)`` is ``run(args, kwargs, ctx, extra)``: calls ``fn(*args, **kwargs)`` (``fn(*args)``
+for kwargs None, from compiled callers; with
 ``at_once``, steps the coroutine it returns once: ``step(coroutine, suspended)``) and
 answers ``finish(value, extra)``; an exception of a type in ``passthrough`` propagates, any
 other Exception answers ``fail(exc, extra)``, a ``signal`` (a BaseException type) answers
@@ -37,7 +39,9 @@ of the hole. Why: the commonest result of a call built without a Python frame.
 ``KeywordCall(take, refused, refuse, ctx_name, run)`` is ``call(arguments, ctx, extra)``:
 ``kwargs = take(arguments)`` (a new dict; an exception of type ``refused`` answers
 ``refuse(exc)``), ``kwargs[ctx_name] = ctx`` unless ``ctx_name`` is None, then
-``run((), kwargs, ctx, extra)`` (an Invoker is run without a Python-level call). Why: the
+``run((), kwargs, ctx, extra)`` (an Invoker is run without a Python-level call); when
+``take`` answers a tuple and there is no ``ctx_name``, ``run(args, None, ctx, extra)`` (an
+Invoker; other runs get ``{}``): ``fn(*args)``, no keyword dict. Why: the
 method taking a call's arguments and passing them on was another frame per call.
 """
 from cpython.dict cimport (
@@ -45,8 +49,8 @@ from cpython.dict cimport (
 )
 from cpython.list cimport PyList_GET_SIZE, PyList_GetSlice
 from cpython.object cimport PyObject, PyObject_Call, PyTypeObject
-from cpython.ref cimport Py_DECREF
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
 from mcpfast._core.cpython cimport type_of
 
@@ -95,7 +99,9 @@ cdef class Invoker:
     cdef object _run(self, tuple args, dict kwargs, ctx, extra):
         token = self.var.set(ctx) if _tracking else None
         try:
-            value = PyObject_Call(self.fn, args, kwargs)
+            # kwargs None: positional arguments only (no dict for CPython to unpack).
+            value = (self.fn(*args) if kwargs is None
+                     else PyObject_Call(self.fn, args, kwargs))
             if self.at_once:
                 value = _step(value, self.suspended)
         except self.passthrough:
@@ -206,6 +212,31 @@ cdef object _filled(node, hole, value):
     return node
 
 
+cdef object _exact_args(dict arguments, tuple names, tuple types, tuple defaults, required,
+                        otherwise, Py_ssize_t count):
+    # exact_kwargs's check, answering the values as a tuple in the order of names.
+    cdef Py_ssize_t i, seen = 0
+    cdef PyObject *value
+    cdef PyObject *default
+    cdef tuple args = PyTuple_New(count)
+    for i in range(count):
+        value = PyDict_GetItemWithError(arguments, <object>PyTuple_GET_ITEM(names, i))
+        if value == NULL:
+            default = PyTuple_GET_ITEM(defaults, i)
+            if default == <PyObject *>required:
+                return otherwise(arguments)
+            value = default
+        elif <PyObject *>type_of(value) == PyTuple_GET_ITEM(types, i):
+            seen += 1
+        else:
+            return otherwise(arguments)
+        Py_INCREF(<object>value)
+        PyTuple_SET_ITEM(args, i, <object>value)
+    if seen != PyDict_Size(arguments):
+        return otherwise(arguments)
+    return args
+
+
 cdef class KeywordCall:
     """``call(arguments, ctx, extra)`` (see the module docstring)."""
 
@@ -239,6 +270,11 @@ cdef class KeywordCall:
             kwargs = self.take(arguments)
         except self.refused as exc:
             return self.refuse(exc)
+        if type(kwargs) is tuple and self.ctx_name is None:
+            # Positional arguments (exact_kwargs(positional=True)'s common case).
+            if self.invoker is not None:
+                return self.invoker._run(<tuple>kwargs, None, ctx, extra)
+            return self.run(kwargs, {}, ctx, extra)
         if type(kwargs) is not dict:
             raise TypeError("take must answer a dict, not %s" % type(kwargs).__name__)
         if self.ctx_name is not None:
@@ -260,7 +296,7 @@ cdef object _step(coroutine, suspended):
 
 
 def exact_kwargs(tuple names not None, tuple types not None, tuple defaults not None,
-                 required, otherwise):
+                 required, otherwise, bint positional=False):
     """``take(arguments)``: a new dict of keyword arguments when ``arguments`` has exactly
     the expected shape, else ``otherwise(arguments)`` (see the module docstring)."""
     cdef Py_ssize_t count = PyTuple_GET_SIZE(names)
@@ -276,6 +312,8 @@ def exact_kwargs(tuple names not None, tuple types not None, tuple defaults not 
         cdef PyObject *default
         if not PyDict_CheckExact(arguments):
             return otherwise(arguments)
+        if positional:
+            return _exact_args(arguments, names, types, defaults, required, otherwise, count)
         kwargs = {}
         for i in range(count):
             name = <object>PyTuple_GET_ITEM(names, i)

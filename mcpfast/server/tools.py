@@ -45,6 +45,7 @@ Tool names: the specification (2025-11-25) recommends 1-128 characters of
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import logging
 import re
@@ -178,13 +179,30 @@ def _holds_content(value: Any) -> bool:
     return type(value) in (list, tuple) and any(isinstance(item, ContentItem) for item in value)
 
 
-def _argument_taker(signature: ToolSignature) -> Callable[[Any], dict[str, Any]]:
+def _argument_taker(signature: ToolSignature, positional: bool = False) -> Callable[[Any], Any]:
     """The signature's validator behind a compiled check of the common call (arguments the
-    validator would take as they are: ``plain_arguments``), which gives the same dict."""
+    validator would take as they are: ``plain_arguments``), which gives the same dict --
+    or, with ``positional``, the same values as a tuple in the parameters' order."""
     if signature.plain_arguments is None:
         return signature.validator
     names, types, defaults = signature.plain_arguments
-    return exact_kwargs(names, types, defaults, REQUIRED, signature.validator)
+    return exact_kwargs(names, types, defaults, REQUIRED, signature.validator, positional)
+
+
+def _takes_plain_arguments_positionally(fn: Callable[..., Any], signature: ToolSignature) -> bool:
+    """Whether ``fn`` can be given its plain arguments positionally, in order: its own
+    parameters (not those of a function it wraps) are exactly them, each positional or
+    keyword, and none takes the request context. Why: a call with positional arguments
+    spares the keyword dict and CPython's unpacking of it."""
+    if signature.plain_arguments is None or signature.context_param is not None:
+        return False
+    try:
+        parameters = tuple(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return (tuple(parameter.name for parameter in parameters) == signature.plain_arguments[0]
+            and all(parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+                    for parameter in parameters))
 
 
 _HOLE = object()
@@ -295,8 +313,10 @@ class Tool:
         # call(arguments, ctx) compiled: the arguments taken, the context added, the
         # function run (mcpfast._core.calls.KeywordCall), as ``_call(arguments, ctx,
         # ctx.state.features)``.
-        self._call = KeywordCall(self._validator, ArgumentError, self._refused, self.context_param,
-                                 self._invoke)
+        positional = _takes_plain_arguments_positionally(fn, signature)
+        self._call = KeywordCall(_argument_taker(signature, positional) if positional
+                                 else self._validator,
+                                 ArgumentError, self._refused, self.context_param, self._invoke)
         self._call_task = KeywordCall(self._validator, ArgumentError, self._refused,
                                       self.context_param, self._invoke_task)
         # What a tools/call of this tool may run instead of call() (the same, without its

@@ -372,6 +372,41 @@ def test_keyword_call_takes_arguments_adds_the_context_and_runs():
         KeywordCall(take, Refused, refuse, 3, invoker)  # type: ignore[arg-type]
 
 
+def test_positional_arguments_are_passed_positionally():
+    from contextvars import ContextVar
+
+    from mcpfast._core.calls import Invoker, KeywordCall
+
+    class Refused(Exception):
+        pass
+
+    def only_positional(a, b=2, /):
+        return (a, b)
+
+    var: ContextVar = ContextVar("test_positional_var", default=None)
+    invoker = Invoker(only_positional, False, lambda value, extra: ("done", value, extra),
+                      lambda exc, extra: ("failed", type(exc).__name__, extra), (), Refused,
+                      lambda coroutine, yielded: None, var, lambda *args: "later",
+                      frozenset({tuple}), lambda value: False)
+    take = exact_kwargs(("a", "b"), (int, int), (REQUIRED, 2), REQUIRED,
+                        lambda arguments: {"a": 0}, True)
+    assert take({"a": 1}) == (1, 2) and take({"b": 5, "a": 1}) == (1, 5)
+    assert take({"a": "x"}) == {"a": 0}  # not the plain shape: otherwise's dict
+    call = KeywordCall(take, Refused, lambda exc: None, None, invoker)
+    assert call({"a": 1}, "ctx", "x") == call.call({"a": 1}, "ctx", "x") == ("done", (1, 2), "x")
+    # A dict from otherwise goes by keyword: this function cannot take it.
+    assert call({"a": "x"}, "ctx", None) == ("failed", "TypeError", None)
+    # Another run gets the tuple and an empty dict.
+    runs: list = []
+    python_run = KeywordCall(take, Refused, lambda exc: None, None,
+                             lambda args, kwargs, ctx, extra: runs.append((args, kwargs)))
+    python_run({"a": 3}, "ctx", None)
+    assert runs == [((3, 2), {})]
+    # A context by name needs keyword arguments.
+    with pytest.raises(TypeError):
+        KeywordCall(take, Refused, lambda exc: None, "ctx", invoker)({"a": 1}, "ctx", None)
+
+
 def test_template_fills_a_new_copy_and_invoker_answers_str_with_it():
     from contextvars import ContextVar
 

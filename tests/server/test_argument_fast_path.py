@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpfast import Server
+from mcpfast import Context, Server
 from mcpfast.server.schema import ArgumentError, Field, function_schema
-from mcpfast.server.tools import Tool, _argument_taker
+from mcpfast.server.tools import Tool, _argument_taker, _takes_plain_arguments_positionally
 
 
 class Point(TypedDict):
@@ -143,6 +143,26 @@ def _check(fn: Callable[..., Any], arguments: Any) -> None:
         # Values taken as they are: the very objects the validator would have passed on.
         assert all(fast[2][name] is expected[2][name] for name in expected[2])
         assert fast[2] is not arguments
+    # The positional taker: the same values as a tuple in order when taken, else exactly
+    # the validator's dict or error.
+    again: list[Any] = []
+
+    def full_again(value: Any) -> dict[str, Any]:
+        again.append(value)
+        return signature.validator(value)
+
+    positional = _argument_taker(dataclasses.replace(signature, validator=full_again), True)
+    try:
+        args = positional(arguments)
+    except ArgumentError as exc:
+        assert expected[:2] == ("error", str(exc))
+    else:
+        if taken:
+            assert type(args) is tuple and len(args) == len(expected[2])
+            assert all(value is expected[2][name] for value, name in zip(args, expected[2]))
+        else:
+            assert args == expected[2] and type(args) is dict
+    assert (not again) == taken
 
 
 @pytest.mark.parametrize("fn", list(FUNCTIONS), ids=lambda fn: fn.__name__)
@@ -210,3 +230,56 @@ def test_tools_answer_the_same_through_either_path(ready_client):
         "Invalid arguments for tool 'nested': arguments.point: missing required argument")
     assert client.call_tool("nested", {"point": {"x": 1, "y": 2}, "label": "p"})["content"][0]["text"] == "p"
     assert Tool(scalars)._validator({"count": 5}) == {"count": 5, "ratio": 1.5, "flag": False, "name": "x"}
+
+
+def test_which_functions_take_their_plain_arguments_positionally():
+    import functools
+
+    def with_context(text: str, ctx: Context) -> str:
+        return text
+
+    def keyword_only(text: str, *, count: int = 1) -> str:
+        return text
+
+    @functools.wraps(one_str)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        return one_str(*args, **kwargs)
+
+    class Holder:
+        def method(self, count: int, ratio: float = 1.5) -> int:
+            return count
+
+    def positionally(fn: Callable[..., Any]) -> bool:
+        return _takes_plain_arguments_positionally(fn, function_schema(fn, context_type=Context))
+
+    assert positionally(one_str) and positionally(scalars) and positionally(no_parameters)
+    assert positionally(Holder().method)
+    assert not positionally(with_context)      # the context goes by name
+    assert not positionally(keyword_only)      # a keyword-only parameter
+    assert not positionally(wrapper)           # its own parameters are *args, **kwargs
+    # Without a compiled check there is nothing to take positionally.
+    assert not _takes_plain_arguments_positionally(
+        one_str, dataclasses.replace(function_schema(one_str), plain_arguments=None))
+
+
+def test_tools_called_positionally_or_by_keyword_answer_alike(ready_client):
+    import functools
+
+    app = Server("positional")
+
+    def order(first: str, second: int = 2, third: float = 0.5) -> str:
+        return f"{first} {second} {third}"
+
+    @functools.wraps(order)
+    def wrapped(*args: Any, **kwargs: Any) -> str:
+        return order(*args, **kwargs)
+
+    app.tool(name="plain")(order)
+    app.tool(name="wrapped")(wrapped)
+    client = ready_client(app)
+    for name in ("plain", "wrapped"):
+        for arguments, text in [({"first": "a"}, "a 2 0.5"),
+                                ({"third": 1.5, "first": "b", "second": 7}, "b 7 1.5"),
+                                ({"first": "c", "second": 3.0}, "c 3 0.5")]:  # converted: full path
+            result = client.call_tool(name, arguments)
+            assert result["content"] == [{"type": "text", "text": text}], (name, arguments)
