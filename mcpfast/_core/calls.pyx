@@ -212,31 +212,6 @@ cdef object _filled(node, hole, value):
     return node
 
 
-cdef object _exact_args(dict arguments, tuple names, tuple types, tuple defaults, required,
-                        otherwise, Py_ssize_t count):
-    # exact_kwargs's check, answering the values as a tuple in the order of names.
-    cdef Py_ssize_t i, seen = 0
-    cdef PyObject *value
-    cdef PyObject *default
-    cdef tuple args = PyTuple_New(count)
-    for i in range(count):
-        value = PyDict_GetItemWithError(arguments, <object>PyTuple_GET_ITEM(names, i))
-        if value == NULL:
-            default = PyTuple_GET_ITEM(defaults, i)
-            if default == <PyObject *>required:
-                return otherwise(arguments)
-            value = default
-        elif <PyObject *>type_of(value) == PyTuple_GET_ITEM(types, i):
-            seen += 1
-        else:
-            return otherwise(arguments)
-        Py_INCREF(<object>value)
-        PyTuple_SET_ITEM(args, i, <object>value)
-    if seen != PyDict_Size(arguments):
-        return otherwise(arguments)
-    return args
-
-
 cdef class KeywordCall:
     """``call(arguments, ctx, extra)`` (see the module docstring)."""
 
@@ -271,7 +246,7 @@ cdef class KeywordCall:
         except self.refused as exc:
             return self.refuse(exc)
         if type(kwargs) is tuple and self.ctx_name is None:
-            # Positional arguments (exact_kwargs(positional=True)'s common case).
+            # Positional arguments after all (exact_kwargs(positional=True)'s common case).
             if self.invoker is not None:
                 return self.invoker._run(<tuple>kwargs, None, ctx, extra)
             return self.run(kwargs, {}, ctx, extra)
@@ -309,27 +284,28 @@ def exact_kwargs(tuple names not None, tuple types not None, tuple defaults not 
     def take(arguments):
         cdef Py_ssize_t i, seen = 0
         cdef PyObject *value
-        cdef PyObject *default
         if not PyDict_CheckExact(arguments):
             return otherwise(arguments)
-        if positional:
-            return _exact_args(arguments, names, types, defaults, required, otherwise, count)
-        kwargs = {}
+        # One check for both shapes: the values go into a tuple or a dict as they come.
+        taken = PyTuple_New(count) if positional else {}
         for i in range(count):
             name = <object>PyTuple_GET_ITEM(names, i)
             value = PyDict_GetItemWithError(arguments, name)
             if value == NULL:
-                default = PyTuple_GET_ITEM(defaults, i)
-                if default == <PyObject *>required:
+                value = PyTuple_GET_ITEM(defaults, i)
+                if value == <PyObject *>required:
                     return otherwise(arguments)
-                PyDict_SetItem(kwargs, name, <object>default)
             elif <PyObject *>type_of(value) == PyTuple_GET_ITEM(types, i):
                 seen += 1
-                PyDict_SetItem(kwargs, name, <object>value)
             else:
                 return otherwise(arguments)
+            if positional:
+                Py_INCREF(<object>value)  # PyTuple_SET_ITEM takes this reference
+                PyTuple_SET_ITEM(taken, i, <object>value)
+            else:
+                PyDict_SetItem(taken, name, <object>value)
         if seen != PyDict_Size(arguments):
             return otherwise(arguments)
-        return kwargs
+        return taken
 
     return take
