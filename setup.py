@@ -106,6 +106,7 @@ EXTENSIONS = [
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
     ext("mcpfast.transports.http.post_reply"),
+    ext("mcpfast.transports.http.post_front"),
     ext("mcpfast.transports.http.http_connection"),
 ]
 # MCPFAST_ONLY=framing,pending rebuilds just those modules (a developer convenience).

@@ -272,7 +272,7 @@ def test_stateless_mode_needs_no_session_and_has_no_back_channel():
             refused = await answer(endpoint.handle(HTTPRequest(method, "/mcp", {"host": "localhost"})))
             assert refused.status == 405 and refused.header("allow") == "POST"
         assert endpoint.sessions == {}
-        assert endpoint.handle.__self__.factory.__self__.connections == ()  # every connection closed
+        assert endpoint.factory.__self__.connections == ()  # every connection closed
 
     run(main())
 

@@ -86,6 +86,7 @@ from mcpfast.transports.http.messages import (
     json_error_body,
     json_error_response,
 )
+from mcpfast.transports.http.post_front import PostFront
 from mcpfast.transports.http.post_reply import (
     ErrorStatuses,
     Lease,
@@ -147,9 +148,8 @@ def error_response(status: int, message: str, code: int = INVALID_REQUEST,
 # depends on (Host, Origin, Content-Type, Accept, MCP-Protocol-Version).
 _PostVerdict = tuple[Optional[tuple[int, str]], bool, bool, Optional[str], bool, bool, Optional[Leg]]
 _PostHeaders = tuple[Optional[str], Optional[str], Optional[str], Optional[str], Optional[str]]
-# The header names read on every POST, as module globals (one lookup instead of two).
-_HOST, _ORIGIN, _CONTENT_TYPE, _ACCEPT = h.HOST, h.ORIGIN, h.CONTENT_TYPE, h.ACCEPT
-_MCP_PROTOCOL_VERSION = h.MCP_PROTOCOL_VERSION
+# (The front door, PostFront, reads those headers and keeps the verdicts in
+# _post_verdicts.) Read on every 2026-07-28 POST, as module globals:
 _LISTEN, _VERSION_KEY = methods.SUBSCRIPTIONS_LISTEN, meta_keys.PROTOCOL_VERSION
 _INITIALIZE = methods.INITIALIZE
 _VERDICTS_KEPT = 256
@@ -185,6 +185,11 @@ def _accepts(accept: str, media_type: str) -> bool:
     return False
 
 
+def _bind(connection: Connection, token: AccessToken) -> None:
+    # The contract's optional ``auth`` attribute: what handlers read as ctx.auth.
+    connection.auth = token  # type: ignore[attr-defined]
+
+
 class HTTPEndpoint(Protocol):
     """What mcpfast's HTTP server and the ASGI app serve: a socket-free endpoint."""
 
@@ -202,6 +207,11 @@ class HTTPEndpoint(Protocol):
 class StreamableHTTPEndpoint:
     """The MCP endpoint (module docstring). ``factory(send)`` makes a server connection;
     ``stateless_factory(send, protocol_version)`` an initialized one (stateless mode)."""
+
+    # The response to one request, or an awaitable of it (module docstring): the compiled
+    # front door's method (PostFront.handle), which passes all but the common POSTs to
+    # _handle.
+    handle: Callable[[HTTPRequest], Outcome]
 
     def __init__(
         self,
@@ -228,27 +238,32 @@ class StreamableHTTPEndpoint:
             raise TypeError("stateless mode needs stateless_factory(send, protocol_version)")
         if not isinstance(path, str) or not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
-        for name, value in (("max_body_size", max_body_size), ("max_sessions", max_sessions)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+            raise ValueError(f"max_sessions must be an int >= 1, got {max_sessions!r}")
         if session_idle_timeout is not None and not session_idle_timeout > 0:
             raise ValueError(f"session_idle_timeout must be > 0 or None, got {session_idle_timeout!r}")
         if not keepalive_interval > 0:
             raise ValueError(f"keepalive_interval must be > 0, got {keepalive_interval!r}")
         self.factory = factory
         self.stateless_factory = stateless_factory
-        self.path = path
+        # The connections of the stateless legs, reused from POST to POST (Leg): the
+        # 2026-07-28 leg's, and stateless mode's per protocol version.
+        # (The factories are read when a connection is made: they may be replaced.)
+        self._leg_2026 = Leg(lambda: self.factory(_drop_outside))
+        self._legs: dict[str, Leg] = {}
+        self._post_verdicts: dict[_PostHeaders, _PostVerdict] = {}
+        # Holds path, auth and max_body_size (the properties below).
+        self._front = PostFront(self, path, None, DEFAULT_MAX_BODY_SIZE, _status_2026)
+        self.handle = self._front.handle
+        self.max_body_size = max_body_size
         self.json_response = bool(json_response)
         self.stateless = bool(stateless)
-        self.max_body_size = max_body_size
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.host_policy = host_policy if host_policy is not None else HostPolicy(enabled=False)
         self.event_store = event_store
         self.keepalive_interval = keepalive_interval
         self.retry_ms = retry_ms
-        if auth is not None and not isinstance(auth, BearerAuth):
-            raise TypeError(f"auth must be a BearerAuth, not {type(auth).__name__}")
         self.auth = auth
         # Called when the server starts shutting down (the MCP server ends its listen
         # streams, so that the requests in progress can finish).
@@ -258,16 +273,38 @@ class StreamableHTTPEndpoint:
         # mode: there are no sessions).
         self.shared = (SharedSessions(session_directory, self)
                        if session_directory is not None and not self.stateless else None)
-        # The connections of the stateless legs, reused from POST to POST (Leg): the
-        # 2026-07-28 leg's, and stateless mode's per protocol version.
-        # (The factories are read when a connection is made: they may be replaced.)
-        self._leg_2026 = Leg(lambda: self.factory(_drop_outside))
-        self._legs: dict[str, Leg] = {}
         # Bound once: every stateless POST's reply channel gets it.
         self._new_lone_stream = self._lone_stream
-        self._post_verdicts: dict[_PostHeaders, _PostVerdict] = {}
         self._reaper: Optional[asyncio.TimerHandle] = None
         self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The endpoint's path (default ``/mcp``)."""
+        return self._front.path
+
+    @property
+    def auth(self) -> Optional[BearerAuth]:
+        """The bearer-token verifier, or None (no authentication)."""
+        auth: Optional[BearerAuth] = self._front.auth
+        return auth
+
+    @auth.setter
+    def auth(self, auth: Optional[BearerAuth]) -> None:
+        if auth is not None and not isinstance(auth, BearerAuth):
+            raise TypeError(f"auth must be a BearerAuth, not {type(auth).__name__}")
+        self._front.auth = auth
+
+    @property
+    def max_body_size(self) -> int:
+        """The largest POST body taken, in bytes (larger: 413)."""
+        return self._front.max_body_size
+
+    @max_body_size.setter
+    def max_body_size(self, size: int) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"max_body_size must be an int >= 1, got {size!r}")
+        self._front.max_body_size = size
 
     async def start(self) -> None:
         """Connect what is shared with other processes (the session directory, an event
@@ -280,8 +317,9 @@ class StreamableHTTPEndpoint:
 
     # -- entry point -------------------------------------------------------------------
 
-    def handle(self, request: HTTPRequest) -> Outcome:
-        """The response to one request, or an awaitable of it (module docstring)."""
+    def _handle(self, request: HTTPRequest) -> Outcome:
+        # What ``handle`` does with a request other than a POST to the path without a
+        # verifier (those the front door takes itself).
         auth = self.auth
         if request.path != self.path:
             if auth is not None and request.path in auth.metadata_paths:
@@ -289,7 +327,7 @@ class StreamableHTTPEndpoint:
             return error_response(404, f"Not Found: the MCP endpoint is {self.path}")
         if auth is None and request.method == "POST":
             # Host and Origin are checked with the POST's other headers (_post_verdict).
-            return self._post(request, None)
+            return self._front.post(request, None)
         headers = request.headers
         refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
         if refused is not None:
@@ -320,7 +358,7 @@ class StreamableHTTPEndpoint:
     def _route(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
         method = request.method
         if method == "POST":
-            return self._post(request, token)
+            return self._front.post(request, token)
         if request.headers.get(h.MCP_PROTOCOL_VERSION, "").strip() in STATELESS_VERSIONS:
             # 2026-07-28 has no GET stream and no session to delete.
             return error_response(405, f"Method Not Allowed: {method} (allowed under "
@@ -338,24 +376,29 @@ class StreamableHTTPEndpoint:
 
     # -- POST --------------------------------------------------------------------------
 
-    def _post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Outcome:
-        headers = request.headers
-        key = (headers.get(_HOST), headers.get(_ORIGIN), headers.get(_CONTENT_TYPE),
-               headers.get(_ACCEPT), headers.get(_MCP_PROTOCOL_VERSION))
-        verdict = self._post_verdicts.get(key)
-        if verdict is None:
-            verdict = self._post_verdict(key)
-        refusal, json_only, sse_ok, version, version_spoken, leg_2026, leg = verdict
+    # A POST begins in the compiled front door (PostFront.post): its header verdict, body
+    # size and decoding; these are the endpoint's parts of it.
+
+    def _post_refused(self, verdict: _PostVerdict, body: bytes) -> HTTPResponse:
+        # A POST refused by its header verdict, else for the size of its body.
+        refusal = verdict[0]
         if refusal is not None:
             return error_response(*refusal)
-        body = request.body
-        if len(body) > self.max_body_size:
-            return error_response(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
-                               f"is {self.max_body_size}")
-        try:
-            message: Any = decode(body)
-        except DecodeError as exc:
-            return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
+        return error_response(413, f"Payload Too Large: the body is {len(body)} bytes; the limit "
+                                   f"is {self.max_body_size}")
+
+    @staticmethod
+    def _post_undecodable(exc: DecodeError) -> HTTPResponse:
+        return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
+
+    _bind_token = staticmethod(_bind)
+
+    def _post_decoded(self, headers: dict[str, str], body: bytes, message: Any,
+                      verdict: _PostVerdict, token: Optional[AccessToken]) -> Outcome:
+        """A POST past the front door's checks, its body decoded to ``message``; the
+        front door routes the common requests itself (stateless mode, 2026-07-28), with
+        the same outcome as here."""
+        _, json_only, sse_ok, version, version_spoken, leg_2026, leg = verdict
         if type(message) is list and not message:
             return error_response(400, "Invalid Request: an empty batch")
         if not version_spoken:
@@ -875,11 +918,6 @@ def _store_unreachable(exc: BaseException) -> HTTPResponse:
 
 def _drop_outside(frame: bytes) -> None:
     _LOGGER.debug("stateless POST: a server message outside the request was dropped")
-
-
-def _bind(connection: Connection, token: AccessToken) -> None:
-    # The contract's optional ``auth`` attribute: what handlers read as ctx.auth.
-    connection.auth = token  # type: ignore[attr-defined]
 
 
 async def _chunks(chunks: tuple[bytes, ...]) -> Any:

@@ -1,0 +1,31 @@
+# The Streamable HTTP endpoint's front door (see post_front.pyx): C-level fields, so that
+# a POST's first steps make no Python frame.
+from mcpfast._core.http_messages cimport HTTPRequest
+from mcpfast._core.messages cimport Request
+from mcpfast.transports.http.post_reply cimport ErrorStatuses, Leg
+
+
+cdef class PostFront:
+    cdef public str path
+    # The endpoint's bearer-token verifier (a BearerAuth) or None.
+    cdef public object auth
+    cdef public Py_ssize_t max_body_size
+    cdef object _endpoint
+    # The 2026-07-28 leg and the HTTP statuses of its error answers (the endpoint's).
+    cdef Leg _leg_2026
+    cdef ErrorStatuses _statuses_2026
+    # The endpoint's POST verdicts by header values (its dict, shared).
+    cdef dict _verdicts
+    # The endpoint's methods, bound once.
+    cdef object _handle_other
+    cdef object _verdict_of
+    cdef object _refused
+    cdef object _undecodable
+    cdef object _post_2026
+    cdef object _post_decoded
+    cdef object _bind
+
+    cpdef object handle(self, HTTPRequest request)
+    cpdef object post(self, HTTPRequest request, object token)
+    cdef object _request_2026(self, dict headers, object body, Request message,
+                              tuple verdict, object token)

@@ -1,0 +1,28 @@
+"""The front door of the Streamable HTTP endpoint (stubs; see the compiled module's
+docstring)."""
+
+from typing import Any, Optional, final
+
+from mcpfast._core.http_messages import HTTPRequest
+from mcpfast.server.auth import AccessToken
+from mcpfast.transports.http.auth import BearerAuth
+from mcpfast.transports.http.post_reply import ErrorStatuses
+
+@final
+class PostFront:
+    """The endpoint's front door (module docstring). ``endpoint``: a
+    StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
+    ``_handle``, ``_post_verdict``, ``_post_refused``, ``_post_undecodable``,
+    ``_post_2026``, ``_post_decoded`` and ``_bind_token`` are looked up once, here;
+    ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers."""
+
+    path: str
+    auth: Optional[BearerAuth]
+    max_body_size: int
+
+    def __init__(self, endpoint: Any, path: str, auth: Optional[BearerAuth],
+                 max_body_size: int, statuses_2026: ErrorStatuses) -> None: ...
+    def handle(self, request: HTTPRequest) -> Any:
+        """The response to one request, or an awaitable of it (the endpoint's ``handle``)."""
+    def post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Any:
+        """A POST to the endpoint's path, its bearer token (if any) accepted."""

@@ -1,0 +1,146 @@
+"""The front door of the Streamable HTTP endpoint: the first steps of every request,
+compiled, since a stateless POST spends most of the endpoint's Python time in them.
+
+:class:`PostFront` owns the endpoint's path, bearer-token verifier and body limit (the
+endpoint's attributes of those names read and write them here). Its ``handle(request)`` is
+the endpoint's: a POST to the endpoint's path without a verifier goes to :meth:`post`,
+anything else to the endpoint's Python ``_handle``. :meth:`post` reads the POST's header
+verdict (cached by the values of the headers it depends on; a new combination is judged
+by the endpoint's ``_post_verdict``), then the body's size and its decoding, and routes the
+decoded message: a request on the 2026-07-28 leg to the endpoint's ``_post_2026``, a
+request other than ``initialize`` in stateless mode straight to its leg's connection
+(:func:`~mcpfast.transports.http.post_reply.feed_post`), everything else to the endpoint's
+``_post_decoded``.
+
+Nothing here decides an MCP rule: the verdicts are the endpoint's, and every refusal (with
+its status and message) is made by the endpoint's Python; this only applies a verdict
+already made and moves the message on. Why compiled: these steps were two Python frames
+and some 140 bytecodes per POST.
+"""
+cimport cython
+
+from mcpfast._core.http_messages cimport HTTPRequest
+from mcpfast._core.messages cimport Request
+from mcpfast.transports.http.post_reply cimport Lease, Leg, feed_post
+
+from mcpfast._core.decode import DecodeError, decode
+from mcpfast.protocol import meta_keys, methods
+from mcpfast.transports.http import headers as h
+from mcpfast.transports.http import routing_headers as _routing_headers
+from mcpfast.transports.http.routing_headers import known_routing_problem
+
+# The header names a POST's verdict depends on (interned: the framer's names are the same
+# objects, so dict lookups compare by identity).
+cdef str _HOST = h.HOST
+cdef str _ORIGIN = h.ORIGIN
+cdef str _CONTENT_TYPE = h.CONTENT_TYPE
+cdef str _ACCEPT = h.ACCEPT
+cdef str _MCP_PROTOCOL_VERSION = h.MCP_PROTOCOL_VERSION
+cdef str _MCP_METHOD = h.MCP_METHOD
+cdef str _MCP_NAME = h.MCP_NAME
+cdef str _POST = "POST"
+cdef str _INITIALIZE = methods.INITIALIZE
+cdef str _LISTEN = methods.SUBSCRIPTIONS_LISTEN
+cdef str _META = "_meta"
+cdef str _VERSION_KEY = meta_keys.PROTOCOL_VERSION
+cdef dict _NAME_SOURCES = _routing_headers.NAME_SOURCES
+cdef dict _ROUTING_PROBLEMS = _routing_headers.ROUTING_PROBLEMS
+# Not a problem (None) nor a message: not judged yet.
+cdef object _UNJUDGED = object()
+
+
+@cython.final
+cdef class PostFront:
+    """The endpoint's front door (module docstring). ``endpoint``: a
+    StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
+    ``_handle``, ``_post_verdict``, ``_post_refused``, ``_post_undecodable``,
+    ``_post_2026``, ``_post_decoded`` and ``_bind_token`` are looked up once, here;
+    ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers."""
+
+    def __init__(self, endpoint, str path, auth, Py_ssize_t max_body_size, statuses_2026):
+        self.path = path
+        self.auth = auth
+        self.max_body_size = max_body_size
+        self._endpoint = endpoint
+        self._leg_2026 = endpoint._leg_2026
+        self._statuses_2026 = statuses_2026
+        self._verdicts = endpoint._post_verdicts
+        self._handle_other = endpoint._handle
+        self._verdict_of = endpoint._post_verdict
+        self._refused = endpoint._post_refused
+        self._undecodable = endpoint._post_undecodable
+        self._post_2026 = endpoint._post_2026
+        self._post_decoded = endpoint._post_decoded
+        self._bind = endpoint._bind_token
+
+    cpdef object handle(self, HTTPRequest request):
+        """The response to one request, or an awaitable of it (the endpoint's ``handle``)."""
+        if self.auth is None and request.method == _POST and request.path == self.path:
+            return self.post(request, None)
+        return self._handle_other(request)
+
+    cpdef object post(self, HTTPRequest request, object token):
+        """A POST to the endpoint's path, its bearer token (if any) accepted."""
+        cdef tuple verdict
+        cdef Lease lease
+        # A dict (HTTPRequest's headers always are): its get() is then a C call.
+        cdef dict headers = request.headers
+        key = (headers.get(_HOST), headers.get(_ORIGIN), headers.get(_CONTENT_TYPE),
+               headers.get(_ACCEPT), headers.get(_MCP_PROTOCOL_VERSION))
+        found = self._verdicts.get(key)
+        verdict = <tuple>(found if found is not None else self._verdict_of(key))
+        # (refusal, json_only, sse_ok, version, spoken, leg_2026, leg): see the endpoint.
+        body = request.body
+        if verdict[0] is not None or len(body) > self.max_body_size:
+            return self._refused(verdict, body)
+        try:
+            message = decode(body)
+        except DecodeError as exc:
+            return self._undecodable(exc)
+        if type(message) is Request:
+            # A request of a version spoken here (the verdict of an unspoken one has
+            # neither leg): the two common cases, routed without the endpoint's frame.
+            if verdict[5]:
+                return self._request_2026(headers, body, <Request>message, verdict, token)
+            leg = verdict[6]
+            if leg is not None and (<Request>message).method != _INITIALIZE:
+                lease = (<Leg>leg).lease()
+                if token is not None:
+                    self._bind(lease.connection, token)
+                return feed_post(self._endpoint, None, lease.connection, message, body,
+                                 verdict[1], None, lease)
+        return self._post_decoded(headers, body, message, verdict, token)
+
+    cdef object _request_2026(self, dict headers, object body, Request message,
+                              tuple verdict, object token):
+        # A request on the 2026-07-28 leg whose _meta names a version and whose routing
+        # headers were found to match such a body before (ROUTING_PROBLEMS, by the values
+        # compared): to the leg's connection. Anything else (no _meta or version, a
+        # mismatch, values of other types, a listen) is the endpoint's _post_2026.
+        cdef Lease lease
+        method = message.method
+        params = message.params
+        if method != _LISTEN and type(params) is dict:
+            meta = (<dict>params).get(_META)
+            if type(meta) is dict:
+                body_version = (<dict>meta).get(_VERSION_KEY)
+                source = _NAME_SOURCES.get(method)
+                body_name = None if source is None else (<dict>params).get(source)
+                if type(body_version) is str and (body_name is None or type(body_name) is str):
+                    header_version = headers.get(_MCP_PROTOCOL_VERSION)
+                    header_method = headers.get(_MCP_METHOD)
+                    header_name = headers.get(_MCP_NAME)
+                    problem = _ROUTING_PROBLEMS.get(
+                        (header_version, header_method, header_name, body_version, method,
+                         body_name), _UNJUDGED)
+                    if problem is _UNJUDGED:
+                        problem = known_routing_problem(header_version, header_method,
+                                                        header_name, body_version, method,
+                                                        body_name)
+                    if problem is None:
+                        lease = self._leg_2026.lease()
+                        if token is not None:
+                            self._bind(lease.connection, token)
+                        return feed_post(self._endpoint, None, lease.connection, message, body,
+                                         verdict[1], self._statuses_2026, lease, headers)
+        return self._post_2026(headers, body, message, verdict[1], verdict[2], token)
