@@ -7,15 +7,18 @@ the endpoint's: a POST to the endpoint's path without a verifier goes to :meth:`
 anything else to the endpoint's Python ``_handle``. :meth:`post` reads the POST's header
 verdict (cached by the values of the headers it depends on; a new combination is judged
 by the endpoint's ``_post_verdict``), then the body's size and its decoding, and routes the
-decoded message: a request on the 2026-07-28 leg to the endpoint's ``_post_2026``, a
-request other than ``initialize`` in stateless mode straight to its leg's connection
-(:func:`~mcpfast.transports.http.post_reply.feed_post`), everything else to the endpoint's
-``_post_decoded``.
+decoded message: a request other than ``initialize`` in stateless mode straight to its
+leg's connection (:func:`~mcpfast.transports.http.post_reply.feed_post`); a request on the
+2026-07-28 leg to that leg's connection when its routing headers were found to match such
+a body before (:data:`~mcpfast.transports.http.routing_headers.ROUTING_PROBLEMS`, the
+rule's verdicts by the values it compares), else to the endpoint's ``_post_2026``;
+everything else to the endpoint's ``_post_decoded``.
 
-Nothing here decides an MCP rule: the verdicts are the endpoint's, and every refusal (with
-its status and message) is made by the endpoint's Python; this only applies a verdict
-already made and moves the message on. Why compiled: these steps were two Python frames
-and some 140 bytecodes per POST.
+Nothing here decides an MCP rule: the verdicts are the endpoint's and the routing rule's,
+and every refusal (with its status and message) is made by the endpoint's Python; this
+only applies verdicts already made and moves the message on. Why compiled: these steps
+were two Python frames and some 140 bytecodes per POST, four frames and some 270 on the
+2026-07-28 leg.
 """
 cimport cython
 
