@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from types import MappingProxyType
 from typing import Any, Optional
 
 import pytest
@@ -127,6 +128,22 @@ CASES_STATELESS = [
 @pytest.mark.parametrize("json_response", [False, True])
 def test_stateless_posts_answer_as_the_python_path_does(index, json_response):
     asyncio.run(compare(CASES_STATELESS[index], stateless=True, json_response=json_response))
+
+
+def test_headers_of_another_mapping_type():
+    async def main():
+        endpoint = make_server().http_endpoint()
+        for call, status in ((post_2026("tools/call", CALL, mcp_name="echo"), 200),
+                             (post_2026("tools/call", CALL, mcp_name="nope"), 400),
+                             (post(request(1, "tools/list")), 400)):
+            as_dict = await answer(endpoint.handle(call))
+            call.headers = MappingProxyType(dict(call.headers))
+            proxied = await answer(endpoint.handle(call))
+            assert proxied.status == status
+            same_answer(proxied, as_dict)
+        endpoint.close()
+
+    asyncio.run(main())
 
 
 def test_refusals_before_the_body_is_decoded():

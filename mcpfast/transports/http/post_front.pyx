@@ -86,8 +86,13 @@ cdef class PostFront:
         """A POST to the endpoint's path, its bearer token (if any) accepted."""
         cdef tuple verdict
         cdef Lease lease
-        # A dict (HTTPRequest's headers always are): its get() is then a C call.
-        cdef dict headers = request.headers
+        cdef dict headers
+        # A dict, as the servers make them: its get() is then a C call. Another mapping
+        # (middleware may set one) is read into a dict first.
+        if type(request.headers) is dict:
+            headers = <dict>request.headers
+        else:
+            headers = dict(request.headers)
         key = (headers.get(_HOST), headers.get(_ORIGIN), headers.get(_CONTENT_TYPE),
                headers.get(_ACCEPT), headers.get(_MCP_PROTOCOL_VERSION))
         found = self._verdicts.get(key)
