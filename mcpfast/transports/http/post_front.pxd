@@ -27,5 +27,5 @@ cdef class PostFront:
 
     cpdef object handle(self, HTTPRequest request)
     cpdef object post(self, HTTPRequest request, object token)
-    cdef object _request_2026(self, dict headers, object body, Request message,
-                              tuple verdict, object token)
+    cdef object _request_2026(self, dict headers, object version_header, object body,
+                              Request message, tuple verdict, object token)

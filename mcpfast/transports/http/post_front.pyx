@@ -93,8 +93,11 @@ cdef class PostFront:
             headers = <dict>request.headers
         else:
             headers = dict(request.headers)
+        # Read once: part of the verdict's key, and compared with the body on the
+        # 2026-07-28 leg.
+        version_header = headers.get(_MCP_PROTOCOL_VERSION)
         key = (headers.get(_HOST), headers.get(_ORIGIN), headers.get(_CONTENT_TYPE),
-               headers.get(_ACCEPT), headers.get(_MCP_PROTOCOL_VERSION))
+               headers.get(_ACCEPT), version_header)
         found = self._verdicts.get(key)
         verdict = <tuple>(found if found is not None else self._verdict_of(key))
         # (refusal, json_only, sse_ok, version, spoken, leg_2026, leg): see the endpoint.
@@ -109,7 +112,8 @@ cdef class PostFront:
             # A request of a version spoken here (the verdict of an unspoken one has
             # neither leg): the two common cases, routed without the endpoint's frame.
             if verdict[5]:
-                return self._request_2026(headers, body, <Request>message, verdict, token)
+                return self._request_2026(headers, version_header, body, <Request>message,
+                                          verdict, token)
             leg = verdict[6]
             if leg is not None and (<Request>message).method != _INITIALIZE:
                 lease = (<Leg>leg).lease()
@@ -119,8 +123,8 @@ cdef class PostFront:
                                  verdict[1], None, lease)
         return self._post_decoded(headers, body, message, verdict, token)
 
-    cdef object _request_2026(self, dict headers, object body, Request message,
-                              tuple verdict, object token):
+    cdef object _request_2026(self, dict headers, object version_header, object body,
+                              Request message, tuple verdict, object token):
         # A request on the 2026-07-28 leg whose _meta names a version and whose routing
         # headers were found to match such a body before (ROUTING_PROBLEMS, by the values
         # compared): to the leg's connection. Anything else (no _meta or version, a
@@ -135,14 +139,13 @@ cdef class PostFront:
                 source = _NAME_SOURCES.get(method)
                 body_name = None if source is None else (<dict>params).get(source)
                 if type(body_version) is str and (body_name is None or type(body_name) is str):
-                    header_version = headers.get(_MCP_PROTOCOL_VERSION)
                     header_method = headers.get(_MCP_METHOD)
                     header_name = headers.get(_MCP_NAME)
                     problem = _ROUTING_PROBLEMS.get(
-                        (header_version, header_method, header_name, body_version, method,
+                        (version_header, header_method, header_name, body_version, method,
                          body_name), _UNJUDGED)
                     if problem is _UNJUDGED:
-                        problem = known_routing_problem(header_version, header_method,
+                        problem = known_routing_problem(version_header, header_method,
                                                         header_name, body_version, method,
                                                         body_name)
                     if problem is None:
