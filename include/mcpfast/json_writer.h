@@ -25,22 +25,6 @@ extern "C" {
 #include "mcpfast/decimal.h"
 #include "mcpfast/double_format.h"
 
-/* Eight bytes at a time needs little-endian byte order to locate the first flagged byte. */
-#if (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || \
-    defined(_M_X64) || defined(_M_ARM64)
-#define MF_SWAR 1
-#else
-#define MF_SWAR 0
-#endif
-
-/* SSE2 is part of every x86-64 CPU: sixteen bytes at a time without -march flags. */
-#if MF_SWAR && (defined(__SSE2__) || defined(_M_X64))
-#define MF_SSE2 1
-#include <emmintrin.h>
-#else
-#define MF_SSE2 0
-#endif
-
 /* Status codes of the writers. */
 #define MF_WRITE_OK 0
 #define MF_WRITE_NO_MEMORY (-1)
@@ -184,20 +168,6 @@ static inline unsigned mf_first_flagged_byte(uint64_t mask) {
     unsigned k = 0;
     while (!(mask & 0x80)) {
         mask >>= 8;
-        k++;
-    }
-    return k;
-#endif
-}
-
-/* Index of the lowest set bit of x (x != 0). */
-static inline unsigned mf_ctz32(unsigned x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctz(x);
-#else
-    unsigned k = 0;
-    while (!(x & 1)) {
-        x >>= 1;
         k++;
     }
     return k;

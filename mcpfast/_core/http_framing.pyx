@@ -12,8 +12,9 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.list cimport PyList_Append
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_DecodeLatin1
+from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy
 
 from http import HTTPStatus
@@ -23,6 +24,26 @@ from mcpfast._core.cpython cimport _PyDict_NewPresized, mf_member_descriptor
 from mcpfast._core.http_messages cimport HTTPRequest, new_request
 
 from httptools import HttpParserError, HttpParserUpgrade, HttpRequestParser, parse_url
+
+
+cdef extern from "mcpfast/dict_shapes.h":
+    # Header dicts as filled copies of a model of their names (include/mcpfast/
+    # dict_shapes.h): clients send the same names in the same order on every request.
+    ctypedef struct mf_shape_slot:
+        pass
+    enum:
+        MF_SHAPE_CHECKED_KEYS
+    int mf_shapes_ok
+    bint mf_shapes_check()
+    void mf_shapes_clear(mf_shape_slot *table, Py_ssize_t count)
+    uint64_t mf_shape_step(uint64_t h, PyObject *key)
+    dict mf_dict_of_shape(mf_shape_slot *slot, PyObject **keys, PyObject **values,
+                          Py_ssize_t n, uint64_t h)
+
+
+cdef extern from "mcpfast/ascii_scan.h":
+    # Where a run of bytes 0x20..0x7e (a header value's, on the fast path) ends.
+    const char *mf_visible_run_end(const char *p, const char *end)
 
 
 cdef extern from "<strings.h>":
@@ -47,6 +68,11 @@ cdef enum:
     MAX_FAST_URL = 65535
     # The headers a plain request's dict has room for before it grows.
     PLAIN_HEADERS = 10
+    # A request with more headers than this is not plain (llhttp reads it).
+    MAX_PLAIN_HEADERS = 64
+    # Models of header-name sequences kept (by a hash of the names).
+    HEADER_SHAPE_BITS = 4
+    HEADER_SHAPE_SLOTS = 16
 
 # Header names as read (bytes, any case) -> lower-case str: clients send the same few, and
 # a dict lookup costs less than decoding and lower-casing each time. Shared by every framer.
@@ -125,14 +151,16 @@ cdef tuple split_url(bytes url):
 # Content-Length body, all of it in the bytes at hand. Such a request is read here in one
 # pass, without llhttp and its seven-plus callbacks. Only a narrow subset of what llhttp
 # accepts qualifies, read exactly as the httptools path reads it; anything else (another
-# version, a special header, an odd byte, a partial message, a limit reached) leaves the
-# message to llhttp, so that every error and every unusual case stays llhttp's.
+# version, a special header, an odd byte, more than MAX_PLAIN_HEADERS headers, a partial
+# message, a limit reached) leaves the message to llhttp, so that every error and every
+# unusual case stays llhttp's. The head is read whole before its objects are made, so a
+# request waiting for the rest of its body costs no objects.
 
 cdef enum:
     # Which table(s) a byte belongs to.
     TCHAR = 1        # RFC 9110 token characters: header names
     TARGET = 2       # unreserved, sub-delims, ':', '@', '/', '?', '%': origin-form targets
-    VALUE = 4        # visible ASCII and space: header values
+    # (Header values: visible ASCII and space, 0x20..0x7e, by mf_visible_run_end.)
     # Header names cached by their raw bytes (names over NAME_SLOT_SIZE bytes are not).
     NAME_SLOTS = 64
     NAME_SLOT_SIZE = 40
@@ -152,8 +180,6 @@ cdef void fill_chars():
         CHARS[c] |= TCHAR
     for c in b"-._~!$&'()*+,;=:@/?%0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz":
         CHARS[c] |= TARGET
-    for c in range(0x20, 0x7f):
-        CHARS[c] |= VALUE
 
 
 fill_chars()
@@ -215,18 +241,14 @@ cdef inline NameSlot *name_slot(const char *name, Py_ssize_t size) except? NULL:
     return entry
 
 
-cdef inline int add_plain_header(dict headers, const char *name, Py_ssize_t name_size,
-                                 const char *value, Py_ssize_t value_size) except -1:
-    # One header of a plain request (ASCII name and value). The value's str is the one
-    # read last time for this name when the bytes are the same: clients repeat theirs, and
-    # a str used again keeps its hash (the endpoint keys caches by header values).
-    cdef NameSlot *entry = name_slot(name, name_size)
+cdef inline str header_value(NameSlot *entry, const char *value, Py_ssize_t value_size):
+    # The str of a plain request's header value (ASCII) for the name in entry: the one read
+    # last time for this name when the bytes are the same. Clients repeat theirs, and a str
+    # used again keeps its hash (the endpoint keys caches by header values).
     cdef str text
-    if entry == NULL:
-        return add_header(headers, ascii_str(name, name_size).lower(), ascii_str(value, value_size))
     if (entry.value != NULL and entry.value_size == value_size
             and memcmp(entry.value_raw, value, <size_t>value_size) == 0):
-        return add_header(headers, <object>entry.key, <str>entry.value)
+        return <str>entry.value
     text = ascii_str(value, value_size)
     if entry.keep_values and value_size <= VALUE_SLOT_SIZE:
         Py_XDECREF(entry.value)
@@ -234,7 +256,89 @@ cdef inline int add_plain_header(dict headers, const char *name, Py_ssize_t name
         entry.value = <PyObject *>text
         entry.value_size = value_size
         memcpy(entry.value_raw, value, <size_t>value_size)
-    return add_header(headers, <object>entry.key, text)
+    return text
+
+
+cdef inline int add_plain_header(dict headers, const char *name, Py_ssize_t name_size,
+                                 const char *value, Py_ssize_t value_size) except -1:
+    # One header of a plain request (ASCII name and value).
+    cdef NameSlot *entry = name_slot(name, name_size)
+    if entry == NULL:
+        return add_header(headers, ascii_str(name, name_size).lower(), ascii_str(value, value_size))
+    return add_header(headers, <object>entry.key, header_value(entry, value, value_size))
+
+
+# Where a plain request's headers lie in the bytes read (the head is read whole before
+# any of its objects is made).
+cdef struct HeaderSpan:
+    const char *name
+    Py_ssize_t name_size
+    const char *value
+    Py_ssize_t value_size
+
+
+cdef mf_shape_slot HEADER_SHAPES[HEADER_SHAPE_SLOTS]
+# Whether header dicts may be filled copies of models (the check of dict_shapes.h).
+cdef bint HEADER_SHAPES_WORK = mf_shapes_check()
+
+
+def _header_shapes(bint on):
+    """For tests: build plain requests' header dicts as filled copies of models (only
+    where the check at import passed) or, with False, one header at a time."""
+    mf_shapes_clear(HEADER_SHAPES, HEADER_SHAPE_SLOTS)
+    global mf_shapes_ok
+    mf_shapes_ok = on and HEADER_SHAPES_WORK
+
+
+cdef inline void release(PyObject **keys, PyObject **values, Py_ssize_t count) noexcept:
+    cdef Py_ssize_t k
+    for k in range(count):
+        Py_DECREF(<object>keys[k])
+        Py_DECREF(<object>values[k])
+
+
+cdef dict plain_headers(const HeaderSpan *spans, Py_ssize_t count):
+    # The headers dict of a plain request: lower-case names (the name cache's interned
+    # strs), values as read, in order, a repeated name's values joined. A sequence of
+    # names seen before is a copy of its model with the values written in (no hashing,
+    # no probing); anything else is built one header at a time.
+    cdef PyObject *keys[MF_SHAPE_CHECKED_KEYS]
+    cdef PyObject *values[MF_SHAPE_CHECKED_KEYS]
+    cdef Py_ssize_t k = 0
+    cdef uint64_t h = 0
+    cdef NameSlot *entry
+    cdef str text
+    cdef dict headers
+    if mf_shapes_ok and 2 <= count <= MF_SHAPE_CHECKED_KEYS:
+        try:
+            while k < count:
+                entry = name_slot(spans[k].name, spans[k].name_size)
+                if entry == NULL:
+                    break  # a name too long for the cache: no shape
+                text = header_value(entry, spans[k].value, spans[k].value_size)
+                Py_INCREF(<object>entry.key)
+                keys[k] = entry.key
+                Py_INCREF(text)
+                values[k] = <PyObject *>text
+                h = mf_shape_step(h, entry.key)
+                k += 1
+        except BaseException:
+            release(keys, values, k)
+            raise
+        if k == count:
+            # Takes the references made above, whatever it answers.
+            headers = mf_dict_of_shape(&HEADER_SHAPES[h >> (64 - HEADER_SHAPE_BITS)],
+                                       keys, values, count, h)
+            if len(headers) == count:
+                return headers
+            # A name given twice: its values are joined, below.
+        else:
+            release(keys, values, k)
+    headers = _PyDict_NewPresized(PLAIN_HEADERS)
+    for k in range(count):
+        add_plain_header(headers, spans[k].name, spans[k].name_size, spans[k].value,
+                         spans[k].value_size)
+    return headers
 
 
 # The methods a fast request may use (CONNECT and the rest are llhttp's to read): their
@@ -348,6 +452,8 @@ cdef class HTTPRequestFramer:
         cdef Py_ssize_t head_size = 0
         cdef Py_ssize_t length = -1
         cdef Py_ssize_t i
+        cdef HeaderSpan spans[MAX_PLAIN_HEADERS]
+        cdef Py_ssize_t count = 0
         cdef dict headers
         cdef object method
         cdef object path
@@ -381,9 +487,6 @@ cdef class HTTPRequestFramer:
         if end - q < 10 or memcmp(q, b"HTTP/1.1\r\n", 10) != 0:
             return 0
         q += 10
-        # Sized for what clients send (wrk 7 headers, SDK clients 8-10): no resize while
-        # filling it.
-        headers = _PyDict_NewPresized(PLAIN_HEADERS)
         # Headers: token ":" OWS value CRLF, the value non-empty, without trailing spaces.
         while True:
             if end - q < 2:
@@ -403,8 +506,7 @@ cdef class HTTPRequestFramer:
             while q < end and (q[0] == b' ' or q[0] == b'\t'):
                 q += 1
             value = q
-            while q < end and CHARS[<unsigned char>q[0]] & VALUE:
-                q += 1
+            q = mf_visible_run_end(q, end)
             value_size = q - value
             if (end - q < 2 or q[0] != b'\r' or q[1] != b'\n' or value_size == 0
                     or value[value_size - 1] == b' '):
@@ -430,11 +532,18 @@ cdef class HTTPRequestFramer:
             elif ((name_size == 17 and strncasecmp(name, b"transfer-encoding", 17) == 0)
                     or (name_size == 7 and strncasecmp(name, b"upgrade", 7) == 0)):
                 return 0
-            add_plain_header(headers, name, name_size, value, value_size)
+            if count == MAX_PLAIN_HEADERS:
+                return 0
+            spans[count].name = name
+            spans[count].name_size = name_size
+            spans[count].value = value
+            spans[count].value_size = value_size
+            count += 1
         if length < 0:
             length = 0
         if length > self.max_body_size or end - q < length:
             return 0
+        headers = plain_headers(spans, count)
         body = PyBytes_FromStringAndSize(q, length) if length else b""
         if self._plain_requests:
             request = new_request(method, path, headers, body, query)

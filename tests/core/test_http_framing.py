@@ -4,6 +4,8 @@ and property tests against a reference reading made with httptools' own callback
 
 from __future__ import annotations
 
+import gc
+
 import httptools
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from mcpfast._core.http_framing import (
     DEFAULT_MAX_HEAD_SIZE,
     HTTPRequestFramer,
+    _header_shapes,
     stream_head,
     whole_response,
 )
@@ -425,6 +428,87 @@ def test_any_stream_is_read_as_the_reference_reads_it(stream, kind, max_body, ma
         out += seen(f.feed(kind(whole[start:stop])))
     assert (out, error_of(f), f.refusing) == reference(whole, max_body_size=max_body,
                                                        max_head_size=max_head)
+
+
+# -- header dicts made from models ----------------------------------------------------------
+
+
+def head_with(names: list[str], target: str = "/") -> bytes:
+    lines = [f"GET {target} HTTP/1.1"] + [f"{name}: v{k}-{name[:3]}" for k, name in enumerate(names)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+HEADER_SEQUENCES = [
+    ["Host"],
+    ["Host", "Accept"],
+    ["Host", "Content-Type", "Accept", "MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"],
+    ["Accept", "Host", "Content-Type", "MCP-Protocol-Version", "Mcp-Name", "Mcp-Method"],
+    ["Host", "Accept", "accept", "ACCEPT"],            # repeated: joined
+    ["Host", "X-" + "n" * 60, "Accept"],               # a name too long for the name cache
+    [f"X-H{k}" for k in range(16)],
+    [f"X-H{k}" for k in range(17)],
+    [f"X-H{k}" for k in range(64)],
+    [f"X-H{k}" for k in range(65)],                    # not plain: llhttp's
+    ["Host", "Accept", "X-H1", "Host"],
+]
+
+
+@pytest.mark.parametrize("shapes", [True, False])
+def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes):
+    # Header dicts are copies of a model of their names once a sequence of names was seen
+    # twice in a row (include/mcpfast/dict_shapes.h): the same items in the same order as
+    # one header at a time, interleaved sequences and repeated names included, and they
+    # behave as any dict afterwards.
+    _header_shapes(shapes)
+    try:
+        f = framer()
+        for _ in range(3):
+            for names in HEADER_SEQUENCES + HEADER_SEQUENCES[::-1]:
+                data = head_with(names)
+                (got,) = seen(f.feed(data))
+                expected = reference(data)[0][0]
+                assert list(got[3].items()) == list(expected[3].items())
+                assert gc.is_tracked(got[3]) == gc.is_tracked(expected[3])
+        # A dict made from a model grows, shrinks and is looked up as any other.
+        for _ in range(3):
+            headers = seen(f.feed(head_with(HEADER_SEQUENCES[2])))[0][3]
+        expected = dict(reference(head_with(HEADER_SEQUENCES[2]))[0][0][3])
+        for k in range(20):
+            headers[f"x-extra-{k}"] = expected[f"x-extra-{k}"] = [k]
+        del headers["accept"], expected["accept"]
+        assert list(headers.items()) == list(expected.items())
+        assert gc.is_tracked(headers)
+        assert headers.pop("host") == expected.pop("host") and headers == expected
+        assert all(headers[key] == value for key, value in expected.items())
+    finally:
+        _header_shapes(True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["Host", "Accept", "accept", "X-A", "Mcp-Name", "Content-Type"]),
+                         max_size=8), min_size=1, max_size=6), st.integers(1, 3))
+def test_any_sequence_of_header_names_is_read_in_order(sequences, repeats):
+    f = framer()
+    for names in sequences * repeats:
+        data = head_with(names)
+        got = seen(f.feed(data))[0][3]
+        assert list(got.items()) == list(reference(data)[0][0][3].items())
+
+
+@pytest.mark.parametrize("byte", [b"\t", b"\x7f", b"\x80", b"\xe9", b"\xff", b"\x01", b"\x00", b"\r", b"\n"])
+def test_a_long_value_with_an_odd_byte_anywhere_is_read_as_httptools_reads_it(byte):
+    # Header values are scanned sixteen bytes at a time: an odd byte at any offset of a
+    # long value (in the first block, the last, the byte-wise tail) takes the request to
+    # llhttp, which reads it (or refuses it) as always.
+    for size in (15, 16, 17, 31, 32, 33, 47, 70):
+        for at in range(size):
+            value = bytearray(b"abcdefghijklmnopqrstuvwxyz0123456789 -./:;ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:size])
+            value[at:at + 1] = byte
+            data = (b"POST /mcp HTTP/1.1\r\nHost: h\r\nX-Long: " + bytes(value)
+                    + b"\r\nContent-Length: 2\r\n\r\nhi")
+            assert read(data) == reference(data), (size, at)
+    clean = b"POST /mcp HTTP/1.1\r\nX-Long: " + b"~ " * 40 + b"x\r\nContent-Length: 0\r\n\r\n"
+    assert read(clean)[0][0][3] == {"x-long": "~ " * 40 + "x", "content-length": "0"}
 
 
 # -- responses -----------------------------------------------------------------------------

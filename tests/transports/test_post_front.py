@@ -220,3 +220,46 @@ def test_the_endpoint_attributes_the_front_door_holds():
         endpoint.close()
 
     asyncio.run(main())
+
+
+def fresh(text: Optional[str]) -> Optional[str]:
+    """An equal str that is another object (the front door remembers its last values by
+    identity)."""
+    return None if text is None else "".join(list(text))
+
+
+def test_the_last_verdicts_remembered_never_answer_for_other_values():
+    # The front door remembers its last header verdict and its last routing verdict with
+    # the values they were found for, the very objects (the framer hands out the same str
+    # for a repeated value). POSTs alternating between values, given as the same objects
+    # and as equal new ones, each get their own answer.
+    async def main():
+        endpoint = make_server().http_endpoint()
+        good = post_2026("tools/call", CALL, mcp_name="echo")
+        cases = [
+            (good, 200, None),
+            (post_2026("tools/call", CALL, mcp_name="nope"), 400, HEADER_MISMATCH),
+            (good, 200, None),
+            (post_2026("tools/call", CALL, accept="text/html", mcp_name="echo"), 406, None),
+            (good, 200, None),
+            (post(request(1, "tools/list")), 400, None),  # 2025-11-25 without a session
+            (good, 200, None),
+            (post_2026("tools/call", CALL, mcp_name="echo", mcp_method="tools/list"), 400,
+             HEADER_MISMATCH),
+            (good, 200, None),
+        ]
+        for round in range(2):
+            for call, status, code in cases:
+                if round:  # equal values, other objects
+                    call = HTTPRequest(call.method, call.path,
+                                       {fresh(k): fresh(v) for k, v in call.headers.items()},
+                                       call.body)
+                response = await answer(endpoint.handle(call))
+                assert response.status == status, (call.headers, response.body)
+                if code is not None:
+                    assert json.loads(response.body)["error"]["code"] == code
+                elif status == 200:
+                    assert json.loads(response.body)["result"]["content"][0]["text"] == "hi"
+        endpoint.close()
+
+    asyncio.run(main())

@@ -9,6 +9,12 @@ from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.post_reply import ErrorStatuses
 
 @final
+class LastJudged:
+    """The last verdict judged and the (up to six) values it was judged for, the very
+    objects: the same objects again are told by identity compares, without a key tuple,
+    its hash and a dict lookup. Values equal but other objects are looked up as before."""
+
+@final
 class PostFront:
     """The endpoint's front door (module docstring). ``endpoint``: a
     StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and

@@ -53,6 +53,27 @@ cdef object _UNJUDGED = object()
 
 
 @cython.final
+cdef class LastJudged:
+    """The last verdict judged and the (up to six) values it was judged for, the very
+    objects: the same objects again are told by identity compares, without a key tuple,
+    its hash and a dict lookup. Values equal but other objects are looked up as before."""
+
+    cdef inline bint holds(self, a, b, c, d, e, f):
+        return (self.judged and a is self.a and b is self.b and c is self.c and d is self.d
+                and e is self.e and f is self.f)
+
+    cdef inline void keep(self, a, b, c, d, e, f, verdict):
+        self.a = a
+        self.b = b
+        self.c = c
+        self.d = d
+        self.e = e
+        self.f = f
+        self.verdict = verdict
+        self.judged = True
+
+
+@cython.final
 cdef class PostFront:
     """The endpoint's front door (module docstring). ``endpoint``: a
     StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
@@ -75,6 +96,8 @@ cdef class PostFront:
         self._post_2026 = endpoint._post_2026
         self._post_decoded = endpoint._post_decoded
         self._bind = endpoint._bind_token
+        self._last_verdict = LastJudged()
+        self._last_problem = LastJudged()
 
     cpdef object handle(self, HTTPRequest request):
         """The response to one request, or an awaitable of it (the endpoint's ``handle``)."""
@@ -96,10 +119,15 @@ cdef class PostFront:
         # Read once: part of the verdict's key, and compared with the body on the
         # 2026-07-28 leg.
         version_header = headers.get(_MCP_PROTOCOL_VERSION)
-        key = (headers.get(_HOST), headers.get(_ORIGIN), headers.get(_CONTENT_TYPE),
-               headers.get(_ACCEPT), version_header)
-        found = self._verdicts.get(key)
-        verdict = <tuple>(found if found is not None else self._verdict_of(key))
+        host = headers.get(_HOST)
+        origin = headers.get(_ORIGIN)
+        content_type = headers.get(_CONTENT_TYPE)
+        accept = headers.get(_ACCEPT)
+        if self._last_verdict.holds(host, origin, content_type, accept, version_header, None):
+            # The values of the last POST, the same objects: its verdict.
+            verdict = <tuple>self._last_verdict.verdict
+        else:
+            verdict = self._verdict(host, origin, content_type, accept, version_header)
         # (refusal, json_only, sse_ok, version, spoken, leg_2026, leg): see the endpoint.
         body = request.body
         if verdict[0] is not None or len(body) > self.max_body_size:
@@ -123,6 +151,34 @@ cdef class PostFront:
                                  verdict[1], None, lease)
         return self._post_decoded(headers, body, message, verdict, token)
 
+    cdef tuple _verdict(self, host, origin, content_type, accept, version_header):
+        # The verdict of these header values (kept in the endpoint's verdicts, judged by
+        # its _post_verdict on a miss), remembered with the values as the last one.
+        key = (host, origin, content_type, accept, version_header)
+        found = self._verdicts.get(key)
+        verdict = <tuple>(found if found is not None else self._verdict_of(key))
+        self._last_verdict.keep(host, origin, content_type, accept, version_header, None, verdict)
+        return verdict
+
+    cdef object _routing_problem(self, version_header, header_method, header_name,
+                                 body_version, method, body_name):
+        # The routing rule's verdict on these values (ROUTING_PROBLEMS, judged by
+        # known_routing_problem on a miss): None or the mismatch's message. The last one
+        # is remembered with its values (the framer and the decoder hand out the same str
+        # for a repeated value).
+        if self._last_problem.holds(version_header, header_method, header_name, body_version,
+                                    method, body_name):
+            return self._last_problem.verdict
+        problem = _ROUTING_PROBLEMS.get(
+            (version_header, header_method, header_name, body_version, method, body_name),
+            _UNJUDGED)
+        if problem is _UNJUDGED:
+            problem = known_routing_problem(version_header, header_method, header_name,
+                                            body_version, method, body_name)
+        self._last_problem.keep(version_header, header_method, header_name, body_version,
+                                method, body_name, problem)
+        return problem
+
     cdef object _request_2026(self, dict headers, object version_header, object body,
                               Request message, tuple verdict, object token):
         # A request on the 2026-07-28 leg whose _meta names a version and whose routing
@@ -139,15 +195,9 @@ cdef class PostFront:
                 source = _NAME_SOURCES.get(method)
                 body_name = None if source is None else (<dict>params).get(source)
                 if type(body_version) is str and (body_name is None or type(body_name) is str):
-                    header_method = headers.get(_MCP_METHOD)
-                    header_name = headers.get(_MCP_NAME)
-                    problem = _ROUTING_PROBLEMS.get(
-                        (version_header, header_method, header_name, body_version, method,
-                         body_name), _UNJUDGED)
-                    if problem is _UNJUDGED:
-                        problem = known_routing_problem(version_header, header_method,
-                                                        header_name, body_version, method,
-                                                        body_name)
+                    problem = self._routing_problem(
+                        version_header, headers.get(_MCP_METHOD), headers.get(_MCP_NAME),
+                        body_version, method, body_name)
                     if problem is None:
                         lease = self._leg_2026.lease()
                         if token is not None:
