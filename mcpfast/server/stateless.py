@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
+from mcpfast._bounded_memo import remember
 from mcpfast._core.encode import Extension
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError, MethodNotFound
 from mcpfast.protocol import meta_keys, methods
@@ -210,11 +211,9 @@ class StatelessEra:
             key = (version, level, method)
             claimed = self._claims.get(key)
             if claimed is None:
-                claimed = self._claimed(version, method, {}, {}, level, True)
-                claims = self._claims
-                if len(claims) >= _CLAIMS_KEPT:
-                    claims.clear()  # method names come from the network
-                claims[key] = claimed
+                # Bounded: method names come from the network.
+                claimed = remember(self._claims, key,
+                                   self._claimed(version, method, {}, {}, level, True), _CLAIMS_KEPT)
             if capabilities or (client_info is not _ABSENT and client_info):
                 # Values declared (real clients send their clientInfo).
                 claimed = self._own_claim(

@@ -116,8 +116,13 @@ class Reference:
 
 
 def reference(data: bytes, **limits):
+    return reference_in_pieces([data], **limits)
+
+
+def reference_in_pieces(pieces: list[bytes], **limits):
     ref = Reference(**limits)
-    ref.feed(data)
+    for piece in pieces:
+        ref.feed(piece)
     return ref.done, error_of(ref), ref.too_large
 
 
@@ -417,17 +422,38 @@ def test_any_split_of_a_stream_of_valid_requests_gives_the_same_requests(stream,
        st.sampled_from([0, 10, MAX_BODY]), st.sampled_from([30, DEFAULT_MAX_HEAD_SIZE]), st.data())
 def test_any_stream_is_read_as_the_reference_reads_it(stream, kind, max_body, max_head, data):
     # bytes may take the framer's own path for plain requests, bytearray never does: both
-    # must agree with httptools' callbacks on every request, error and refusal, however
-    # the stream is cut.
+    # must agree with httptools' callbacks fed the same pieces on every request, error and
+    # refusal, however the stream is cut. (The same pieces: where a piece ends decides
+    # which of two faults llhttp reports -- a header name cut at a piece's end reaches
+    # its callbacks, and with it the head limit, before a bad byte after it is seen.)
     whole = b"".join(stream)
     cuts = [0, *sorted(set(data.draw(st.lists(st.integers(1, max(1, len(whole) - 1)), max_size=4)))),
             len(whole)]
+    pieces = [whole[start:stop] for start, stop in zip(cuts, cuts[1:])]
     f = framer(max_body_size=max_body, max_head_size=max_head)
     out = []
-    for start, stop in zip(cuts, cuts[1:]):
-        out += seen(f.feed(kind(whole[start:stop])))
-    assert (out, error_of(f), f.refusing) == reference(whole, max_body_size=max_body,
-                                                       max_head_size=max_head)
+    for piece in pieces:
+        out += seen(f.feed(kind(piece)))
+    assert (out, error_of(f), f.refusing) == reference_in_pieces(pieces, max_body_size=max_body,
+                                                                 max_head_size=max_head)
+
+
+def test_the_fault_llhttp_reports_first_depends_on_where_a_piece_ends():
+    # Found by the property test above: a head over its limit and a bad header name after
+    # it. Read whole, llhttp meets the bad name first; cut after the name's first byte,
+    # that byte reaches the callbacks and the header before it goes over the limit. The
+    # framer reports what httptools' callbacks report for the same pieces.
+    whole = (b"CONNECT  HTTP/1.1\r\nHost:\r\nHost:\r\nHost:00000000000\r\nBad Name:\r\nHost:\r\n"
+             b"Content-Length: 0\r\n\r\n")
+    for pieces in ([whole], [whole[:52], whole[52:]]):
+        f = framer(max_body_size=0, max_head_size=30)
+        out = [request for piece in pieces for request in seen(f.feed(piece))]
+        assert (out, error_of(f), f.refusing) == reference_in_pieces(pieces, max_body_size=0,
+                                                                     max_head_size=30)
+    assert reference_in_pieces([whole], max_head_size=30)[1] == (httptools.HttpParserError,
+                                                                 "Invalid header token")
+    assert reference_in_pieces([whole[:52], whole[52:]], max_head_size=30)[1] == (
+        httptools.HttpParserCallbackError, "`on_header_field` callback error")
 
 
 # -- header dicts made from models ----------------------------------------------------------

@@ -62,6 +62,7 @@ import secrets
 from time import monotonic
 from typing import Any, Awaitable, Callable, Optional, Protocol, Union
 
+from mcpfast._bounded_memo import remember
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error, encode_notification
 from mcpfast._core.messages import Notification, Request, Response
@@ -164,10 +165,8 @@ def _accepted(accept: str) -> tuple[bool, bool]:
     """Whether an Accept header allows JSON and whether it allows SSE (cached)."""
     found = _ACCEPTS.get(accept)
     if found is None:
-        found = (_accepts(accept, h.JSON), _accepts(accept, h.EVENT_STREAM))
-        if len(_ACCEPTS) >= _ACCEPTS_KEPT:
-            _ACCEPTS.clear()
-        _ACCEPTS[accept] = found
+        found = remember(_ACCEPTS, accept,
+                         (_accepts(accept, h.JSON), _accepts(accept, h.EVENT_STREAM)), _ACCEPTS_KEPT)
     return found
 
 
@@ -451,11 +450,7 @@ class StreamableHTTPEndpoint:
         verdict = (refusal, self.json_response or not sse_ok, sse_ok, version, spoken, leg_2026,
                    self._stateless_leg_of(version) if self.stateless and spoken and not leg_2026
                    else None)
-        verdicts = self._post_verdicts
-        if len(verdicts) >= _VERDICTS_KEPT:
-            verdicts.clear()
-        verdicts[key] = verdict
-        return verdict
+        return remember(self._post_verdicts, key, verdict, _VERDICTS_KEPT)
 
     def _post_session(self, session: HTTPSession, body: bytes, message: Any,
                       json_only: bool) -> Outcome:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from mcpfast._bounded_memo import remember
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.header_values import SENTINEL_START, decode_header_value, mirrored_value_problem
 from mcpfast.transports.http import headers as h
@@ -88,7 +89,4 @@ def known_routing_problem(header_version: Optional[str], header_method: Optional
     """:func:`routing_problem` of these values (str or None: hashable), kept in
     :data:`ROUTING_PROBLEMS`."""
     key = (header_version, header_method, header_name, body_version, method, body_name)
-    if len(ROUTING_PROBLEMS) >= _ROUTING_PROBLEMS_KEPT:
-        ROUTING_PROBLEMS.clear()
-    problem = ROUTING_PROBLEMS[key] = routing_problem(*key)
-    return problem
+    return remember(ROUTING_PROBLEMS, key, routing_problem(*key), _ROUTING_PROBLEMS_KEPT)

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from mcpfast._bounded_memo import remember
+
 __all__ = ["HostPolicy", "LOOPBACK_HOSTS"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Verdicts kept per policy, by (Host, Origin) as sent.
+_VERDICTS_KEPT = 256
 
 
 def _matches(value: str, patterns: tuple[str, ...]) -> bool:
@@ -74,11 +78,7 @@ class HostPolicy:
         verdicts = self._verdicts
         if key in verdicts:
             return verdicts[key]
-        verdict = self._check(host, origin)
-        if len(verdicts) >= 256:
-            verdicts.clear()
-        verdicts[key] = verdict
-        return verdict
+        return remember(verdicts, key, self._check(host, origin), _VERDICTS_KEPT)
 
     def _check(self, host: Optional[str], origin: Optional[str]) -> Optional[tuple[int, str]]:
         if host is None or not _matches(host.lower(), self.allowed_hosts):
