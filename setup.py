@@ -83,11 +83,20 @@ HEADERS = sorted(
 )
 
 
-def ext(name, uses_simdjson=False):
+def picows_version():
+    """The picows the WebSocket listener is compiled against (it cimports picows's
+    declarations): baked into the module, which refuses to import beside another one."""
+    import importlib.metadata
+
+    return importlib.metadata.version("picows")
+
+
+def ext(name, uses_simdjson=False, macros=()):
     path = name.replace(".", "/") + ".pyx"
     return Extension(
         name,
         [path],
+        define_macros=list(macros),
         include_dirs=INCLUDE + (SIMDJSON_INCLUDE if uses_simdjson else []),
         language="c++",
         depends=HEADERS,
@@ -108,6 +117,8 @@ EXTENSIONS = [
     ext("mcpfast.transports.http.post_reply"),
     ext("mcpfast.transports.http.post_front"),
     ext("mcpfast.transports.http.http_connection"),
+    ext("mcpfast.transports.ws_listener",
+        macros=[("MF_PICOWS_BUILT_WITH", '"%s"' % picows_version())]),
 ]
 # MCPFAST_ONLY=framing,pending rebuilds just those modules (a developer convenience).
 _only = [m for m in os.environ.get("MCPFAST_ONLY", "").split(",") if m]

@@ -21,7 +21,7 @@ MF_ALWAYS_INLINE const char *mf_visible_run_end(const char *p, const char *end) 
            is then 0x7f alone. */
         int flagged = _mm_movemask_epi8(
             _mm_or_si128(_mm_cmplt_epi8(x, space), _mm_cmpgt_epi8(x, tilde)));
-        if (flagged) return p + mf_ctz32((unsigned)flagged);
+        if (flagged) return p + mf_ctz64((unsigned)flagged);
         p += 16;
     }
 #endif

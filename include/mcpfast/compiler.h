@@ -1,9 +1,11 @@
 /*
  * Compiler hints shared by mcpfast's C headers: branch prediction, inlining, and which
- * word-at-a-time scans the target allows (MF_SWAR, MF_SSE2).
+ * word-at-a-time scans the target allows (MF_SWAR, MF_SSE2), lowest-set-bit indexes.
  */
 #ifndef MCPFAST_COMPILER_H
 #define MCPFAST_COMPILER_H
+
+#include <stdint.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MF_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -33,10 +35,10 @@
 #define MF_SSE2 0
 #endif
 
-/* Index of the lowest set bit of x (x != 0). */
-static inline unsigned mf_ctz32(unsigned x) {
+/* Index of the lowest set bit of x (x != 0; a 32-bit mask is widened, for free). */
+static inline unsigned mf_ctz64(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctz(x);
+    return (unsigned)__builtin_ctzll(x);
 #else
     unsigned k = 0;
     while (!(x & 1)) {

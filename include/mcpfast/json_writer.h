@@ -161,17 +161,9 @@ static inline uint64_t mf_swar_needs_escape(uint64_t x) {
     return (control | is_quote | is_backslash) & MF_HIGHS;
 }
 
+/* The index of the lowest flagged byte of a mask mf_swar_needs_escape made (mask != 0). */
 static inline unsigned mf_first_flagged_byte(uint64_t mask) {
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzll(mask) >> 3;
-#else
-    unsigned k = 0;
-    while (!(mask & 0x80)) {
-        mask >>= 8;
-        k++;
-    }
-    return k;
-#endif
+    return mf_ctz64(mask) >> 3;
 }
 
 /* Strings are written in chunks so that the worst case reservation (6 bytes per input
@@ -219,7 +211,7 @@ static MF_NOINLINE char *mf_escape_utf8_long(char *out, const unsigned char *s, 
             i += 16;
             continue;
         }
-        unsigned k = mf_ctz32(mask);
+        unsigned k = mf_ctz64(mask);
         out += k;
         i += k;
         out += mf_format_escape(out, s[i]);

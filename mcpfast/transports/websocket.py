@@ -6,7 +6,9 @@ that want one long-lived socket through proxies that pass WebSockets.
 
 The library is picows (its frame parser and masking are C/Cython; about three times the
 messages per second of ``websockets`` in the echo comparison recorded in the design notes,
-section 5), on the running loop (uvloop under ``mcpfast.transports.run``).
+section 5), on the running loop (uvloop under ``mcpfast.transports.run``). Its listener,
+which moves frames in and out of the connection, is compiled
+(:class:`~mcpfast.transports.ws_listener.MCPListener`).
 
 Server (:func:`serve_websocket`): the upgrade is refused with 404 on another path, 421 /
 403 when Host / Origin fail the :class:`~mcpfast.transports.http.HostPolicy`, and 400 when
@@ -44,62 +46,9 @@ def _picows() -> Any:
 
 
 def _listener_class() -> Any:
-    picows = _picows()
-    # Looked up once: these are read for every frame.
-    text, continuation, binary, close = (picows.WSMsgType.TEXT, picows.WSMsgType.CONTINUATION,
-                                         picows.WSMsgType.BINARY, picows.WSMsgType.CLOSE)
-
-    class MCPListener(picows.WSListener):  # type: ignore[name-defined]
-        """One WebSocket as a transport: text frames in and out of a connection."""
-
-        def __init__(self, factory: Callable[[Callable[[bytes], None]], Connection]) -> None:
-            super().__init__()
-            self.factory = factory
-            self.transport: Any = None
-            self.conn: Optional[Connection] = None
-            self.parts: list[bytes] = []
-            self.connected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self.disconnected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def send(self, frame: bytes) -> None:
-            transport = self.transport
-            if transport is None or transport.is_disconnected:
-                raise ConnectionError("the WebSocket is closed")
-            transport.send(text, frame)
-
-        def on_ws_connected(self, transport: Any) -> None:
-            self.transport = transport
-            self.conn = self.factory(self.send)
-            if not self.connected.done():
-                self.connected.set_result(None)
-
-        def on_ws_frame(self, transport: Any, frame: Any) -> None:
-            kind = frame.msg_type
-            if kind is text and frame.fin and not self.parts:
-                # One whole message in one frame: the usual case. Its payload is read where
-                # picows holds it (the decoder copies what it keeps).
-                if self.conn is not None:
-                    self.conn.feed(frame.get_payload_as_memoryview())
-            elif kind is text or kind is continuation:
-                self.parts.append(frame.get_payload_as_bytes())
-                if frame.fin:
-                    message = b"".join(self.parts)
-                    self.parts = []
-                    if self.conn is not None:
-                        self.conn.feed(message)
-            elif kind is binary:
-                transport.send_close(picows.WSCloseCode.UNSUPPORTED_DATA,
-                                     b"MCP over WebSocket uses text frames")
-                transport.disconnect()
-            elif kind is close:
-                transport.send_close(frame.get_close_code())
-                transport.disconnect()
-
-        def on_ws_disconnected(self, transport: Any) -> None:
-            if self.conn is not None:
-                self.conn.close(None)
-            if not self.disconnected.done():
-                self.disconnected.set_result(None)
+    _picows()  # the clear ImportError first
+    # Compiled (ws_listener.pyx): picows calls it through its C method table.
+    from mcpfast.transports.ws_listener import MCPListener
 
     return MCPListener
 
@@ -122,12 +71,16 @@ async def serve_websocket(
     ready: Optional[Callable[[str, int], None]] = None,
 ) -> None:
     """Serve MCP over WebSocket on ``ws://host:port/path`` until cancelled (module
-    docstring). ``host_policy``: Host/Origin checks (on for loopback binds unless given)."""
+    docstring). ``host_policy``: Host/Origin checks (on for loopback binds unless given).
+    Cancelled, it stops listening and closes every open socket with 1001 (going away),
+    which cancels what their requests still run."""
     picows = _picows()
     if not isinstance(path, str) or not path.startswith("/"):
         raise ValueError(f"path must start with '/', got {path!r}")
     policy = host_policy if host_policy is not None else HostPolicy.for_bind(host)
     listener_class = _listener_class()
+    # The listeners of the open sockets: closed with 1001 when the server stops.
+    live: set[Any] = set()
 
     def upgrade(request: Any) -> Any:
         headers = request.headers
@@ -145,7 +98,7 @@ async def serve_websocket(
                                              f"{SUBPROTOCOL!r}, offered {offered}")
             extra["Sec-WebSocket-Protocol"] = SUBPROTOCOL
         response = picows.WSUpgradeResponse.create_101_response(extra_headers=extra)
-        return picows.WSUpgradeResponseWithListener(response, listener_class(factory))
+        return picows.WSUpgradeResponseWithListener(response, listener_class(factory, live))
 
     server = await picows.ws_create_server(upgrade, host, port, max_frame_size=max_frame_size,
                                            enable_auto_pong=True)
@@ -156,6 +109,8 @@ async def serve_websocket(
         await asyncio.Future()
     finally:
         server.close()
+        for listener in list(live):
+            listener.going_away()
         await server.wait_closed()
 
 

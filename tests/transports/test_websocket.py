@@ -4,8 +4,9 @@ close codes, subprotocol and Host checks, malformed frames, disconnects."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from typing import Any
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import picows
 import pytest
@@ -24,6 +25,12 @@ def make_server(cancelled: list) -> Server:
     async def ask(ctx: Context) -> str:
         answer = await ctx.sample("hello?")
         return answer.text or ""
+
+    @app.tool()
+    async def later(text: str) -> str:
+        # Reads its arguments after other frames reused picows's receive buffer.
+        await asyncio.sleep(0.02)
+        return text
 
     @app.tool()
     async def hang() -> str:
@@ -71,8 +78,35 @@ async def raw(port: int, **headers: str) -> tuple[Any, RawListener]:
     return await picows.ws_connect(RawListener, f"ws://127.0.0.1:{port}/mcp", extra_headers=extra)
 
 
+@contextlib.asynccontextmanager
+async def raw_session(serve: Callable[[Callable[[str, int], None]], Awaitable[None]],
+                      ) -> AsyncIterator[tuple[asyncio.Task, int, Any, RawListener]]:
+    """A server run by ``serve(ready)`` and a raw client connected to it; both stopped at
+    the end, whatever happened."""
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(serve(lambda host, port: ready.set_result(port)))
+    try:
+        port = await ready
+        transport, listener = await raw(port)
+        try:
+            yield task, port, transport, listener
+        finally:
+            transport.disconnect()
+    finally:
+        await stop(task)
+
+
+def app_session(app: Server) -> contextlib.AbstractAsyncContextManager[
+        tuple[asyncio.Task, int, Any, RawListener]]:
+    """``app`` served over WebSocket and a raw client connected to it (raw_session)."""
+    return raw_session(lambda ready: app.serve_websocket("127.0.0.1", 0, ready=ready))
+
+
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+# 2025-03-26: the last version with JSON-RPC batches.
+INIT_SAMPLING = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26",
+                                    "capabilities": {"sampling": {}}}}
 
 
 def test_the_mcpfast_client_over_websocket():
@@ -139,6 +173,135 @@ def test_a_message_in_several_frames_is_joined_and_whole_frames_follow():
     asyncio.run(main())
 
 
+def test_every_kind_of_message_reaches_the_connection():
+    # The listener decodes a whole frame itself: requests, notifications, batches, a
+    # response to the server's own request, and frames that do not decode or are not
+    # JSON-RPC each reach the connection and get the answers a newline stream gets.
+    async def main():
+        async with app_session(make_server([])) as (_, _, transport, listener):
+            def send(message: Any) -> None:
+                transport.send(picows.WSMsgType.TEXT,
+                               message if isinstance(message, bytes) else json.dumps(message).encode())
+
+            async def got() -> Any:
+                return await asyncio.wait_for(listener.got.get(), 5)
+
+            send(INIT_SAMPLING)
+            assert (await got())["result"]["serverInfo"]["name"] == "ws"
+            send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
+                  {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "zz"}},
+                  {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+                   "params": {"name": "echo", "arguments": {"text": "in a batch"}}}])
+            batch = await got()
+            assert [item["id"] for item in batch] == ["a", "b"]
+            assert batch[1]["result"]["content"][0]["text"] == "in a batch"
+            send({"jsonrpc": "2.0", "id": 7})  # no method: invalid request, its id kept
+            invalid = await got()
+            assert invalid["id"] == 7 and invalid["error"]["code"] == -32600
+            send(b"[]")
+            assert (await got())["error"]["code"] == -32600
+            send({"jsonrpc": "2.0", "id": 8, "method": "no/such"})
+            assert (await got())["error"]["code"] == -32601
+            # A request to the client, answered by a response frame.
+            send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask", "arguments": {}}})
+            asked = await got()
+            assert asked["method"] == "sampling/createMessage"
+            send({"jsonrpc": "2.0", "id": asked["id"], "result": {
+                "role": "assistant", "content": {"type": "text", "text": "yes"}, "model": "m"}})
+            answer = await got()
+            assert answer["id"] == 9 and answer["result"]["content"][0]["text"] == "yes"
+
+    asyncio.run(main())
+
+
+def test_requests_answered_later_keep_their_own_arguments():
+    # A frame is read where picows holds it: a handler that reads its arguments after
+    # later frames arrived must see its own.
+    async def main():
+        async with app_session(make_server([])) as (_, _, transport, listener):
+            transport.send(picows.WSMsgType.TEXT, json.dumps(INIT).encode())
+            await asyncio.wait_for(listener.got.get(), 5)
+            transport.send(picows.WSMsgType.TEXT, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            texts = {i: f"text {i} " + "x" * (i * 37 % 300) for i in range(1, 41)}
+            for i, text in texts.items():
+                transport.send(picows.WSMsgType.TEXT, json.dumps({
+                    "jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "later", "arguments": {"text": text}}}).encode())
+            answers = {}
+            while len(answers) < len(texts):
+                answer = await asyncio.wait_for(listener.got.get(), 5)
+                answers[answer["id"]] = answer["result"]["content"][0]["text"]
+            assert answers == texts
+
+    asyncio.run(main())
+
+
+def test_a_connection_with_only_feed_gets_every_frame():
+    # The transport contract's required methods only: every whole message goes to feed.
+    from mcpfast.transports.websocket import serve_websocket
+
+    class Recorder:
+        def __init__(self, send: Any) -> None:
+            self.send = send
+            self.fed: list = []
+            self.closed: list = []
+
+        def feed(self, frame: Any, channel: Any = None) -> bool:
+            self.fed.append(bytes(frame))
+            self.send(b'{"fed":%d}' % len(self.fed))
+            return True
+
+        def feed_error(self, exc: BaseException, channel: Any = None) -> bool:
+            return True
+
+        def close(self, exc: Any = None) -> None:
+            self.closed.append(exc)
+
+    async def main():
+        made: list = []
+
+        def factory(send: Any) -> Recorder:
+            made.append(Recorder(send))
+            return made[-1]
+
+        async with raw_session(lambda ready: serve_websocket(factory, "127.0.0.1", 0, ready=ready)) as (
+                _, _, transport, listener):
+            frames = [json.dumps(INIT).encode(), b"{not json", b'[{"jsonrpc":"2.0","method":"x"}]']
+            for frame in frames:
+                transport.send(picows.WSMsgType.TEXT, frame)
+            transport.send(picows.WSMsgType.TEXT, b'{"a":', fin=False)
+            transport.send(picows.WSMsgType.CONTINUATION, b"1}", fin=True)
+            for n in range(1, 5):
+                assert await asyncio.wait_for(listener.got.get(), 5) == {"fed": n}
+            assert made[0].fed == frames + [b'{"a":1}']
+            transport.disconnect()
+            await transport.wait_disconnected()
+            for _ in range(100):
+                if made[0].closed:
+                    break
+                await asyncio.sleep(0.01)
+            assert made[0].closed == [None]
+
+    asyncio.run(main())
+
+
+def test_the_compiled_listener_refuses_another_picows():
+    # It reads picows's classes by the C layout of the release it was built with.
+    import subprocess
+    import sys
+
+    from mcpfast.transports.ws_listener import PICOWS_BUILT_WITH
+
+    assert PICOWS_BUILT_WITH == picows.__version__
+    code = ("import picows\npicows.__version__ = '0.0.1'\n"
+            "try:\n    import mcpfast.transports.ws_listener\n"
+            "except ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert f"built with picows {PICOWS_BUILT_WITH}, but picows 0.0.1 is installed" in out.stdout, out
+    assert f"install picows=={PICOWS_BUILT_WITH}" in out.stdout
+
+
 def test_binary_frames_close_with_1003_and_oversize_with_1009():
     async def main():
         task, port = await serving(make_server([]), max_frame_size=1024)
@@ -196,6 +359,35 @@ def test_a_client_that_goes_away_cancels_its_requests():
             assert cancelled == ["hang"]
         finally:
             await stop(task)
+
+    asyncio.run(main())
+
+
+def test_stopping_the_server_closes_open_sockets_with_1001():
+    # Shutdown does not wait for clients to leave: each open socket is closed (going
+    # away), which cancels what its requests still run.
+    async def main():
+        cancelled: list = []
+        async with app_session(make_server(cancelled)) as (task, port, transport, listener):
+            transport.send(picows.WSMsgType.TEXT, json.dumps(INIT).encode())
+            await asyncio.wait_for(listener.got.get(), 5)
+            transport.send(picows.WSMsgType.TEXT, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}
+            transport.send(picows.WSMsgType.TEXT, json.dumps(call).encode())
+            idle_transport, idle_listener = await raw(port)
+            await asyncio.sleep(0.05)
+            task.cancel()
+            done, _ = await asyncio.wait([task], timeout=5)
+            assert done, "the server still runs with clients connected"
+            for got in (listener.got, idle_listener.got):
+                assert await asyncio.wait_for(got.get(), 5) == ("close", picows.WSCloseCode.GOING_AWAY)
+            await asyncio.wait_for(transport.wait_disconnected(), 5)
+            await asyncio.wait_for(idle_transport.wait_disconnected(), 5)
+            for _ in range(50):
+                if cancelled:
+                    break
+                await asyncio.sleep(0.02)
+            assert cancelled == ["hang"]
 
     asyncio.run(main())
 

@@ -35,6 +35,7 @@ cdef bytes unwritable():
                           json_error_body(-32603, "Internal error: the response could not be written"))
 
 
+@cython.auto_pickle(False)
 @cython.final
 cdef class HTTPServerProtocol:
     """One HTTP/1.1 connection to the endpoint (mcpfast.transports.http.server's docstring).

@@ -52,6 +52,7 @@ cdef dict _ROUTING_PROBLEMS = _routing_headers.ROUTING_PROBLEMS
 cdef object _UNJUDGED = object()
 
 
+@cython.auto_pickle(False)
 @cython.final
 cdef class LastJudged:
     """The last verdict judged and the (up to six) values it was judged for, the very
@@ -73,6 +74,7 @@ cdef class LastJudged:
         self.judged = True
 
 
+@cython.auto_pickle(False)
 @cython.final
 cdef class PostFront:
     """The endpoint's front door (module docstring). ``endpoint``: a

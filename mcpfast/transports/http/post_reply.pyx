@@ -45,6 +45,7 @@ cdef tuple _JSON = ("json", None)
 cdef tuple _SSE = ("sse", None)
 
 
+@cython.auto_pickle(False)
 cdef class PostReply:
     """The reply channel of one POST (module docstring). ``side(frame)``: where related
     messages go in JSON-only mode; ``new_stream()``: the SSE stream of the answer;
@@ -136,6 +137,7 @@ cdef inline PostReply _new_reply(bint json_only, object side, object new_stream,
     return reply
 
 
+@cython.auto_pickle(False)
 cdef class Leg:
     """The idle connections of one stateless leg (a protocol version of stateless mode, or
     the 2026-07-28 leg). ``make()`` makes a connection for it; a connection with the
@@ -199,6 +201,7 @@ cdef Lease _new_lease(object connection, Leg leg):
     return lease
 
 
+@cython.auto_pickle(False)
 cdef class Lease:
     """A connection serving one stateless POST: ``release()`` once the POST is answered
     (back to its leg when it can serve another: its ``recycle()`` says so, else closed),
@@ -291,6 +294,7 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
     return endpoint._answer(session, connection, reply, message, admit, lease)
 
 
+@cython.auto_pickle(False)
 @cython.final
 cdef class ErrorStatuses:
     """An ``admit`` for feed_post and the endpoint: gives a JSON answer that is a JSON-RPC

@@ -17,7 +17,7 @@ named by whatever hostname its deployment uses: give ``allowed_hosts`` for it).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from mcpfast._bounded_memo import remember
 
@@ -26,6 +26,8 @@ __all__ = ["HostPolicy", "LOOPBACK_HOSTS"]
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Verdicts kept per policy, by (Host, Origin) as sent.
 _VERDICTS_KEPT = 256
+# What a verdict lookup answers for values never judged (a kept verdict may be None).
+_UNJUDGED: Any = object()
 
 
 def _matches(value: str, patterns: tuple[str, ...]) -> bool:
@@ -75,10 +77,11 @@ class HostPolicy:
         if not self.enabled:
             return None
         key = (host, origin)
-        verdicts = self._verdicts
-        if key in verdicts:
-            return verdicts[key]
-        return remember(verdicts, key, self._check(host, origin), _VERDICTS_KEPT)
+        # One lookup: a kept verdict is None (allowed) or a tuple, never _UNJUDGED.
+        verdict = self._verdicts.get(key, _UNJUDGED)
+        if verdict is not _UNJUDGED:
+            return verdict
+        return remember(self._verdicts, key, self._check(host, origin), _VERDICTS_KEPT)
 
     def _check(self, host: Optional[str], origin: Optional[str]) -> Optional[tuple[int, str]]:
         if host is None or not _matches(host.lower(), self.allowed_hosts):
