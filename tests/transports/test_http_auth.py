@@ -232,6 +232,26 @@ def test_stateless_requests_carry_their_own_token():
     run(main())
 
 
+def test_2026_requests_carry_their_own_token():
+    # The 2026-07-28 leg's connections are reused: each request's handler sees the token
+    # that came with it, never the one before.
+    from .test_http_2026 import post_2026
+
+    def call_2026(token: str) -> HTTPRequest:
+        req = post_2026("tools/call", {"name": "whoami", "arguments": {}}, name="whoami")
+        req.headers.update(bearer(token))
+        return req
+
+    async def main():
+        endpoint = make_server().http_endpoint(auth=make_auth())
+        for token, expected in (("bob", "bob:bob"), ("alice-1", "alice:alice-1"), ("bob", "bob:bob")):
+            assert text_of(await answer(endpoint.handle(call_2026(token)))) == expected
+        assert (await answer(endpoint.handle(call_2026("unknown")))).status == 401
+        endpoint.close()
+
+    run(main())
+
+
 def test_without_auth_ctx_auth_is_none():
     async def main():
         endpoint = make_server().http_endpoint(stateless=True)

@@ -17,6 +17,8 @@ from mcpfast.transports.http.post_reply import (
     ErrorStatuses,
     Leg,
     PostReply,
+    bind_token,
+    feed_leased,
     feed_post,
     single_lease,
 )
@@ -337,6 +339,36 @@ def test_a_request_goes_to_feed_request_and_anything_else_to_feed_message(leased
     response = feed_post(Endpoint(), None, connection, notification, b"", False, None, lease)
     assert response.status == 202
     assert connection.requests == [request] and [m for m, _ in connection.fed] == [notification]
+
+
+class Bound(Fed):
+    """A Fed connection that answers with the token it was bound to when fed."""
+
+    auth: Any = None
+
+    def feed_message(self, message: Any, channel: PostReply) -> bool:
+        self.fed.append((message, self.auth))
+        channel.respond(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        return True
+
+
+def test_feed_leased_binds_the_token_first_and_feeds_the_leased_connection():
+    connection = Bound("inline")
+    leg, lease = lease_of(connection)
+    admitted = []
+
+    def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
+        admitted.append(frame)
+        return response
+
+    response = feed_leased(Endpoint(), lease, "m", b"", False, admit, "token-1", {"h": "v"})
+    assert response.status == 200 and connection.fed == [("m", "token-1")]
+    assert admitted == [b'{"jsonrpc":"2.0","id":1,"result":{}}'] and len(leg) == 1
+    # Without a token the connection keeps what it had (the leg's recycle resets it).
+    feed_leased(Endpoint(), leg.lease(), "n", b"", False, None, None)
+    assert connection.fed[-1] == ("n", "token-1")
+    bind_token(connection, None)
+    assert connection.auth is None
 
 
 def test_admit_sees_the_response_and_its_frame():

@@ -93,6 +93,8 @@ from mcpfast.transports.http.post_reply import (
     Lease,
     Leg,
     PostReply,
+    bind_token,
+    feed_leased,
     feed_post,
     single_lease,
 )
@@ -182,11 +184,6 @@ def _accepts(accept: str, media_type: str) -> bool:
                 continue
             return True
     return False
-
-
-def _bind(connection: Connection, token: AccessToken) -> None:
-    # The contract's optional ``auth`` attribute: what handlers read as ctx.auth.
-    connection.auth = token  # type: ignore[attr-defined]
 
 
 class HTTPEndpoint(Protocol):
@@ -390,8 +387,6 @@ class StreamableHTTPEndpoint:
     def _post_undecodable(exc: DecodeError) -> HTTPResponse:
         return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
 
-    _bind_token = staticmethod(_bind)
-
     def _post_decoded(self, headers: dict[str, str], body: bytes, message: Any,
                       verdict: _PostVerdict, token: Optional[AccessToken]) -> Outcome:
         """A POST past the front door's checks, its body decoded to ``message``; the
@@ -414,9 +409,7 @@ class StreamableHTTPEndpoint:
             # Stateless mode: a connection per POST. An initialize gets a new one, closed
             # once answered; the others reuse an idle one of their version (Leg).
             lease = single_lease(self.factory(_drop_outside)) if initialize else leg.lease()
-            if token is not None:
-                _bind(lease.connection, token)
-            return feed_post(self, None, lease.connection, message, body, json_only, None, lease)
+            return feed_leased(self, lease, message, body, json_only, None, token)
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
@@ -528,11 +521,8 @@ class StreamableHTTPEndpoint:
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
-        lease = self._leg_2026.lease()
-        if token is not None:
-            _bind(lease.connection, token)
-        return feed_post(self, None, lease.connection, message, body, json_only, _status_2026,
-                         lease, headers)
+        return feed_leased(self, self._leg_2026.lease(), message, body, json_only, _status_2026,
+                           token, headers)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -544,7 +534,7 @@ class StreamableHTTPEndpoint:
             # exist (the same 404, so that ids cannot be probed).
             if token is None or token.subject != session.principal:
                 return None
-            _bind(session.connection, token)  # the newest token, for ctx.auth
+            bind_token(session.connection, token)  # the newest token, for ctx.auth
         session.touch()
         return session
 
@@ -575,7 +565,7 @@ class StreamableHTTPEndpoint:
         session.prime = type(requested) is str and requested >= "2025-11-25"
         if token is not None:
             session.principal = token.subject
-            _bind(session.connection, token)
+            bind_token(session.connection, token)
 
         def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
             if frame is not None and type(decode(frame)) is Response:

@@ -38,7 +38,6 @@ cdef class PostFront:
     cdef object _undecodable
     cdef object _post_2026
     cdef object _post_decoded
-    cdef object _bind
 
     cpdef object handle(self, HTTPRequest request)
     cpdef object post(self, HTTPRequest request, object token)

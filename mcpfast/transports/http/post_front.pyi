@@ -19,7 +19,7 @@ class PostFront:
     """The endpoint's front door (module docstring). ``endpoint``: a
     StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
     ``_handle``, ``_post_verdict``, ``_post_refused``, ``_post_undecodable``,
-    ``_post_2026``, ``_post_decoded`` and ``_bind_token`` are looked up once, here;
+    ``_post_2026`` and ``_post_decoded`` are looked up once, here;
     ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers."""
 
     path: str

@@ -24,7 +24,7 @@ cimport cython
 
 from mcpfast._core.http_messages cimport HTTPRequest
 from mcpfast._core.messages cimport Request
-from mcpfast.transports.http.post_reply cimport Lease, Leg, feed_post
+from mcpfast.transports.http.post_reply cimport Leg, feed_leased
 
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast.protocol import meta_keys, methods
@@ -80,7 +80,7 @@ cdef class PostFront:
     """The endpoint's front door (module docstring). ``endpoint``: a
     StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
     ``_handle``, ``_post_verdict``, ``_post_refused``, ``_post_undecodable``,
-    ``_post_2026``, ``_post_decoded`` and ``_bind_token`` are looked up once, here;
+    ``_post_2026`` and ``_post_decoded`` are looked up once, here;
     ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers."""
 
     def __init__(self, endpoint, str path, auth, Py_ssize_t max_body_size, statuses_2026):
@@ -97,7 +97,6 @@ cdef class PostFront:
         self._undecodable = endpoint._post_undecodable
         self._post_2026 = endpoint._post_2026
         self._post_decoded = endpoint._post_decoded
-        self._bind = endpoint._bind_token
         self._last_verdict = LastJudged()
         self._last_problem = LastJudged()
 
@@ -110,7 +109,6 @@ cdef class PostFront:
     cpdef object post(self, HTTPRequest request, object token):
         """A POST to the endpoint's path, its bearer token (if any) accepted."""
         cdef tuple verdict
-        cdef Lease lease
         cdef dict headers
         # A dict, as the servers make them: its get() is then a C call. Another mapping
         # (middleware may set one) is read into a dict first.
@@ -146,11 +144,8 @@ cdef class PostFront:
                                           verdict, token)
             leg = verdict[6]
             if leg is not None and (<Request>message).method != _INITIALIZE:
-                lease = (<Leg>leg).lease()
-                if token is not None:
-                    self._bind(lease.connection, token)
-                return feed_post(self._endpoint, None, lease.connection, message, body,
-                                 verdict[1], None, lease)
+                return feed_leased(self._endpoint, (<Leg>leg).lease(), message, body,
+                                   verdict[1], None, token)
         return self._post_decoded(headers, body, message, verdict, token)
 
     cdef tuple _verdict(self, host, origin, content_type, accept, version_header):
@@ -187,7 +182,6 @@ cdef class PostFront:
         # headers were found to match such a body before (ROUTING_PROBLEMS, by the values
         # compared): to the leg's connection. Anything else (no _meta or version, a
         # mismatch, values of other types, a listen) is the endpoint's _post_2026.
-        cdef Lease lease
         method = message.method
         params = message.params
         if method != _LISTEN and type(params) is dict:
@@ -201,9 +195,7 @@ cdef class PostFront:
                         version_header, headers.get(_MCP_METHOD), headers.get(_MCP_NAME),
                         body_version, method, body_name)
                     if problem is None:
-                        lease = self._leg_2026.lease()
-                        if token is not None:
-                            self._bind(lease.connection, token)
-                        return feed_post(self._endpoint, None, lease.connection, message, body,
-                                         verdict[1], self._statuses_2026, lease, headers)
+                        return feed_leased(self._endpoint, self._leg_2026.lease(), message,
+                                           body, verdict[1], self._statuses_2026, token,
+                                           headers)
         return self._post_2026(headers, body, message, verdict[1], verdict[2], token)

@@ -50,3 +50,6 @@ cpdef Lease single_lease(object connection)
 cpdef object feed_post(object endpoint, object session, object connection, object message,
                        object body, bint json_only, object admit, Lease lease=*,
                        object headers=*)
+cpdef bind_token(object connection, object token)
+cpdef object feed_leased(object endpoint, Lease lease, object message, object body,
+                         bint json_only, object admit, object token, object headers=*)

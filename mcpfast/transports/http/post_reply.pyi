@@ -69,3 +69,12 @@ def feed_post(endpoint: Any, session: Any, connection: Connection, message: Any,
               lease: Optional[Lease] = None, headers: Optional[dict[str, str]] = None
               ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
     """Feed a POST's decoded message into its connection (see the compiled module)."""
+
+def bind_token(connection: Connection, token: Any) -> None:
+    """Give ``connection`` the caller's verified access token (its ``auth``: ctx.auth)."""
+
+def feed_leased(endpoint: Any, lease: Lease, message: Any, body: bytes, json_only: bool,
+                admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
+                token: Any, headers: Optional[dict[str, str]] = None
+                ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
+    """feed_post of a stateless POST into its leased connection, bound to ``token`` first."""

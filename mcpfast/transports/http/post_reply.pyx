@@ -14,7 +14,9 @@ taken from its leg's idle connections (or made) and given back once the POST is 
 
 :func:`feed_post`: the message of a POST into its connection, with a fresh PostReply;
 the answer when it is known at once (202, or the JSON response of a request answered
-while fed), else what the endpoint's slower methods make of it.
+while fed), else what the endpoint's slower methods make of it. :func:`feed_leased`: the
+same for a stateless POST's leased connection, bound to the caller's token first
+(:func:`bind_token`).
 
 Nothing here decides an MCP rule: the endpoint (Python) checks the request and chooses the
 connection; this only moves the message in and the answer out. Why compiled: these were
@@ -292,6 +294,22 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
             return (<ErrorStatuses>admit).apply(response, frame)  # without a Python call
         return admit(response, frame)
     return endpoint._answer(session, connection, reply, message, admit, lease)
+
+
+cpdef bind_token(object connection, object token):
+    """Give ``connection`` the caller's verified access token: the transport contract's
+    optional ``auth`` attribute, what its handlers read as ``ctx.auth``."""
+    connection.auth = token
+
+
+cpdef object feed_leased(object endpoint, Lease lease, object message, object body,
+                         bint json_only, object admit, object token, object headers=None):
+    """:func:`feed_post` of a stateless POST into its leased connection, bound first to
+    ``token`` (the caller's verified access token; None without auth)."""
+    connection = lease.connection
+    if token is not None:
+        bind_token(connection, token)
+    return feed_post(endpoint, None, connection, message, body, json_only, admit, lease, headers)
 
 
 @cython.auto_pickle(False)
