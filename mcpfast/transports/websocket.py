@@ -14,7 +14,8 @@ Server (:func:`serve_websocket`): the upgrade is refused with 404 on another pat
 403 when Host / Origin fail the :class:`~mcpfast.transports.http.HostPolicy`, and 400 when
 the client offers subprotocols without ``mcp`` (a client offering none is served, without
 the header). A binary frame closes the socket with 1003 (unsupported data); a message
-over ``max_frame_size`` with 1009 (message too big); a malformed JSON text is answered
+over ``max_frame_size`` with 1009 (message too big; a message in several frames counts
+whole), frames of a message out of order with 1002; a malformed JSON text is answered
 -32700 and the socket goes on. The peer going away closes the connection, which cancels
 what its requests still run.
 
@@ -98,7 +99,8 @@ async def serve_websocket(
                                              f"{SUBPROTOCOL!r}, offered {offered}")
             extra["Sec-WebSocket-Protocol"] = SUBPROTOCOL
         response = picows.WSUpgradeResponse.create_101_response(extra_headers=extra)
-        return picows.WSUpgradeResponseWithListener(response, listener_class(factory, live))
+        return picows.WSUpgradeResponseWithListener(response,
+                                                    listener_class(factory, live, max_frame_size))
 
     server = await picows.ws_create_server(upgrade, host, port, max_frame_size=max_frame_size,
                                            enable_auto_pong=True)
@@ -153,9 +155,9 @@ async def open_websocket(url: str, factory: Callable[[Callable[[bytes], None]], 
     listener_class = _listener_class()
     extra = {"Sec-WebSocket-Protocol": SUBPROTOCOL, **(headers or {})}
     try:
-        transport, listener = await picows.ws_connect(lambda: listener_class(factory), url,
-                                                      extra_headers=extra,
-                                                      max_frame_size=max_frame_size)
+        transport, listener = await picows.ws_connect(
+            lambda: listener_class(factory, None, max_frame_size), url, extra_headers=extra,
+            max_frame_size=max_frame_size)
     except picows.WSError as exc:
         raise ConnectionError(f"cannot open {url}: {exc}") from exc
     return WebSocketClientStream(transport, listener)

@@ -6,9 +6,11 @@ frame (the usual case) is decoded where picows holds it and fed as a message: a 
 to the connection's ``feed_request``, anything else to ``feed_message`` (the transport
 contract's optional methods; a connection without them gets ``feed``). A frame that does
 not decode goes to ``feed``, which answers it (-32700 / -32600) and the socket goes on.
-A message in several frames is joined, then fed the same way. A binary frame closes the
-socket with 1003, a close frame is answered and the socket closed; the socket going away
-closes the connection. ``live``: a set the listener is in while its socket is open (a
+A message in several frames is joined, then fed the same way; it is bounded by
+``max_message_size`` as a whole (1009 past it), and frames out of order (a continuation
+with no message begun, a new message before the last ended) close the socket with 1002.
+A binary frame closes the socket with 1003, a close frame is answered and the socket
+closed; the socket going away closes the connection. ``live``: a set the listener is in while its socket is open (a
 server's, to close them all with 1001 when it shuts down: :meth:`MCPListener.going_away`).
 
 Why compiled: picows calls its listener through a C method table; a Python subclass is
@@ -27,6 +29,7 @@ from mcpfast._core.messages cimport Request
 import picows
 
 from mcpfast._core.decode import DecodeError, decode
+from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE as _DEFAULT_MAX_FRAME_SIZE
 
 cdef extern from *:
     """
@@ -53,11 +56,15 @@ cdef class MCPListener(WSListener):
     (module docstring). ``send(frame)``: one text frame (ConnectionError once the socket
     is closed)."""
 
-    def __init__(self, factory, live=None):
+    def __init__(self, factory, live=None, Py_ssize_t max_message_size=_DEFAULT_MAX_FRAME_SIZE):
+        if max_message_size < 1:
+            raise ValueError(f"max_message_size must be >= 1, got {max_message_size}")
         self.factory = factory
         self.conn = None
         self._transport = None
         self._parts = []
+        self._parts_size = 0
+        self.max_message_size = max_message_size
         self._live = live
 
     def __reduce__(self):
@@ -97,16 +104,30 @@ cdef class MCPListener(WSListener):
             if self.conn is not None:
                 self._deliver(frame.get_payload_as_memoryview())
         elif kind == WSMsgType.TEXT or kind == WSMsgType.CONTINUATION:
+            # A text message in pieces: a TEXT frame starts it, CONTINUATION frames follow
+            # (RFC 6455 5.4; picows checks each frame, not their order), and the whole
+            # message is bounded as a single frame is.
+            if (kind == WSMsgType.TEXT) == (len(self._parts) > 0):
+                self._refuse(transport, WSCloseCode.PROTOCOL_ERROR,
+                             b"a continuation frame without a message begun"
+                             if kind == WSMsgType.CONTINUATION else
+                             b"a new message before the last one ended")
+                return
+            self._parts_size += frame.payload_size
+            if self._parts_size > self.max_message_size:
+                self._refuse(transport, WSCloseCode.MESSAGE_TOO_BIG,
+                             b"the message is larger than the limit")
+                return
             self._parts.append(frame.get_payload_as_bytes())
             if frame.fin:
                 message = b"".join(self._parts)
                 self._parts = []
+                self._parts_size = 0
                 if self.conn is not None:
                     self._deliver(message)
         elif kind == WSMsgType.BINARY:
-            transport.send_close(WSCloseCode.UNSUPPORTED_DATA,
-                                 b"MCP over WebSocket uses text frames")
-            transport.disconnect()
+            self._refuse(transport, WSCloseCode.UNSUPPORTED_DATA,
+                         b"MCP over WebSocket uses text frames")
         elif kind == WSMsgType.CLOSE:
             transport.send_close(frame.get_close_code())
             transport.disconnect()
@@ -116,6 +137,14 @@ cdef class MCPListener(WSListener):
             self._live.discard(self)
         if self.conn is not None:
             self.conn.close(None)
+
+    cdef int _refuse(self, WSTransport transport, WSCloseCode code, bytes reason) except -1:
+        # A frame the binding does not take: the socket is closed with ``code``.
+        self._parts = []
+        self._parts_size = 0
+        transport.send_close(code, reason)
+        transport.disconnect()
+        return 0
 
     cdef int _deliver(self, payload) except -1:
         # One message to the connection: decoded here when the connection takes decoded

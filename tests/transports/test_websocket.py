@@ -286,6 +286,47 @@ def test_a_connection_with_only_feed_gets_every_frame():
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("frames, code", [
+    # A message in pieces is bounded as a whole: 3 x 400 bytes past a 1024-byte limit.
+    ([("text", b"[" + b" " * 399, False), ("cont", b" " * 400, False), ("cont", b" " * 400, True)],
+     picows.WSCloseCode.MESSAGE_TOO_BIG),
+    # Out of order: a continuation with no message begun, a new text before the last ended.
+    ([("cont", b"{}", True)], picows.WSCloseCode.PROTOCOL_ERROR),
+    ([("text", b"{", False), ("text", b"}", True)], picows.WSCloseCode.PROTOCOL_ERROR),
+])
+def test_a_message_in_pieces_is_bounded_and_in_order(frames, code):
+    kinds = {"text": picows.WSMsgType.TEXT, "cont": picows.WSMsgType.CONTINUATION}
+
+    async def main():
+        app = make_server([])
+        serve = lambda ready: app.serve_websocket("127.0.0.1", 0, ready=ready, max_frame_size=1024)  # noqa: E731
+        async with raw_session(serve) as (_, port, transport, listener):
+            for kind, payload, fin in frames:
+                transport.send(kinds[kind], payload, fin=fin)
+            assert await asyncio.wait_for(listener.got.get(), 5) == ("close", code)
+            await asyncio.wait_for(transport.wait_disconnected(), 5)
+            # The server goes on: a new socket is answered, a message in pieces within the
+            # limit included.
+            transport, listener = await raw(port)
+            text = json.dumps(INIT).encode()
+            transport.send(picows.WSMsgType.TEXT, text[:100], fin=False)
+            transport.send(picows.WSMsgType.CONTINUATION, text[100:], fin=True)
+            assert (await asyncio.wait_for(listener.got.get(), 5))["result"]["serverInfo"]["name"] == "ws"
+            transport.disconnect()
+
+    asyncio.run(main())
+
+
+def test_the_message_limit_is_checked():
+    from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
+    from mcpfast.transports.ws_listener import MCPListener
+
+    assert MCPListener(print).max_message_size == DEFAULT_MAX_FRAME_SIZE
+    assert MCPListener(print, None, 10).max_message_size == 10
+    with pytest.raises(ValueError, match="max_message_size must be >= 1"):
+        MCPListener(print, None, 0)
+
+
 def test_the_compiled_listener_refuses_another_picows():
     # It reads picows's classes by the C layout of the release it was built with.
     import subprocess
