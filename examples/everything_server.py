@@ -664,12 +664,15 @@ def main(argv: list[str]) -> None:
         app.run("stdio")
     elif len(argv) == 2 and argv[0] == "tcp":
         app.run("tcp", host="127.0.0.1", port=int(argv[1]))
+    elif len(argv) == 2 and argv[0] == "websocket":
+        app.run("websocket", host="127.0.0.1", port=int(argv[1]))
     elif len(argv) >= 2 and argv[0] == "http":
         # http PORT [stateless] [json]: Streamable HTTP on 127.0.0.1:PORT/mcp
         app.run("http", host="127.0.0.1", port=int(argv[1]),
                 stateless="stateless" in argv[2:], json_response="json" in argv[2:])
     else:
-        sys.exit("usage: everything_server.py [stdio | tcp PORT | http PORT [stateless] [json]]")
+        sys.exit("usage: everything_server.py [stdio | tcp PORT | websocket PORT | "
+                 "http PORT [stateless] [json]]")
 
 
 if __name__ == "__main__":

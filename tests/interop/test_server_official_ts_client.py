@@ -1,8 +1,9 @@
 """The official TypeScript MCP SDK client (npm @modelcontextprotocol/sdk) against mcpfast.
 
 ``tests/interop/ts_client/client.mjs`` reaches ``examples/everything_server.py`` over stdio
-(the SDK's StdioClientTransport starts it) and over Streamable HTTP (the server runs on a
-loopback port; the SDK's StreamableHTTPClientTransport), initializes, lists and calls tools, lists resources
+(the SDK's StdioClientTransport starts it), over Streamable HTTP and over WebSocket (the
+server runs on a loopback port; the SDK's StreamableHTTPClientTransport and
+WebSocketClientTransport, subprotocol ``mcp``), initializes, lists and calls tools, lists resources
 and templates, reads resources, checks two error codes and pings; it prints a JSON report
 this test checks. The SDK validates every result with its own schemas and throws on a
 malformed one, so a passing run also means the SDK accepted every message.
@@ -37,8 +38,8 @@ def _run_client(transport: str = "stdio") -> dict:
     assert node is not None, "node is required for the TypeScript interop test"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    if transport == "http":
-        return _run_client_over_http(node, env)
+    if transport != "stdio":
+        return _run_client_over_network(node, env, transport)
     completed = subprocess.run(
         [node, "client.mjs", sys.executable, str(SERVER)],
         cwd=CLIENT_DIR, capture_output=True, text=True, timeout=90, env=env,
@@ -47,12 +48,24 @@ def _run_client(transport: str = "stdio") -> dict:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def _run_client_over_http(node: str, env: dict) -> dict:
+def _node_options(node: str) -> list[str]:
+    # The SDK's WebSocket transport uses the global WebSocket: Node 22 has it, Node 20
+    # behind a flag.
+    probe = subprocess.run([node, "-e", "process.exit(typeof WebSocket === 'function' ? 0 : 1)"],
+                           capture_output=True, timeout=30)
+    return [] if probe.returncode == 0 else ["--experimental-websocket"]
+
+
+def _run_client_over_network(node: str, env: dict, transport: str) -> dict:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], env=env,
+    server = subprocess.Popen([sys.executable, str(SERVER), transport, str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if transport == "http":
+        command = [node, "client.mjs", "--url", f"http://127.0.0.1:{port}/mcp"]
+    else:
+        command = [node, *_node_options(node), "client.mjs", "--ws", f"ws://127.0.0.1:{port}/mcp"]
     try:
         for _ in range(400):
             try:
@@ -60,10 +73,8 @@ def _run_client_over_http(node: str, env: dict) -> dict:
                 break
             except OSError:
                 time.sleep(0.05)
-        completed = subprocess.run(
-            [node, "client.mjs", "--url", f"http://127.0.0.1:{port}/mcp"],
-            cwd=CLIENT_DIR, capture_output=True, text=True, timeout=90, env=env,
-        )
+        completed = subprocess.run(command, cwd=CLIENT_DIR, capture_output=True, text=True,
+                                   timeout=90, env=env)
     finally:
         server.terminate()
         server.wait(10)
@@ -71,7 +82,7 @@ def _run_client_over_http(node: str, env: dict) -> dict:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["stdio", "http", "websocket"])
 def test_typescript_client_initializes_lists_calls_and_reads(ensure_ts_sdk, transport):
     ensure_ts_sdk(CLIENT_DIR)
     report = _run_client(transport)

@@ -3,6 +3,9 @@
 //
 //   node client.mjs <command> [args...]     (stdio: the server is started as a child)
 //   node client.mjs --url http://host:port/mcp   (Streamable HTTP)
+//   node client.mjs --ws ws://host:port/mcp      (WebSocket, subprotocol "mcp"; needs a
+//                                                 global WebSocket: Node 22, or Node 20
+//                                                 with --experimental-websocket)
 //
 // The report: {serverInfo, protocolVersion, capabilities, tools, calls, resources,
 // templates, reads, errors}. Every result was validated by the SDK's own schemas on the way
@@ -10,6 +13,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { WebSocketClientTransport } from "@modelcontextprotocol/sdk/client/websocket.js";
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {
@@ -19,6 +23,8 @@ if (!command) {
 
 const transport = command === "--url"
   ? new StreamableHTTPClientTransport(new URL(args[0]))
+  : command === "--ws"
+  ? new WebSocketClientTransport(new URL(args[0]))
   : new StdioClientTransport({
     command,
     args,
