@@ -75,8 +75,7 @@ cdef class MCPListener(WSListener):
         """Close the socket with 1001 (going away): the server is shutting down."""
         cdef WSTransport transport = self._transport
         if transport is not None and not transport.is_disconnected:
-            transport.send_close(WSCloseCode.GOING_AWAY, b"the server is shutting down")
-            transport.disconnect()
+            self._refuse(transport, WSCloseCode.GOING_AWAY, b"the server is shutting down")
 
     def send(self, frame):
         """One outgoing frame as a text message (the transport contract's ``send``)."""
@@ -139,7 +138,8 @@ cdef class MCPListener(WSListener):
             self.conn.close(None)
 
     cdef int _refuse(self, WSTransport transport, WSCloseCode code, bytes reason) except -1:
-        # A frame the binding does not take: the socket is closed with ``code``.
+        # The socket closed with ``code`` (a frame the binding does not take, or the
+        # server going away); a message in pieces is dropped.
         self._parts = []
         self._parts_size = 0
         transport.send_close(code, reason)
