@@ -1,6 +1,6 @@
 """What the Redis components share: the client (redis-py's asyncio client, pooled), the
-error of an unreachable Redis, and the one pub/sub connection of a process, which
-reconnects.
+error of an unreachable Redis, the one pub/sub connection of a process, which reconnects,
+and the ordered sending of a component's messages to its channel.
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``)."""
 
@@ -11,7 +11,8 @@ import logging
 import weakref
 from typing import Any, Callable, Iterable, Optional
 
-__all__ = ["ChannelSubscription", "Outage", "RedisUnavailable", "redis_client", "safe_url", "subscribe"]
+__all__ = ["ChannelSubscription", "ChannelWriter", "Outage", "RedisUnavailable", "redis_client", "safe_url",
+           "subscribe"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 # Seconds between reconnection attempts of a subscription, growing to the last.
@@ -111,6 +112,85 @@ async def subscribe(url: str, channel: str, on_message: Callable[[Any], None],
     subscription = ChannelSubscription(hub, channel, on_message, user)
     await hub.add(subscription)
     return subscription
+
+
+class ChannelWriter:
+    """A component's messages to one pub/sub channel, published in the order they were
+    sent, by one task that sends what has queued up meanwhile as one pipeline (one
+    connection, so Redis receives them in that order).
+
+    Why: a publish per task, on the pool's connections, let Redis receive two messages
+    sent one after the other in either order (a relayed stream's end overtaking its last
+    event), and a burst of more messages than the pool has connections failed with "Too
+    many connections". A batch that fails is lost (other processes miss it, as they miss
+    messages while their subscription reconnects): one warning per outage through
+    ``outage``, ``failure`` and then ``recovery`` (formats of ``url`` and ``error``)."""
+
+    __slots__ = ("client", "channel", "url", "outage", "failure", "recovery", "_queue", "_sender")
+
+    def __init__(self, client: Any, channel: str, url: str, outage: Outage, failure: str,
+                 recovery: str) -> None:
+        self.client = client
+        self.channel = channel
+        self.url = url
+        self.outage = outage
+        self.failure = failure
+        self.recovery = recovery
+        self._queue: list[tuple[str, Optional[asyncio.Future[None]]]] = []
+        self._sender: Optional[asyncio.Task[None]] = None
+
+    def send(self, payload: str) -> None:
+        """Queue ``payload`` (sent in the background, after everything sent before it)."""
+        self._enqueue(payload, None)
+
+    async def send_now(self, payload: str) -> None:
+        """Queue ``payload`` and wait until Redis has it (RedisUnavailable if it could not
+        be sent)."""
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._enqueue(payload, sent)
+        await sent
+
+    def pending(self) -> list[asyncio.Task[None]]:
+        """The sending under way (for :func:`close_redis` to wait for)."""
+        return [] if self._sender is None else [self._sender]
+
+    def _enqueue(self, payload: str, sent: Optional[asyncio.Future[None]]) -> None:
+        self._queue.append((payload, sent))
+        if self._sender is None:
+            self._sender = asyncio.get_running_loop().create_task(self._send_queued())
+
+    async def _send_queued(self) -> None:
+        from redis.exceptions import RedisError
+
+        batch: list[tuple[str, Optional[asyncio.Future[None]]]] = []
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                try:
+                    async with self.client.pipeline(transaction=False) as pipe:
+                        for payload, _ in batch:
+                            pipe.publish(self.channel, payload)
+                        await pipe.execute()
+                except (RedisError, OSError) as exc:
+                    url = safe_url(self.url)
+                    self.outage.failed(self.failure.format(url=url, error=exc))
+                    for _, sent in batch:
+                        if sent is not None and not sent.done():
+                            sent.set_exception(RedisUnavailable(f"cannot reach Redis at {url}: {exc}"))
+                    continue
+                self.outage.worked(self.recovery.format(url=safe_url(self.url), error=None))
+                for _, sent in batch:
+                    if sent is not None and not sent.done():
+                        sent.set_result(None)
+        except asyncio.CancelledError:
+            # The loop is going away: whoever waits for a message is told it was not sent.
+            for _, sent in batch + self._queue:
+                if sent is not None and not sent.done():
+                    sent.cancel()
+            self._queue = []
+            raise
+        finally:
+            self._sender = None
 
 
 async def close_redis(pending: Iterable[asyncio.Future[Any]], subscription: Optional[ChannelSubscription],

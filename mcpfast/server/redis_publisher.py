@@ -7,7 +7,7 @@ their connections and their 2026-07-28 ``subscriptions/listen`` streams.
 
 - ``publish(event)`` delivers to this process's subscribers at once (as
   :class:`~mcpfast.server.publisher.LocalPublisher` does) and sends the event to Redis in
-  the background; each process delivers what arrives from the others (its own events come
+  the background, in the order published; each process delivers what arrives from the others (its own events come
   back tagged with its id and are skipped).
 - ``start()`` (the server calls it before serving) connects and subscribes:
   :class:`RedisUnavailable` names the URL when Redis cannot be reached, so a deployment
@@ -31,6 +31,7 @@ from typing import Any, Optional
 from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, ResourceUpdated, Subscriber
 from mcpfast.server.redis_connection import (
     ChannelSubscription,
+    ChannelWriter,
     Outage,
     RedisUnavailable,
     close_redis,
@@ -58,8 +59,10 @@ class RedisPublisher:
         self.origin = secrets.token_hex(8)
         self._local = LocalPublisher()
         self._subscription: Optional[ChannelSubscription] = None
-        self._sending: set[asyncio.Task[None]] = set()
-        self._outage = Outage("RedisPublisher")
+        self._writer = ChannelWriter(
+            self._redis, channel, url, Outage("RedisPublisher"),
+            failure="cannot send events to {url} ({error}); other processes miss them until Redis is back",
+            recovery="sending events to {url} again")
         # Events from other processes delivered here (for tests and monitoring).
         self.received = 0
 
@@ -85,14 +88,12 @@ class RedisPublisher:
         payload = json.dumps({"o": self.origin, "t": type(event).__name__, "v": list(event)},
                              separators=(",", ":"))
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             _LOGGER.warning("RedisPublisher: %s published outside an event loop: delivered in this "
                             "process only", type(event).__name__)
             return delivered
-        task = loop.create_task(self._send(payload))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
+        self._writer.send(payload)
         return delivered
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -106,20 +107,9 @@ class RedisPublisher:
     async def close(self) -> None:
         """Stop listening and close the connections (what is being sent is sent first)."""
         subscription, self._subscription = self._subscription, None
-        await close_redis(self._sending, subscription, self._redis)
+        await close_redis(self._writer.pending(), subscription, self._redis)
 
     # -- Redis --------------------------------------------------------------------------
-
-    async def _send(self, payload: str) -> None:
-        from redis.exceptions import RedisError
-
-        try:
-            await self._redis.publish(self.channel, payload)
-        except (RedisError, OSError) as exc:
-            self._outage.failed(f"cannot send events to {safe_url(self.url)} ({exc}); other "
-                                f"processes miss them until Redis is back")
-            return
-        self._outage.worked(f"sending events to {safe_url(self.url)} again")
 
     def _arrived(self, data: Any) -> None:
         try:

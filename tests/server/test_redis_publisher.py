@@ -69,6 +69,25 @@ def test_events_cross_processes_and_are_not_delivered_twice():
         asyncio.run(main(redis.url))
 
 
+def test_a_burst_of_events_reaches_another_process_whole_and_in_order():
+    # More events at once than the client's connection pool has connections (a log flood).
+    async def main(url: str) -> None:
+        a, b = RedisPublisher(url, channel="t3"), RedisPublisher(url, channel="t3")
+        await a.start()
+        await b.start()
+        on_b = Collecting()
+        b.attach(on_b)
+        await asyncio.sleep(0.05)
+        for n in range(500):
+            a.publish(LogMessage("info", {"n": n}, "app"))
+        await until(lambda: len(on_b.events) >= 500)
+        assert [event.data["n"] for event in on_b.events] == list(range(500))
+        await a.close(), await b.close()
+
+    with redis_server() as redis:
+        asyncio.run(main(redis.url))
+
+
 def test_a_server_client_gets_an_update_published_by_another_server(make_client):
     async def main(url: str) -> None:
         first, second = Server("one"), Server("two")

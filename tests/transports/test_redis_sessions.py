@@ -87,6 +87,9 @@ def test_the_event_store_and_directory_say_when_redis_is_out_of_reach():
             await directory.lookup("x")
         with pytest.raises(RedisUnavailable):
             await directory.create("x", {"init": "{}"}, 10)
+        with pytest.raises(RedisUnavailable, match="cannot reach Redis at redis://127.0.0.1"):
+            await directory.publish({"k": "end", "s": "x"})
+        directory.broadcast({"k": "end", "s": "x"})  # logged once, nothing raised
         await store.close(), await directory.close()
 
     run(main())
@@ -107,7 +110,7 @@ def test_records_expire_update_only_live_records_and_messages_skip_their_sender(
         await one.publish({"k": "end", "s": "s9"})
         await asyncio.sleep(0.3)
         assert (await two.lookup("s1"))["level"] == "debug" and await two.lookup("gone") is None
-        # (a broadcast is sent in the background: no order with the published one)
+        # (the broadcast, sent in the background, is still ahead of the one published after it)
         assert sorted(got_two, key=lambda m: m["k"]) == [{"k": "end", "s": "s9", "o": one.origin},
                                                          {"k": "state", "s": "s1", "b": "{}", "o": one.origin}]
         assert got_one == []
@@ -122,6 +125,30 @@ def test_records_expire_update_only_live_records_and_messages_skip_their_sender(
         await one.create("s2", {"init": "{}"}, 1.0)
         await asyncio.sleep(2.2)
         assert await one.lookup("s2") is None  # expired
+        await one.close(), await two.close()
+
+    with redis_server() as redis:
+        run(main(redis.url))
+
+
+def test_messages_reach_the_other_processes_in_the_order_they_were_sent_even_in_a_burst():
+    # A relayed POST stream's last event and its end are sent one after the other: the end
+    # must not overtake the event. And a burst larger than the client's connection pool
+    # must not fail.
+    async def main(url: str) -> None:
+        one, two = RedisSessionDirectory(url, prefix="d2:"), RedisSessionDirectory(url, prefix="d2:")
+        got: list[dict] = []
+        await one.start(lambda message: None)
+        await two.start(got.append)
+        for n in range(300):
+            one.broadcast({"k": "ev", "t": "s.1", "n": n})
+        await one.publish({"k": "fin", "t": "s.1"})  # waits: everything before it is out
+        for n in range(300, 310):
+            one.broadcast({"k": "ev", "t": "s.1", "n": n})
+        deadline = asyncio.get_running_loop().time() + 5
+        while len(got) < 311 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        assert [m.get("n", "fin") for m in got] == [*range(300), "fin", *range(300, 310)]
         await one.close(), await two.close()
 
     with redis_server() as redis:

@@ -11,7 +11,8 @@ The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mc
 - Messages: JSON on the pub/sub channel ``<prefix>sessions``, tagged with the sender's
   origin so that it skips its own, received on the process's one pub/sub connection
   (:func:`~mcpfast.server.redis_connection.subscribe`: in order with the fan-out's events);
-  ``publish`` waits for Redis, ``broadcast`` does not. The subscription reconnects with
+  ``publish`` waits for Redis, ``broadcast`` does not; both keep the order they were
+  called in (:class:`~mcpfast.server.redis_connection.ChannelWriter`). The subscription reconnects with
   backoff when Redis drops it (messages sent meanwhile are lost: a client's answer then times out on the
   server, as one lost on the network would).
 - Liveness: ``<prefix>alive:<origin>`` is set every 2 s with a 6 s expiry while a process
@@ -33,6 +34,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast.server.redis_connection import (
     ChannelSubscription,
+    ChannelWriter,
     Outage,
     RedisUnavailable,
     close_redis,
@@ -67,6 +69,10 @@ class RedisSessionDirectory:
         self._heartbeat: Optional[asyncio.Task[None]] = None
         self._background: set[asyncio.Task[Any]] = set()
         self._outage = Outage("RedisSessionDirectory")
+        self._writer = ChannelWriter(
+            self._redis, self.channel, url, self._outage,
+            failure="cannot reach Redis at {url}: {error}; sessions are shared again once it is back",
+            recovery="{url} answers again")
 
     def __repr__(self) -> str:
         return f"<RedisSessionDirectory {safe_url(self.url)} prefix={self.prefix!r}>"
@@ -118,12 +124,10 @@ class RedisSessionDirectory:
         self._in_background(lambda: self._redis.delete(key))
 
     def broadcast(self, message: DirectoryMessage) -> None:
-        payload = self._payload(message)
-        self._in_background(lambda: self._redis.publish(self.channel, payload))
+        self._writer.send(self._payload(message))
 
     async def publish(self, message: DirectoryMessage) -> None:
-        payload = self._payload(message)
-        await self._call(lambda: self._redis.publish(self.channel, payload))
+        await self._writer.send_now(self._payload(message))
 
     def _payload(self, message: DirectoryMessage) -> str:
         return json.dumps({**message, "o": self.origin}, separators=(",", ":"))
@@ -152,7 +156,7 @@ class RedisSessionDirectory:
             await asyncio.gather(heartbeat, return_exceptions=True)
             self._in_background(lambda: self._redis.delete(self._alive_key(self.origin)))
         subscription, self._subscription = self._subscription, None
-        await close_redis(self._background, subscription, self._redis)
+        await close_redis([*self._background, *self._writer.pending()], subscription, self._redis)
 
     # -- Redis -------------------------------------------------------------------------
 
