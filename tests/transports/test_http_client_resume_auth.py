@@ -18,6 +18,7 @@ from mcpfast.transports.http.client_auth import (
     HTTPAuth,
     Unauthorized,
 )
+from raw_http import serve_requests, write_whole
 
 SESSION = "resume-session"
 
@@ -43,30 +44,18 @@ class ScriptedServer:
         await self.server.wait_closed()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request_line = (await reader.readline()).decode()
-            method = request_line.split()[0]
-            headers = {}
-            while (line := (await reader.readline()).decode().strip()):
-                name, _, value = line.partition(":")
-                headers[name.lower()] = value.strip()
-            body = await reader.readexactly(int(headers.get("content-length", "0")))
-            await self.answer(method, headers, body, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
+        await serve_requests(reader, writer, self.answer, keep_alive=False)
 
     @staticmethod
     def whole(writer: asyncio.StreamWriter, status: str, body: bytes = b"") -> None:
-        writer.write(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nMcp-Session-Id: {SESSION}\r\n"
-                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        write_whole(writer, status, body, SESSION, close=True)
 
     @staticmethod
     def sse_head(writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
 
-    async def answer(self, method: str, headers: dict, body: bytes, writer: asyncio.StreamWriter) -> None:
+    async def answer(self, method: str, target: str, headers: dict, body: bytes,
+                     writer: asyncio.StreamWriter) -> None:
         if method == "DELETE":
             self.whole(writer, "200 OK")
             return

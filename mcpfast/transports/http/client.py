@@ -13,7 +13,9 @@ HTTP/1.1 on asyncio (uvloop) with httptools' response parser; connections are ke
 and reused, one request at a time each (an SSE answer holds its connection until it ends).
 A POST that fails (connection refused, an HTTP error status without a JSON-RPC body, a
 body over ``max_frame_size``) fails the requests it carried with a JSON-RPC error fed
-back to the connection, so no caller waits forever.
+back to the connection, so no caller waits forever. POSTs leave in the official SDKs'
+order (:mod:`~mcpfast.transports.http.post_order`): a notification or a response is
+answered before anything sent after it leaves; requests go side by side.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.header_values import encode_header_value
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
+from mcpfast.transports.http.post_order import PostOrder, wait_turn
 from mcpfast.transports.http.routing_headers import NAME_SOURCES
 from mcpfast.transports.http.sse import SSEEvent, split_events
 
@@ -266,6 +269,7 @@ class HTTPClientStream:
         # POSTs in progress at once (each holds a connection); the GET stream is apart.
         self._slots = asyncio.Semaphore(max_connections)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._order = PostOrder()
         # POSTs of 2026-07-28 requests in progress, by request id (cancelled by closing them).
         self._stateless_posts: dict[Any, asyncio.Task[Any]] = {}
         self._get_task: Optional[asyncio.Task[None]] = None
@@ -364,7 +368,8 @@ class HTTPClientStream:
             if stream_task is not None:
                 stream_task.cancel()
                 return
-        task = self.loop.create_task(self._post(frame, message))
+        task = self.loop.create_task(self._post(frame, message, self._order.turn()))
+        self._order.posted(message, task)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if type(message) is Request and routing_headers_present(message.params):
@@ -373,7 +378,8 @@ class HTTPClientStream:
             task.add_done_callback(lambda done: self._stateless_posts.pop(request_key, None)
                                    if self._stateless_posts.get(request_key) is done else None)
 
-    async def _post(self, frame: bytes, message: Any) -> None:
+    async def _post(self, frame: bytes, message: Any, before: Optional[asyncio.Task[Any]]) -> None:
+        await wait_turn(before)
         initialize = type(message) is Request and message.method == methods.INITIALIZE
         headers = {"Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}
         if type(message) is Request:

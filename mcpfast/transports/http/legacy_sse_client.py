@@ -5,8 +5,9 @@ Streamable HTTP.
 ``.../sse``), waits for its ``endpoint`` event (the URL to post to, resolved against
 ``url``), then feeds every ``message`` event to the connection made by ``factory(send)``.
 Each frame the connection sends is one POST to the endpoint URL (answered 202; the answer
-itself comes on the stream), over keep-alive connections reused one request at a time. A
-POST that fails fails the requests it carried; the stream ending ends the connection.
+itself comes on the stream), over keep-alive connections reused one request at a time, in
+the order of :mod:`~mcpfast.transports.http.post_order`. A POST that fails fails the
+requests it carried; the stream ending ends the connection.
 ``close()`` closes the stream and every connection.
 """
 
@@ -25,6 +26,7 @@ from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import TRANSPORT_ERROR
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client import HTTPTarget, _HTTPConnection, _Response
+from mcpfast.transports.http.post_order import PostOrder, wait_turn
 from mcpfast.transports.http.sse import SSEEvent
 
 __all__ = ["LegacySSEClientStream", "open_sse"]
@@ -49,6 +51,7 @@ class LegacySSEClientStream:
         self.endpoint: asyncio.Future[str] = self.loop.create_future()
         self._idle: list[_HTTPConnection] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._order = PostOrder()
         self._stream_connection: Optional[_HTTPConnection] = None
         self._reader: Optional[asyncio.Task[None]] = None
         self._closed = False
@@ -129,11 +132,18 @@ class LegacySSEClientStream:
         """The connection's writer: one POST per frame."""
         if self._closed:
             raise ConnectionError("the HTTP+SSE transport is closed")
-        task = self.loop.create_task(self._post(bytes(frame)))
+        frame = bytes(frame)
+        try:
+            message: Any = decode(frame)
+        except DecodeError:
+            message = None
+        task = self.loop.create_task(self._post(frame, self._order.turn()))
+        self._order.posted(message, task)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _post(self, frame: bytes) -> None:
+    async def _post(self, frame: bytes, before: Optional[asyncio.Task[Any]]) -> None:
+        await wait_turn(before)
         target = self.post_target
         try:
             if target is None:
