@@ -25,7 +25,8 @@ requests/s). The values of an implementation come from one server process, after
 run. The implementations compared in a row are timed in turn, round after round, with all
 their servers up at once: on a shared machine whose speed drifts by tens of percent within
 a minute, timing one implementation's values after another's compared two moments more
-than two servers. wrk is Debian's package (``scripts/bench`` installs it when missing);
+than two servers; the report takes the ratio of two implementations as the median of the
+rounds' ratios. wrk is Debian's package (``scripts/bench`` installs it when missing);
 without it the rows say so.
 
 pyperf JSON and the status file are written in the harness's format, so the report reads
@@ -374,6 +375,8 @@ def _time_row(row: list[tuple[str, str, harness.Case]], kind: str, connections: 
             continue
         meta = case.pyperf_metadata()
         meta.update({"name": case.name, "unit": "second"})
+        if len(values[impl]) == args.values:
+            meta[harness.PAIRED_ROUNDS] = 1
         run = pyperf.Run(values[impl], metadata=meta, collect_metadata=False)
         pyperf.add_runs(args.output, pyperf.Benchmark([run]))
         outcomes[impl] = (harness.OK, "")

@@ -38,6 +38,10 @@ DISPLAY_CALLS = "calls"      # value: seconds per round trip; shown as round tri
 DISPLAY_LATENCY = "latency"  # value: a latency percentile in seconds
 DISPLAY_CPU = "cpu"          # value: CPU seconds per call; shown per 1,000 calls
 
+# Metadata of a benchmark whose value i was timed in round i of rounds it shared with the
+# other implementations of its case, in turn (1); the report pairs them by round.
+PAIRED_ROUNDS = "paired_rounds"
+
 
 @dataclass
 class Case:

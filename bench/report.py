@@ -8,8 +8,9 @@ mcpfast is faster), the seed design's reference number beside the mcpfast row it
 (bench/reference.json) and the project's targets, each marked PASS or SHORT.  Rows that were not
 timed say why: the library is missing, cannot do the operation, or gave a wrong result.
 
-The machine these run on is shared and noisy: ratios measured in the same run are the headline;
-absolute times are shown with their spread.
+The machine these run on is shared and noisy: ratios measured in the same run are the headline
+(for rows timed round by round in turn, the median of the rounds' ratios); absolute times are
+shown with their spread.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import statistics
 import sys
 from dataclasses import dataclass, field
 
@@ -90,7 +92,14 @@ class Row:
     median: float | None = None
     stdev: float | None = None
     nvalues: int = 0
+    values: list[float] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
+
+    @property
+    def paired(self) -> bool:
+        """Whether value i was timed in round i of rounds shared with the other rows of
+        its case (bench_http: the implementations of a row timed in turn)."""
+        return bool(self.metadata.get(harness.PAIRED_ROUNDS))
 
     @property
     def timed(self) -> bool:
@@ -126,10 +135,17 @@ class CaseResult:
         return row if row is not None and row.timed else None
 
     def speedup(self, impl: str) -> float | None:
-        """How many times faster mcpfast is than ``impl`` here (None when either is untimed)."""
+        """How many times faster mcpfast is than ``impl`` here (None when either is untimed).
+
+        Rows timed round by round in turn give the median of the rounds' own ratios: on a
+        machine whose speed drifts within a minute, two values of one round were timed at
+        nearly the same speed, two medians were not. Otherwise the ratio of the medians."""
         primary, other = self.primary, self.row(impl)
         if primary is None or other is None or not other.timed or not primary.median:
             return None
+        if (primary.paired and other.paired and len(primary.values) == len(other.values) >= 2
+                and all(primary.values)):
+            return statistics.median(o / p for o, p in zip(other.values, primary.values))
         return other.median / primary.median
 
     def rate(self, row: Row) -> float | None:
@@ -185,6 +201,7 @@ def load_results(directory: str) -> list[CaseResult]:
             row.status = harness.OK
             row.median = bench.median()
             row.nvalues = bench.get_nvalue()
+            row.values = list(bench.get_values())
             row.stdev = bench.stdev() if row.nvalues >= 2 else None
             row.metadata = dict(meta)
 

@@ -283,6 +283,29 @@ def test_report_reads_pyperf_results_without_status_files(tmp_path):
     assert "10M ops/s" in report.render(str(tmp_path))
 
 
+def test_report_pairs_rounds_timed_in_turn(tmp_path):
+    # Three rounds on a machine whose speed drifts, mcpfast and the floor timed in turn in
+    # each: by round mcpfast does 0.8, 0.2 and 0.8 of the floor's requests. The median of
+    # the rounds' ratios is 0.8; the ratio of the medians (1.0e-5 / 5.0e-5) would say 0.2,
+    # as the slow phase held two of mcpfast's values and one of the floor's.
+    (tmp_path / "status").mkdir()
+    mcpfast, floor = [1.25e-5, 5.0e-5, 5.0e-5], [1.0e-5, 1.0e-5, 4.0e-5]
+    pyperf.BenchmarkSuite([
+        _benchmark("http/2026/conns_32/rt/mcpfast", mcpfast, **{harness.PAIRED_ROUNDS: 1}),
+        _benchmark("http/2026/conns_32/rt/floor", floor, **{harness.PAIRED_ROUNDS: 1}),
+        _benchmark("http/2026/conns_1/rt/mcpfast", mcpfast),  # not marked: not paired
+        _benchmark("http/2026/conns_1/rt/floor", floor),
+    ]).dump(str(tmp_path / "http.json"))
+    cases = {case.case: case for case in report.load_results(str(tmp_path))}
+    paired, unpaired = cases["http/2026/conns_32/rt"], cases["http/2026/conns_1/rt"]
+    assert paired.row("floor").values == floor
+    assert paired.speedup("floor") == pytest.approx(0.8)
+    assert unpaired.speedup("floor") == pytest.approx(0.2)
+    marks = {(m.case, m.impl): m.verdict for m in report.evaluate(list(cases.values()), [])}
+    assert marks[("http/2026/conns_32/rt", "floor")] == report.PASS
+    assert marks[("http/2026/conns_1/rt", "floor")] == report.SHORT
+
+
 @pytest.mark.parametrize("seconds, text", [
     (2.5e-9, "2.5 ns"), (999e-9, "999 ns"), (1.0e-6, "1 us"), (12.34e-6, "12.3 us"),
     (0.25, "250 ms"), (3.0, "3 s"),
