@@ -22,12 +22,12 @@ any non-2xx answer or socket error makes the row wrong (a fast error is not a fa
 
 Each value is one wrk run of ``--duration`` seconds: seconds per request (the report shows
 requests/s). The values of an implementation come from one server process, after a warm-up
-run. The implementations compared in a row are timed in turn, round after round, with all
-their servers up at once: on a shared machine whose speed drifts by tens of percent within
-a minute, timing one implementation's values after another's compared two moments more
-than two servers; the report takes the ratio of two implementations as the median of the
-rounds' ratios. wrk is Debian's package (``scripts/bench`` installs it when missing);
-without it the rows say so.
+run. The implementations compared in a row are timed in turn, round after round (the order
+reversed every other round), with all their servers up at once: on a shared machine whose
+speed drifts by tens of percent within a minute, timing one implementation's values after
+another's compared two moments more than two servers; the report takes the ratio of two
+implementations as the median of the rounds' ratios. wrk is Debian's package
+(``scripts/bench`` installs it when missing); without it the rows say so.
 
 pyperf JSON and the status file are written in the harness's format, so the report reads
 this group like the others:
@@ -358,8 +358,11 @@ def _time_row(row: list[tuple[str, str, harness.Case]], kind: str, connections: 
         # A warm-up run each (for WebSocket also the check: every answer must be right),
         # then the timed rounds.
         for timed, rounds, seconds in ((False, 1, 1), (True, args.values, args.duration)):
-            for _ in range(rounds):
-                for impl in list(running):
+            for round_number in range(rounds):
+                # In turn, the order reversed every other round (ABBA): a drift during a
+                # round then favours no implementation.
+                order = list(running) if round_number % 2 == 0 else list(reversed(running))
+                for impl in order:
                     try:
                         value = measure(running[impl], seconds)
                     except (RuntimeError, subprocess.TimeoutExpired) as exc:
