@@ -1,13 +1,17 @@
 """Fuzz the Streamable HTTP request path: raw bytes into mcpfast's HTTP/1.1 server.
 
 Sans-socket: an HTTPServerProtocol (httptools parser -> StreamableHTTPEndpoint -> a real
-Server) on a transport double that records what is written. Input: byte 0 says whether a
-valid initialize + notifications/initialized go first (so that later requests can reach a
-session: ``@SID@`` anywhere in the rest is replaced with the minted session id); byte 1
-how the rest is split into reads; the rest is the byte stream a client sends.
+Server) on a transport double that records what is written. Input: byte 0, bit 0: a valid
+initialize + notifications/initialized go first (so that later requests can reach a
+session: ``@SID@`` anywhere in the rest is replaced with the minted session id); bit 1: the
+endpoint runs in stateless mode (no sessions, no prelude: the compiled front door routes
+POSTs straight to its legs). Byte 1: how the rest is split into reads; the rest is the
+byte stream a client sends. On either endpoint a POST with ``MCP-Protocol-Version:
+2026-07-28`` takes the stateless 2026-07-28 leg (routing headers checked against the body).
 Property: nothing raises out of the protocol; everything written parses as a sequence of
 HTTP/1.1 responses (httptools' response parser) with statuses the endpoint documents --
-never 500 -- and every application/json body is one JSON-RPC message.
+never 500 -- and every application/json body is one JSON-RPC message (or, answering a
+2025-03-26 batch, a non-empty array of them).
 """
 
 from __future__ import annotations
@@ -42,6 +46,16 @@ async def slow_echo(text: str, ctx: Context) -> str:
     await ctx.report_progress(1, 2)
     await asyncio.sleep(0)
     return text
+
+
+@app.tool(input_schema={
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}, "query": {"type": "string"}},
+    "required": ["region"],
+})
+def in_region(region: str, query: str = "") -> str:
+    """A tool whose region is mirrored into the Mcp-Param-Region header (2026-07-28)."""
+    return f"{query} in {region}"
 
 
 LOOP = asyncio.new_event_loop()
@@ -114,12 +128,13 @@ class Responses:
         self._headers, self._body = {}, bytearray()
 
 
-async def drive(prelude: bool, split: int, stream: bytes) -> bytes:
-    endpoint = app.http_endpoint(max_body_size=4096, max_sessions=8, keepalive_interval=0.001)
+async def drive(prelude: bool, stateless: bool, split: int, stream: bytes) -> bytes:
+    endpoint = app.http_endpoint(max_body_size=4096, max_sessions=8, keepalive_interval=0.001,
+                                 stateless=stateless)
     protocol = HTTPServerProtocol(endpoint, 0, set())
     transport = Transport(protocol)
     protocol.connection_made(transport)  # type: ignore[arg-type]
-    if prelude:
+    if prelude and not stateless:
         protocol.data_received(post(INIT_BODY))
         for _ in range(5):
             await asyncio.sleep(0)
@@ -143,9 +158,9 @@ async def drive(prelude: bool, split: int, stream: bytes) -> bytes:
 
 def check(data: bytes) -> None:
     choices = Choices(data)
-    prelude = choices.byte() % 2 == 1
+    mode = choices.byte()
     split = choices.byte()
-    out = LOOP.run_until_complete(drive(prelude, split, choices.rest()))
+    out = LOOP.run_until_complete(drive(mode & 1 == 1, mode & 2 == 2, split, choices.rest()))
     responses = Responses()
     parser = responses.parser = httptools.HttpResponseParser(responses)
     try:
@@ -158,7 +173,10 @@ def check(data: bytes) -> None:
     for content_type, body in responses.parsed:
         if content_type == b"application/json" and body:
             message = json.loads(body)
-            assert message.get("jsonrpc") == "2.0", body
+            # A 2025-03-26 batch (the version a request without the header is taken for)
+            # is answered with an array of responses.
+            for item in message if type(message) is list and message else [message]:
+                assert item.get("jsonrpc") == "2.0", body
 
 
 if __name__ == "__main__":
