@@ -47,7 +47,7 @@ PYPERF_ARGS = {
     ("e2e", "quick"): ["--processes", "1", "--values", "2", "--min-time", "0.1"],
     # bench_http.py: wrk runs of --duration seconds, one server process per implementation,
     # the implementations of a row timed in turn (an odd count: the median is one round's).
-    ("http", "full"): ["--values", "5", "--duration", "2"],
+    ("http", "full"): ["--values", "7", "--duration", "2"],
     ("http", "quick"): ["--values", "3", "--duration", "1"],
 }
 # A whole group is stopped after this long (a hung server or extension fails, never stalls).
