@@ -174,9 +174,11 @@ class ChannelWriter:
                 except (RedisError, OSError) as exc:
                     url = safe_url(self.url)
                     self.outage.failed(self.failure.format(url=url, error=exc))
-                    for _, sent in batch:
-                        if sent is not None and not sent.done():
-                            sent.set_exception(RedisUnavailable(f"cannot reach Redis at {url}: {exc}"))
+                    _fail(batch, RedisUnavailable(f"cannot reach Redis at {url}: {exc}"))
+                    continue
+                except Exception as exc:  # not Redis's: said, and the batch's waiters told
+                    _LOGGER.exception("%s: could not publish on %r", self.outage.user, self.channel)
+                    _fail(batch, exc)
                     continue
                 self.outage.worked(self.recovery.format(url=safe_url(self.url), error=None))
                 for _, sent in batch:
@@ -191,6 +193,12 @@ class ChannelWriter:
             raise
         finally:
             self._sender = None
+
+
+def _fail(batch: list[tuple[str, Optional[asyncio.Future[None]]]], exc: BaseException) -> None:
+    for _, sent in batch:
+        if sent is not None and not sent.done():
+            sent.set_exception(exc)
 
 
 async def close_redis(pending: Iterable[asyncio.Future[Any]], subscription: Optional[ChannelSubscription],

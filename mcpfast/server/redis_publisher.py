@@ -7,8 +7,8 @@ their connections and their 2026-07-28 ``subscriptions/listen`` streams.
 
 - ``publish(event)`` delivers to this process's subscribers at once (as
   :class:`~mcpfast.server.publisher.LocalPublisher` does) and sends the event to Redis in
-  the background, in the order published; each process delivers what arrives from the others (its own events come
-  back tagged with its id and are skipped).
+  the background, in the order published; each process delivers what arrives from the
+  others (its own events come back tagged with its id and are skipped).
 - ``start()`` (the server calls it before serving) connects and subscribes:
   :class:`RedisUnavailable` names the URL when Redis cannot be reached, so a deployment
   fails at start instead of serving half its events.

@@ -12,9 +12,9 @@ The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mc
   origin so that it skips its own, received on the process's one pub/sub connection
   (:func:`~mcpfast.server.redis_connection.subscribe`: in order with the fan-out's events);
   ``publish`` waits for Redis, ``broadcast`` does not; both keep the order they were
-  called in (:class:`~mcpfast.server.redis_connection.ChannelWriter`). The subscription reconnects with
-  backoff when Redis drops it (messages sent meanwhile are lost: a client's answer then times out on the
-  server, as one lost on the network would).
+  called in (:class:`~mcpfast.server.redis_connection.ChannelWriter`). The subscription
+  reconnects with backoff when Redis drops it (messages sent meanwhile are lost: a
+  client's answer then times out on the server, as one lost on the network would).
 - Liveness: ``<prefix>alive:<origin>`` is set every 2 s with a 6 s expiry while a process
   runs (``alive``: whether another process's stream can still go on).
 - Redis out of reach: ``start`` raises :class:`RedisUnavailable`; at run time ``create``
