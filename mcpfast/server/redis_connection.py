@@ -17,6 +17,9 @@ __all__ = ["ChannelSubscription", "ChannelWriter", "Outage", "RedisUnavailable",
 _LOGGER = logging.getLogger("mcpfast.server")
 # Seconds between reconnection attempts of a subscription, growing to the last.
 BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
+# A component's connections to Redis at most, and how long a command waits for a free one.
+POOL_CONNECTIONS = 100
+POOL_WAIT = 10.0
 
 
 class RedisUnavailable(ConnectionError):
@@ -53,14 +56,21 @@ def safe_url(url: str) -> str:
 
 
 def redis_client(url: str, user: str) -> Any:
-    """An asyncio Redis client of ``url`` for ``user`` (a class name, for the errors)."""
+    """An asyncio Redis client of ``url`` for ``user`` (a class name, for the errors).
+
+    Its pool holds at most POOL_CONNECTIONS connections, and a command that finds them all
+    busy waits for one (up to POOL_WAIT seconds) instead of failing: redis-py's default
+    pool refuses the 101st concurrent command with "Too many connections", which a burst
+    of requests (session lookups, task reads) reaches at once."""
     try:
         import redis.asyncio as redis_asyncio
     except ImportError:
         raise ImportError(f"{user} needs the redis package: pip install 'mcpfast[redis]'") from None
     if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
         raise ValueError(f"a Redis URL starts with redis://, rediss:// or unix://, got {url!r}")
-    return redis_asyncio.Redis.from_url(url)
+    pool = redis_asyncio.BlockingConnectionPool.from_url(url, max_connections=POOL_CONNECTIONS,
+                                                         timeout=POOL_WAIT)
+    return redis_asyncio.Redis.from_pool(pool)
 
 
 async def _subscribed(client: Any, channels: list[str], url: str) -> Any:

@@ -155,6 +155,28 @@ def test_messages_reach_the_other_processes_in_the_order_they_were_sent_even_in_
         run(main(redis.url))
 
 
+def test_a_burst_of_lookups_waits_for_the_pool_instead_of_failing():
+    # More concurrent commands than a component's pool has connections: they queue for one
+    # (redis-py's default pool refused the 101st with "Too many connections", a 503 here).
+    async def main(url: str) -> None:
+        directory = RedisSessionDirectory(url, prefix="d3:")
+        store = RedisEventStore(url, prefix="d3:")
+        await directory.start(lambda message: None)
+        await store.start()
+        await directory.create("s1", {"init": "{}"}, 60)
+        event_id = store.store("s1.get", b'{"n":1}')
+        store.store("s1.get", b'{"n":2}')
+        await store.written()
+        found = await asyncio.gather(*(directory.lookup("s1") for _ in range(500)),
+                                     *(store.replay_after(event_id) for _ in range(300)))
+        assert found[:500] == [{"init": "{}"}] * 500
+        assert all(replay[1] == [(replay[1][0][0], b'{"n":2}')] for replay in found[500:])
+        await directory.close(), await store.close()
+
+    with redis_server() as redis:
+        run(main(redis.url))
+
+
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 INIT_ELICIT = {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
                "clientInfo": {"name": "t", "version": "1"}}
