@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from mcpfast import connect
 from mcpfast._core.decode import decode
+from mcpfast.transports.http import post_order
 from mcpfast.transports.http.post_order import PostOrder, owes_answer, wait_turn
 from raw_http import serve_requests, write_whole
 
@@ -120,6 +121,25 @@ def test_streamable_http_client_sends_a_notification_before_what_follows_it():
 
 def test_legacy_sse_client_sends_a_notification_before_what_follows_it():
     check(asyncio.run(run_client("/sse")))
+
+
+def test_a_notification_long_unanswered_holds_what_follows_for_a_while_only(monkeypatch):
+    monkeypatch.setattr(post_order, "HOLD", 0.2)
+
+    async def main() -> tuple[list[str], float]:
+        order = PostOrder()
+        sent: list[str] = []
+        hung = asyncio.ensure_future(asyncio.sleep(5))  # a notification's POST, unanswered for long
+        order.posted(decode(b'{"jsonrpc":"2.0","method":"n"}'), hung)
+        start = asyncio.get_running_loop().time()
+        await wait_turn(order.turn())
+        sent.append("request leaves")
+        waited = asyncio.get_running_loop().time() - start
+        hung.cancel()
+        return sent, waited
+
+    sent, waited = asyncio.run(main())
+    assert sent == ["request leaves"] and 0.15 < waited < 2.0
 
 
 def test_post_order_holds_back_only_what_follows_a_message_owing_no_answer():

@@ -8,7 +8,9 @@ it (a server refuses requests before it), a response to the server's question be
 client's next request, a cancellation after the request it cancels. The rule kept here is
 the official SDKs': a message that owes no answer (a notification, a response, a batch of
 those) is delivered -- its POST answered -- before anything sent after it leaves; requests
-leave side by side, each after the messages of the first kind sent before it.
+leave side by side, each after the messages of the first kind sent before it. A server
+that never answers such a POST holds what follows for HOLD seconds at most (the official
+Python SDK's HTTP timeout), then it leaves anyway.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from typing import Any, Optional
 
 from mcpfast._core.messages import Request
 
-__all__ = ["PostOrder", "owes_answer", "wait_turn"]
+__all__ = ["HOLD", "PostOrder", "owes_answer", "wait_turn"]
+
+# Seconds a POST waits at most for the one it follows.
+HOLD = 30.0
 
 
 def owes_answer(message: Any) -> bool:
@@ -53,6 +58,7 @@ class PostOrder:
 
 
 async def wait_turn(before: Optional[asyncio.Task[Any]]) -> None:
-    """Until ``before`` (from :meth:`PostOrder.turn`) has ended, however it ended."""
+    """Until ``before`` (from :meth:`PostOrder.turn`) has ended, however it ended, or HOLD
+    seconds have passed."""
     if before is not None and not before.done():
-        await asyncio.wait((before,))
+        await asyncio.wait((before,), timeout=HOLD)
