@@ -184,16 +184,14 @@ class ChannelWriter:
                 except (RedisError, OSError) as exc:
                     url = safe_url(self.url)
                     self.outage.failed(self.failure.format(url=url, error=exc))
-                    _fail(batch, RedisUnavailable(f"cannot reach Redis at {url}: {exc}"))
+                    _settle(batch, RedisUnavailable(f"cannot reach Redis at {url}: {exc}"))
                     continue
                 except Exception as exc:  # not Redis's: said, and the batch's waiters told
                     _LOGGER.exception("%s: could not publish on %r", self.outage.user, self.channel)
-                    _fail(batch, exc)
+                    _settle(batch, exc)
                     continue
                 self.outage.worked(self.recovery.format(url=safe_url(self.url), error=None))
-                for _, sent in batch:
-                    if sent is not None and not sent.done():
-                        sent.set_result(None)
+                _settle(batch, None)
         except asyncio.CancelledError:
             # The loop is going away: whoever waits for a message is told it was not sent.
             for _, sent in batch + self._queue:
@@ -205,10 +203,14 @@ class ChannelWriter:
             self._sender = None
 
 
-def _fail(batch: list[tuple[str, Optional[asyncio.Future[None]]]], exc: BaseException) -> None:
+def _settle(batch: list[tuple[str, Optional[asyncio.Future[None]]]], exc: Optional[BaseException]) -> None:
+    """Tell whoever waits for a message of ``batch`` that it was sent (``exc`` None) or not."""
     for _, sent in batch:
         if sent is not None and not sent.done():
-            sent.set_exception(exc)
+            if exc is None:
+                sent.set_result(None)
+            else:
+                sent.set_exception(exc)
 
 
 async def close_redis(pending: Iterable[asyncio.Future[Any]], subscription: Optional[ChannelSubscription],

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from mcpfast import connect
 from mcpfast._core.decode import decode
 from mcpfast.transports.http import post_order
-from mcpfast.transports.http.post_order import PostOrder, owes_answer, wait_turn
+from mcpfast.transports.http.post_order import PostOrder, request_ids_of, wait_turn
 from raw_http import serve_requests, write_whole
 
 LATE = 0.3  # seconds the server takes to accept a notification
@@ -173,5 +173,5 @@ def test_post_order_holds_back_only_what_follows_a_message_owing_no_answer():
         < sent.index("r3 leaves")
     assert "n1 leaves" not in sent
     assert sent.index("r2 leaves") < sent.index("r1 answered")  # requests do not wait for requests
-    assert owes_answer(decode(b'[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":1,"method":"a"}]'))
-    assert not owes_answer(decode(b'[{"jsonrpc":"2.0","method":"n"}]')) and not owes_answer(None)
+    assert request_ids_of(decode(b'[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":1,"method":"a"}]'))
+    assert not request_ids_of(decode(b'[{"jsonrpc":"2.0","method":"n"}]')) and not request_ids_of(None)

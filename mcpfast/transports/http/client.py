@@ -40,7 +40,7 @@ from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.header_values import encode_header_value
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
-from mcpfast.transports.http.post_order import PostOrder, wait_turn
+from mcpfast.transports.http.post_order import PostOrder, request_ids_of, wait_turn
 from mcpfast.transports.http.routing_headers import NAME_SOURCES
 from mcpfast.transports.http.sse import SSEEvent, split_events
 
@@ -89,12 +89,6 @@ def _answers_a_request(body: bytes) -> bool:
     except DecodeError:
         return False
     return isinstance(message, (Response, ErrorResponse)) and message.id is not None
-
-
-def request_ids_of(message: Any) -> tuple[Any, ...]:
-    """The ids of the requests in a sent message (one, or a batch)."""
-    items = message if isinstance(message, list) else (message,)
-    return tuple(item.id for item in items if type(item) is Request)
 
 
 class _EventCursor:

@@ -20,18 +20,17 @@ from typing import Any, Optional
 
 from mcpfast._core.messages import Request
 
-__all__ = ["HOLD", "PostOrder", "owes_answer", "wait_turn"]
+__all__ = ["HOLD", "PostOrder", "request_ids_of", "wait_turn"]
 
 # Seconds a POST waits at most for the one it follows.
 HOLD = 30.0
 
 
-def owes_answer(message: Any) -> bool:
-    """Whether a decoded message is a request, or a batch holding one (its POST is
-    answered only when the requests are)."""
-    if type(message) is Request:
-        return True
-    return type(message) is list and any(type(item) is Request for item in message)
+def request_ids_of(message: Any) -> tuple[Any, ...]:
+    """The ids of the requests in a sent message (one, or a batch): none for a message
+    that owes no answer."""
+    items = message if isinstance(message, list) else (message,)
+    return tuple(item.id for item in items if type(item) is Request)
 
 
 class PostOrder:
@@ -53,7 +52,7 @@ class PostOrder:
 
     def posted(self, message: Any, task: asyncio.Task[Any]) -> None:
         """``task`` posts ``message`` (decoded; None when it did not decode)."""
-        if not owes_answer(message):
+        if not request_ids_of(message):
             self._delivering = task
 
 

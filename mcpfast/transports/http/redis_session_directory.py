@@ -52,6 +52,9 @@ DEFAULT_PREFIX = "mcpfast:"
 # and it is taken for dead.
 HEARTBEAT_EVERY = 2.0
 HEARTBEAT_TTL = 6
+# The warnings of an outage of background writes (one when they fail, one when they work).
+_SHARED_AGAIN = "sessions are shared again once it is back"
+_ANSWERS_AGAIN = "{url} answers again"
 
 
 class RedisSessionDirectory:
@@ -71,8 +74,7 @@ class RedisSessionDirectory:
         self._outage = Outage("RedisSessionDirectory")
         self._writer = ChannelWriter(
             self._redis, self.channel, url, self._outage,
-            failure="cannot reach Redis at {url}: {error}; sessions are shared again once it is back",
-            recovery="{url} answers again")
+            failure="cannot reach Redis at {url}: {error}; " + _SHARED_AGAIN, recovery=_ANSWERS_AGAIN)
 
     def __repr__(self) -> str:
         return f"<RedisSessionDirectory {safe_url(self.url)} prefix={self.prefix!r}>"
@@ -147,7 +149,7 @@ class RedisSessionDirectory:
             try:
                 await self._call(self._beat)
             except RedisUnavailable as exc:
-                self._outage.failed(f"{exc}; sessions are shared again once it is back")
+                self._outage.failed(f"{exc}; {_SHARED_AGAIN}")
 
     async def close(self) -> None:
         heartbeat, self._heartbeat = self._heartbeat, None
@@ -177,9 +179,9 @@ class RedisSessionDirectory:
         try:
             await self._call(operation)
         except RedisUnavailable as exc:
-            self._outage.failed(f"{exc}; sessions are shared again once it is back")
+            self._outage.failed(f"{exc}; {_SHARED_AGAIN}")
             return
-        self._outage.worked(f"{safe_url(self.url)} answers again")
+        self._outage.worked(_ANSWERS_AGAIN.format(url=safe_url(self.url)))
 
     def _arrived(self, data: Any) -> None:
         try:
