@@ -114,6 +114,7 @@ EXTENSIONS = [
     ext("mcpfast._core.decode", uses_simdjson=True),
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
+    ext("mcpfast._core.dispatch"),
     ext("mcpfast.transports.http.post_reply"),
     ext("mcpfast.transports.http.post_front"),
     ext("mcpfast.transports.http.http_connection"),

@@ -152,7 +152,8 @@ static inline PyObject *mf_call_without_gc(PyObject *(*fn)(void *), void *arg) {
  * call and a wrapper on every read.  The field must never be NULL (Cython sets object
  * fields to None on allocation).  The PyMemberDef lives as long as the process.
  */
-static int mf_member_descriptor(PyTypeObject *tp, const char *name, Py_ssize_t offset) {
+static int mf_member_descriptor_flags(PyTypeObject *tp, const char *name, Py_ssize_t offset,
+                                      int flags) {
     PyMemberDef *def = (PyMemberDef *)PyMem_RawCalloc(1, sizeof(PyMemberDef));
     if (def == NULL) {
         PyErr_NoMemory();
@@ -161,7 +162,7 @@ static int mf_member_descriptor(PyTypeObject *tp, const char *name, Py_ssize_t o
     def->name = name;
     def->type = T_OBJECT_EX;
     def->offset = offset;
-    def->flags = READONLY;
+    def->flags = flags;
     PyObject *descr = PyDescr_NewMember(tp, def);
     if (descr == NULL) {
         PyMem_RawFree(def);
@@ -171,6 +172,20 @@ static int mf_member_descriptor(PyTypeObject *tp, const char *name, Py_ssize_t o
     Py_DECREF(descr);
     PyType_Modified(tp);
     return status;
+}
+
+static inline int mf_member_descriptor(PyTypeObject *tp, const char *name, Py_ssize_t offset) {
+    return mf_member_descriptor_flags(tp, name, offset, READONLY);
+}
+
+/*
+ * The same, writable (the interpreter specializes the store too: STORE_ATTR_SLOT).  A
+ * field Python code may also delete: T_OBJECT_EX then reads as AttributeError, never NULL
+ * in C (the compiled code using such a field must not meet NULL: it is never deleted).
+ */
+static inline int mf_writable_member_descriptor(PyTypeObject *tp, const char *name,
+                                                Py_ssize_t offset) {
+    return mf_member_descriptor_flags(tp, name, offset, 0);
 }
 
 #endif /* MCPFAST_CPYTHON_COMPAT_H */

@@ -70,5 +70,7 @@ cdef extern from "mcpfast/cpython_compat.h":
     object mf_dict_new_presized(Py_ssize_t n)
     # type.name becomes a read-only member descriptor of the object field at offset.
     int mf_member_descriptor(type cls, const char *name, Py_ssize_t offset) except -1
+    # The same, writable.
+    int mf_writable_member_descriptor(type cls, const char *name, Py_ssize_t offset) except -1
     # fn(arg) with the cyclic collector paused: no finalizer runs meanwhile.
     object mf_call_without_gc(object (*fn)(void *), void *arg)

@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast._core.codec import encode_notification
+from mcpfast._core.dispatch import ContextCore
 from mcpfast.jsonrpc.contract import ReplyChannel
 from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
 
@@ -47,22 +48,21 @@ if TYPE_CHECKING:
 __all__ = ["RequestContext"]
 
 
-class RequestContext:
+class RequestContext(ContextCore):
     """Context of one incoming request or notification (see the module docstring)."""
 
+    # Fields of the compiled ContextCore, which the session's request path reads:
+    # ``progress``; ``shape_result``, applied to the handler's result before it is encoded
+    # (None: sent as it is); ``_channel``, where messages about this request go while it
+    # runs (None: the session's send).
     __slots__ = (
         "session",
         "request_id",
         "method",
         "params",
         "meta",
-        "progress",
         "cancelled",
         "cancel_reason",
-        # Applied to the handler's result before it is encoded (None: sent as it is).
-        "shape_result",
-        # Where messages about this request go while it runs (None: the session's send).
-        "_channel",
         # The session's bookkeeping of a request whose handler runs as a task, set when
         # the task is made (left unset for requests answered inline, which are most):
         # the task, the batch the reply joins (None: none), and whether it started (a

@@ -25,11 +25,12 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Optional
 
+# PLAIN_RESULT_TYPES: result types that are certainly not awaitable (the usual results of
+# handlers and callbacks skip the slower inspect.isawaitable check).
+from mcpfast._core.dispatch import PLAIN_RESULT_TYPES, RouteCore
+
 __all__ = ["Handler", "PLAIN_RESULT_TYPES", "Route", "Router", "is_async_handler"]
 
-# Result types that are certainly not awaitable: the usual results of handlers and
-# callbacks skip the (slower) inspect.isawaitable check.
-PLAIN_RESULT_TYPES = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 Handler = Callable[[Any, Any], Any]
 
@@ -53,10 +54,12 @@ def is_async_handler(handler: Callable[..., Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
-class Route:
-    """A registered handler: ``method``, ``handler`` and ``is_async`` (fixed at creation)."""
+class Route(RouteCore):
+    """A registered handler: ``method``, ``handler`` and ``is_async`` (fixed at creation;
+    the last two are fields of the compiled RouteCore, which the session's request path
+    reads)."""
 
-    __slots__ = ("method", "handler", "is_async")
+    __slots__ = ("method",)
 
     def __init__(self, method: str, handler: Handler, is_async: bool | None = None) -> None:
         if type(method) is not str:

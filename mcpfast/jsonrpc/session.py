@@ -135,6 +135,7 @@ from mcpfast._core.codec import (
     encode_notification,
     encode_response,
 )
+from mcpfast._core.dispatch import SessionCore
 from mcpfast._core.framing import FrameTooLarge
 from mcpfast._core.pending import DEFAULT_CAPACITY
 from mcpfast.jsonrpc.batch import BatchReply
@@ -203,7 +204,7 @@ def _discard(awaitable: Any) -> None:
         awaitable.cancel()
 
 
-class Session:
+class Session(SessionCore):
     """One JSON-RPC 2.0 connection without I/O (see the module docstring).
 
     send: called with each outgoing frame (bytes).
@@ -281,6 +282,7 @@ class Session:
         # Tasks of notification handlers and progress callbacks (kept referenced).
         self._tasks: set[Any] = set()
         self._closed = False
+        self._base_finish = _BASE_FINISH
 
     # -- properties --------------------------------------------------------------------
 
@@ -554,75 +556,43 @@ class Session:
 
     # -- incoming requests -------------------------------------------------------------
 
-    def feed_request(self, req: Request, channel: Optional[ReplyChannel] = None,
-                     batch: Optional[BatchReply] = None) -> None:
-        """Process one decoded Request: what :meth:`feed_message` does with one (it owes a
-        reply), for a transport that tells requests apart itself -- one call less per
-        request. ``batch`` is the session's own (the batch the request is an item of)."""
-        if batch is None:
-            if self._closed:
-                raise ConnectionClosed("feed_request() called on a closed session")
-        else:
-            # A batch's items: the session was open when the batch was fed.
-            batch.owed = True
-        request_id = req.id
-        method = req.method
-        params = req.params
-        ctx = None
-        try:
-            in_flight = self._in_flight
-            if in_flight:
-                if request_id in in_flight:
-                    raise JSONRPCError(
-                        INVALID_REQUEST,
-                        f"Request id {request_id!r} is already in use by a request in progress",
-                    )
-                if len(in_flight) >= self._in_flight_limit:
-                    raise JSONRPCError(
-                        RATE_LIMITED, "Too many requests in progress",
-                        {"limit": self._max_in_flight},
-                    )
-            ctx = self.context_factory(self, request_id, method, params, channel)
-            hook = self.before_dispatch
-            if hook is not None:
-                hook(ctx)
-            route = self._requests.get(method)
-            if route is None:
-                raise MethodNotFound(data={"method": method})
-            if route.is_async:
-                self._start(ctx, batch, route.handler, params, None)
-                return
-            result = route.handler(params, ctx)
-            if type(result) not in PLAIN_RESULT_TYPES and inspect.isawaitable(result):
-                self._start(ctx, batch, None, None, result)
-                return
-            shape = ctx.shape_result
-            if shape is not None:
-                result = shape(result)
-            frame = encode_response(request_id, result)
-        except JSONRPCError as exc:
-            frame = self._error_frame(request_id, method, exc)
-        except Exception as exc:
-            frame = self._internal_error_frame(request_id, method, exc)
-        except CancelledError:
-            # Raised by a handler run inline (nothing here was cancelled): the peer gets the
-            # answer a handler cancelled locally gets, and the transport goes on reading.
-            self._logger.warning("handler for %r (request id %r) raised CancelledError",
-                                 method, request_id)
-            frame = encode_error(request_id, INTERNAL_ERROR, "Request cancelled")
-        # Answered inline (sync handler or error): no task, no bookkeeping.
-        if ctx is not None:
-            if ctx.progress is None and type(ctx).finish is _BASE_FINISH:
-                # What RequestContext.finish does here, without its frame.
-                ctx._channel = None
-            else:
-                ctx.finish()
-        if batch is not None:
-            batch.add(frame)
-        elif channel is None:
-            self._send(frame)
-        else:
-            channel.respond(frame)
+    # feed_request (SessionCore, compiled): a decoded request routed and, when answered
+    # at once, its reply written; it calls the methods below for anything else.
+
+    def _refuse_closed(self) -> None:
+        raise ConnectionClosed("feed_request() called on a closed session")
+
+    def _check_in_flight(self, request_id: Any) -> None:
+        """Refuse a request whose id a running request uses, or one past the limit."""
+        in_flight = self._in_flight
+        if request_id in in_flight:
+            raise JSONRPCError(
+                INVALID_REQUEST,
+                f"Request id {request_id!r} is already in use by a request in progress",
+            )
+        if len(in_flight) >= self._in_flight_limit:
+            raise JSONRPCError(
+                RATE_LIMITED, "Too many requests in progress", {"limit": self._max_in_flight},
+            )
+
+    def _no_route(self, method: str) -> None:
+        raise MethodNotFound(data={"method": method})
+
+    def _failure_frame(self, request_id: Any, method: str, exc: Exception) -> bytes:
+        """The error response of a request whose handling raised ``exc``."""
+        if isinstance(exc, JSONRPCError):
+            return self._error_frame(request_id, method, exc)
+        return self._internal_error_frame(request_id, method, exc)
+
+    def _cancelled_frame(self, request_id: Any, method: str, exc: BaseException) -> bytes:
+        """A handler run inline raised CancelledError (nothing here was cancelled): the
+        peer gets the answer a handler cancelled locally gets, and the transport goes on
+        reading. Any other BaseException goes on up."""
+        if not isinstance(exc, CancelledError):
+            raise exc
+        self._logger.warning("handler for %r (request id %r) raised CancelledError",
+                             method, request_id)
+        return encode_error(request_id, INTERNAL_ERROR, "Request cancelled")
 
     def _task_factory(self) -> Callable[[Coroutine[Any, Any, Any]], TaskLike]:
         # A session runs on one loop: create_task is bound to it on first use.

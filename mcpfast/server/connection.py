@@ -42,7 +42,7 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.protocol.meta_keys import PROTOCOL_VERSION
+from mcpfast.protocol.meta_keys import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
@@ -155,7 +155,9 @@ class ServerConnection:
                 return handshake_context
 
             claim = era.claim
+            claims = era.claims
             version_key = PROTOCOL_VERSION
+            capabilities_key = CLIENT_CAPABILITIES
 
             # Both eras. A handshake request costs one test of _meta (most requests carry
             # none); a 2026-07-28 one is claimed with it (params is then a dict), without a
@@ -175,6 +177,21 @@ class ServerConnection:
                 meta = params.get("_meta") if type(params) is dict else None
                 if type(meta) is dict:
                     ctx.meta = meta
+                    if len(meta) == 2:
+                        # The commonest 2026-07-28 _meta, {version, clientCapabilities: {}}
+                        # (no progress token, level nor clientInfo): its claim is the one
+                        # kept for the version and method (StatelessEra.claims, looked up
+                        # here without claim()'s frame) unless the params bring answers.
+                        version = meta.get(version_key)
+                        capabilities = meta.get(capabilities_key)
+                        if type(version) is str and type(capabilities) is dict and not capabilities:
+                            claimed = claims.get((version, None, method))
+                            if claimed is not None and (
+                                    claimed[1] is not None or not (
+                                        "requestState" in params or "inputResponses" in params)):
+                                ctx.progress = None
+                                ctx.state, ctx._back_channel, ctx.shape_result = claimed
+                                return ctx
                     token = meta.get("progressToken")
                     ctx.progress = (None if token is None or request_id is None
                                     or not is_progress_token(token)
@@ -308,7 +325,7 @@ class ServerConnection:
         hooked = self._hooked = checks[1:] if self._gated else list(checks)
         if len(hooked) == 1:
             # A lone check is the hook itself: one call less per request.
-            self.session.before_dispatch = hooked[0]  # type: ignore[assignment]  # our Contexts
+            self.session.before_dispatch = hooked[0]
         else:
             self.session.before_dispatch = self._run_checks if hooked else None
 

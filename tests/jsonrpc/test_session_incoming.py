@@ -823,3 +823,57 @@ def test_an_inline_answer_finishes_its_context_and_detaches_its_channel(wire, ma
         assert all(ctx.progress is None or ctx.progress.closed for ctx in made)
         made.clear()
     assert finished == [1, 2, 3]
+
+
+def test_a_context_of_any_class_and_a_route_of_any_class_are_served(wire, make_channel):
+    # context_factory may be any callable returning an object with the context's fields,
+    # and the router's dict may hold any object with a handler and is_async: the
+    # compiled request path reads them by attribute when they are not its own classes.
+    class Loose:
+        def __init__(self, session, request_id, method, params, channel=None):
+            self.request_id = request_id
+            self.shape_result = lambda result: {"shaped": result}
+            self.progress = None
+            self._channel = channel
+            self.finished = False
+
+        def finish(self):
+            self.finished = True
+            channel, self._channel = self._channel, None
+            return channel
+
+    class LooseRoute:
+        is_async = False
+
+        @staticmethod
+        def handler(params, ctx):
+            return params["x"]
+
+    made = []
+
+    def factory(*args):
+        made.append(Loose(*args))
+        return made[-1]
+
+    session = Session(wire, context_factory=factory)
+    session.router.requests["m"] = LooseRoute()
+    channel = make_channel()
+    session.feed(request(1, "m", {"x": 7}), channel)
+    assert channel.response_messages() == [{"jsonrpc": "2.0", "id": 1, "result": {"shaped": 7}}]
+    assert made[0].finished and made[0]._channel is None
+
+
+def test_a_hook_set_after_construction_runs(wire):
+    # before_dispatch and context_factory are read per request (the server's connection
+    # changes its checks while serving).
+    seen = []
+    router = Router()
+    router.add_request_handler("m", lambda params, ctx: ctx.request_id)
+    session = Session(wire, router=router)
+    session.feed(request(1, "m"))
+    session.before_dispatch = lambda ctx: seen.append(ctx.method)
+    session.feed(request(2, "m"))
+    session.before_dispatch = None
+    session.feed(request(3, "m"))
+    assert seen == ["m"]
+    assert wire.messages() == [result(1, 1), result(2, 2), result(3, 3)]

@@ -1,0 +1,30 @@
+# SessionCore: the fields the compiled request path reads, set by the Python Session
+# (mcpfast.jsonrpc.session) through member descriptors (dispatch.pyx); RouteCore and
+# ContextCore: the same for a route and a request's context.
+cdef class SessionCore:
+    # False while open, True once closed.
+    cdef object _closed
+    # Incoming requests whose async handler is running, by request id.
+    cdef object _in_flight
+    # The router's dict of request routes (method -> Route).
+    cdef object _requests
+    # Where a frame goes when there is no reply channel.
+    cdef object _send
+    cdef object context_factory
+    cdef object before_dispatch
+    # RequestContext.finish: a context whose class keeps it needs no call to finish.
+    cdef object _base_finish
+    # The last context class found to keep it.
+    cdef object _plain_context_class
+    cdef bint _finishes_plainly(self, object cls) except -1
+
+
+cdef class RouteCore:
+    cdef object handler
+    cdef object is_async
+
+
+cdef class ContextCore:
+    cdef object shape_result
+    cdef object progress
+    cdef object _channel

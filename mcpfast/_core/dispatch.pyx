@@ -1,0 +1,180 @@
+"""The compiled part of a JSON-RPC session: a decoded request routed to its handler and,
+when the handler answers at once, its response written -- the path of every request.
+
+:class:`SessionCore` is the base class of :class:`mcpfast.jsonrpc.session.Session`, which
+keeps everything else in Python (its constructor, notifications, batches, outgoing
+requests, the tasks of async handlers, the error catalogue) and which this module calls
+back for anything but the common case: a request refused before its handler runs (closed
+session, id in use, too many in flight, unknown method), a handler that raises, an async
+one or one returning an awaitable. The rules are the session's (its docstring); this is
+the same steps without a Python frame, the fields they read kept in C.
+
+Why compiled: the session's ``feed_request`` was about a third of the Python bytecodes of
+a request served over HTTP, each of its dozen attribute reads and calls a round through
+the interpreter.
+"""
+cimport cython
+from cpython.object cimport PyObject
+
+from mcpfast._core.cpython cimport mf_writable_member_descriptor
+from mcpfast._core.encode cimport encode_response
+from mcpfast._core.messages cimport Request
+
+from inspect import isawaitable as _isawaitable
+
+# Result types that are certainly not awaitable: the usual results of handlers and
+# callbacks skip the slower inspect.isawaitable (also the session's, through its router).
+cdef frozenset _PLAIN_RESULT_TYPES = frozenset({dict, list, str, int, float, bool,
+                                                type(None), tuple})
+PLAIN_RESULT_TYPES = _PLAIN_RESULT_TYPES
+
+
+@cython.auto_pickle(False)
+cdef class SessionCore:
+    """The fields and the request path of a JSON-RPC session (module docstring); not
+    made alone: :class:`mcpfast.jsonrpc.session.Session` subclasses it."""
+
+    def feed_request(self, Request req not None, channel=None, batch=None):
+        """Process one decoded Request: what ``feed_message`` does with one (it owes a
+        reply), for a transport that tells requests apart itself -- one call less per
+        request. ``batch`` is the session's own (the batch the request is an item of)."""
+        cdef object request_id = req.id
+        cdef str method = req.method
+        cdef object ctx = None
+        cdef object frame
+        if batch is None:
+            if self._closed is not False:
+                self._refuse_closed()
+        else:
+            # A batch's items: the session was open when the batch was fed.
+            batch.owed = True
+        params = req.params
+        try:
+            if self._in_flight:
+                self._check_in_flight(request_id)
+            ctx = self.context_factory(self, request_id, method, params, channel)
+            hook = self.before_dispatch
+            if hook is not None:
+                hook(ctx)
+            route = (<dict>self._requests).get(method)
+            if route is None:
+                self._no_route(method)
+            if isinstance(route, RouteCore):
+                is_async = (<RouteCore>route).is_async
+                handler = (<RouteCore>route).handler
+            else:
+                is_async = route.is_async
+                handler = route.handler
+            if is_async:
+                self._start(ctx, batch, handler, params, None)
+                return None
+            result = handler(params, ctx)
+            if type(result) not in _PLAIN_RESULT_TYPES and _isawaitable(result):
+                self._start(ctx, batch, None, None, result)
+                return None
+            shape = (<ContextCore>ctx).shape_result if isinstance(ctx, ContextCore) \
+                else ctx.shape_result
+            if shape is not None:
+                result = shape(result)
+            frame = encode_response(request_id, result)
+        except Exception as exc:
+            frame = self._failure_frame(request_id, method, exc)
+        except BaseException as exc:
+            # CancelledError from a handler run inline (anything else is raised again).
+            frame = self._cancelled_frame(request_id, method, exc)
+        # Answered inline (sync handler or error): no task, no bookkeeping.
+        if ctx is not None:
+            if isinstance(ctx, ContextCore) and (<ContextCore>ctx).progress is None \
+                    and self._finishes_plainly(type(ctx)):
+                # What RequestContext.finish does here, without its frame.
+                (<ContextCore>ctx)._channel = None
+            else:
+                ctx.finish()
+        if batch is not None:
+            batch.add(frame)
+        elif channel is None:
+            self._send(frame)
+        else:
+            channel.respond(frame)
+        return None
+
+    cdef bint _finishes_plainly(self, object cls) except -1:
+        # Whether contexts of class ``cls`` keep RequestContext.finish (remembered for the
+        # last class seen: a session's contexts are of one class).
+        if cls is self._plain_context_class:
+            return True
+        if getattr(cls, "finish", None) is self._base_finish:
+            self._plain_context_class = cls
+            return True
+        return False
+
+
+@cython.auto_pickle(False)
+cdef class RouteCore:
+    """What the request path reads of a route, ``handler`` and ``is_async``: the base of
+    :class:`mcpfast.jsonrpc.router.Route`, which sets them."""
+
+
+@cython.auto_pickle(False)
+cdef class ContextCore:
+    """The fields of a request's context the request path reads and writes
+    (``shape_result``, ``progress``, ``_channel``): the base of
+    :class:`mcpfast.jsonrpc.context.RequestContext`, which documents them."""
+
+
+# The fields Python reads and writes often (the session's methods, the server's
+# connection): member descriptors, which the interpreter specializes, instead of the
+# getset properties Cython makes for `cdef public object` fields. Never deleted (a
+# deleted one would be NULL here).
+cdef extern from *:
+    """
+    #include <stddef.h>
+    #define MF_CORE_OFFSET(field) ((Py_ssize_t)offsetof( \
+        struct __pyx_obj_7mcpfast_5_core_8dispatch_SessionCore, field))
+    #define MF_CORE_CLOSED MF_CORE_OFFSET(_closed)
+    #define MF_CORE_IN_FLIGHT MF_CORE_OFFSET(_in_flight)
+    #define MF_CORE_REQUESTS MF_CORE_OFFSET(_requests)
+    #define MF_CORE_SEND MF_CORE_OFFSET(_send)
+    #define MF_CORE_CONTEXT_FACTORY MF_CORE_OFFSET(context_factory)
+    #define MF_CORE_BEFORE_DISPATCH MF_CORE_OFFSET(before_dispatch)
+    #define MF_CORE_BASE_FINISH MF_CORE_OFFSET(_base_finish)
+    """
+    Py_ssize_t MF_CORE_CLOSED
+    Py_ssize_t MF_CORE_IN_FLIGHT
+    Py_ssize_t MF_CORE_REQUESTS
+    Py_ssize_t MF_CORE_SEND
+    Py_ssize_t MF_CORE_CONTEXT_FACTORY
+    Py_ssize_t MF_CORE_BEFORE_DISPATCH
+    Py_ssize_t MF_CORE_BASE_FINISH
+
+mf_writable_member_descriptor(SessionCore, "_closed", MF_CORE_CLOSED)
+mf_writable_member_descriptor(SessionCore, "_in_flight", MF_CORE_IN_FLIGHT)
+mf_writable_member_descriptor(SessionCore, "_requests", MF_CORE_REQUESTS)
+mf_writable_member_descriptor(SessionCore, "_send", MF_CORE_SEND)
+mf_writable_member_descriptor(SessionCore, "context_factory", MF_CORE_CONTEXT_FACTORY)
+mf_writable_member_descriptor(SessionCore, "before_dispatch", MF_CORE_BEFORE_DISPATCH)
+mf_writable_member_descriptor(SessionCore, "_base_finish", MF_CORE_BASE_FINISH)
+
+cdef extern from *:
+    """
+    #define MF_ROUTE_OFFSET(field) ((Py_ssize_t)offsetof( \
+        struct __pyx_obj_7mcpfast_5_core_8dispatch_RouteCore, field))
+    #define MF_ROUTE_HANDLER MF_ROUTE_OFFSET(handler)
+    #define MF_ROUTE_IS_ASYNC MF_ROUTE_OFFSET(is_async)
+    #define MF_CONTEXT_OFFSET(field) ((Py_ssize_t)offsetof( \
+        struct __pyx_obj_7mcpfast_5_core_8dispatch_ContextCore, field))
+    #define MF_CONTEXT_SHAPE_RESULT MF_CONTEXT_OFFSET(shape_result)
+    #define MF_CONTEXT_PROGRESS MF_CONTEXT_OFFSET(progress)
+    #define MF_CONTEXT_CHANNEL MF_CONTEXT_OFFSET(_channel)
+    """
+    Py_ssize_t MF_ROUTE_HANDLER
+    Py_ssize_t MF_ROUTE_IS_ASYNC
+    Py_ssize_t MF_CONTEXT_SHAPE_RESULT
+    Py_ssize_t MF_CONTEXT_PROGRESS
+    Py_ssize_t MF_CONTEXT_CHANNEL
+
+mf_writable_member_descriptor(RouteCore, "handler", MF_ROUTE_HANDLER)
+mf_writable_member_descriptor(RouteCore, "is_async", MF_ROUTE_IS_ASYNC)
+mf_writable_member_descriptor(ContextCore, "shape_result", MF_CONTEXT_SHAPE_RESULT)
+mf_writable_member_descriptor(ContextCore, "progress", MF_CONTEXT_PROGRESS)
+mf_writable_member_descriptor(ContextCore, "_channel", MF_CONTEXT_CHANNEL)
