@@ -14,7 +14,6 @@ a request served over HTTP, each of its dozen attribute reads and calls a round 
 the interpreter.
 """
 cimport cython
-from cpython.object cimport PyObject
 
 from mcpfast._core.cpython cimport mf_writable_member_descriptor
 from mcpfast._core.encode cimport encode_response
@@ -56,7 +55,9 @@ cdef class SessionCore:
             hook = self.before_dispatch
             if hook is not None:
                 hook(ctx)
-            route = (<dict>self._requests).get(method)
+            requests = self._requests
+            route = (<dict>requests).get(method) if type(requests) is dict \
+                else requests.get(method)
             if route is None:
                 self._no_route(method)
             if isinstance(route, RouteCore):
