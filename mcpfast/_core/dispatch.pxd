@@ -8,6 +8,8 @@ cdef class SessionCore:
     cdef object _in_flight
     # The router's dict of request routes (method -> Route).
     cdef object _requests
+    # The book of outgoing requests (mcpfast.jsonrpc.outgoing.OutgoingRequests).
+    cdef object _outgoing
     # Where a frame goes when there is no reply channel.
     cdef object _send
     cdef object context_factory
@@ -25,6 +27,19 @@ cdef class RouteCore:
 
 
 cdef class ContextCore:
+    cdef object session
+    cdef object request_id
+    cdef object method
+    cdef object params
+    cdef object meta
+    cdef object cancelled
+    cdef object cancel_reason
     cdef object shape_result
     cdef object progress
     cdef object _channel
+
+
+cpdef object fill_context(ContextCore ctx, object session, object request_id, object method,
+                          object params, object channel=*)
+cpdef object new_context(type cls, object session, object request_id, object method,
+                         object params, object channel=*)

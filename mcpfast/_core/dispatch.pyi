@@ -1,7 +1,7 @@
 """The compiled part of a JSON-RPC session (stubs; the compiled module's docstring says
 what SessionCore does and why)."""
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from mcpfast._core.messages import Request
 
@@ -20,6 +20,12 @@ class SessionCore:
     before_dispatch: Optional[Callable[[Any], None]]
     _base_finish: Callable[..., Any]
 
+    _outgoing: Any
+
+    def is_idle(self) -> bool:
+        """True while open with no incoming request running and no outgoing one
+        waiting."""
+
     def feed_request(self, req: Request, channel: Any = None, batch: Any = None) -> None:
         """Process one decoded Request (it owes a reply): routed to its handler, the
         response written when the handler answers at once."""
@@ -35,6 +41,25 @@ class ContextCore:
     """The fields of a request's context the request path reads and writes; the base of
     :class:`mcpfast.jsonrpc.context.RequestContext`."""
 
+    session: Any
+    request_id: Any
+    method: str
+    params: Any
+    meta: dict[str, Any]
+    cancelled: bool
+    cancel_reason: Optional[str]
     shape_result: Optional[Callable[[Any], Any]]
     progress: Any
     _channel: Any
+
+_C = TypeVar("_C", bound=ContextCore)
+
+def fill_context(ctx: _C, session: Any, request_id: Any, method: Any, params: Any,
+                 channel: Any = None) -> _C:
+    """Set the fields of ``ctx`` as RequestContext's constructor does, but for
+    ``progress`` (left None)."""
+
+def new_context(cls: type[_C], session: Any, request_id: Any, method: Any, params: Any,
+                channel: Any = None) -> _C:
+    """A new context of ``cls`` filled by :func:`fill_context`, its constructor not
+    called."""

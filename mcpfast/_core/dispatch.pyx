@@ -14,6 +14,7 @@ a request served over HTTP, each of its dozen attribute reads and calls a round 
 the interpreter.
 """
 cimport cython
+from cpython.object cimport PyObject, PyTypeObject
 
 from mcpfast._core.cpython cimport mf_writable_member_descriptor
 from mcpfast._core.encode cimport encode_response
@@ -99,6 +100,13 @@ cdef class SessionCore:
             channel.respond(frame)
         return None
 
+    def is_idle(self):
+        """True while open with no incoming request running and no outgoing one waiting
+        (the session's ``idle``)."""
+        # The book's PendingTable is asked directly: its length costs no Python call.
+        return (self._closed is False and not self._in_flight
+                and len(self._outgoing._table) == 0)
+
     cdef bint _finishes_plainly(self, object cls) except -1:
         # Whether contexts of class ``cls`` keep RequestContext.finish (remembered for the
         # last class seen: a session's contexts are of one class).
@@ -118,9 +126,54 @@ cdef class RouteCore:
 
 @cython.auto_pickle(False)
 cdef class ContextCore:
-    """The fields of a request's context the request path reads and writes
-    (``shape_result``, ``progress``, ``_channel``): the base of
-    :class:`mcpfast.jsonrpc.context.RequestContext`, which documents them."""
+    """The fields every request's context has (``session``, ``request_id``, ``method``,
+    ``params``, ``meta``, ``progress``, ``cancelled``, ``cancel_reason``,
+    ``shape_result``, ``_channel``): the base of
+    :class:`mcpfast.jsonrpc.context.RequestContext`, which documents them and fills them
+    with :func:`fill_context`."""
+
+
+cdef tuple _NO_ARGS = ()
+# The last class new_context found to be a ContextCore.
+cdef object _context_class = None
+
+
+cpdef object fill_context(ContextCore ctx, object session, object request_id, object method,
+                          object params, object channel=None):
+    """Set the fields of ``ctx`` as RequestContext's constructor does, but for
+    ``progress`` (left None: the caller makes the reporter of a progress token): ``meta``
+    is ``params["_meta"]`` when that is an object, else a new empty dict; not cancelled,
+    no result shaper. Returns ``ctx``."""
+    meta = None
+    if type(params) is dict:
+        meta = (<dict>params).get("_meta")
+    if type(meta) is not dict:
+        meta = {}
+    ctx.session = session
+    ctx.request_id = request_id
+    ctx.method = method
+    ctx.params = params
+    ctx.meta = meta
+    ctx.cancelled = False
+    ctx.cancel_reason = None
+    ctx.shape_result = None
+    ctx.progress = None
+    ctx._channel = channel
+    return ctx
+
+
+cpdef object new_context(type cls, object session, object request_id, object method,
+                         object params, object channel=None):
+    """A new context of ``cls`` (a subclass of ContextCore), filled by
+    :func:`fill_context` without calling its constructor (the fields its own class adds
+    are left for the caller to set)."""
+    global _context_class
+    if cls is not _context_class:
+        if not issubclass(cls, ContextCore):
+            raise TypeError(f"new_context() needs a ContextCore class, not {cls.__name__}")
+        _context_class = cls
+    ctx = <ContextCore>(<PyTypeObject *>cls).tp_new(cls, <PyObject *>_NO_ARGS, NULL)
+    return fill_context(ctx, session, request_id, method, params, channel)
 
 
 # The fields Python reads and writes often (the session's methods, the server's
@@ -139,6 +192,7 @@ cdef extern from *:
     #define MF_CORE_CONTEXT_FACTORY MF_CORE_OFFSET(context_factory)
     #define MF_CORE_BEFORE_DISPATCH MF_CORE_OFFSET(before_dispatch)
     #define MF_CORE_BASE_FINISH MF_CORE_OFFSET(_base_finish)
+    #define MF_CORE_OUTGOING MF_CORE_OFFSET(_outgoing)
     """
     Py_ssize_t MF_CORE_CLOSED
     Py_ssize_t MF_CORE_IN_FLIGHT
@@ -147,6 +201,7 @@ cdef extern from *:
     Py_ssize_t MF_CORE_CONTEXT_FACTORY
     Py_ssize_t MF_CORE_BEFORE_DISPATCH
     Py_ssize_t MF_CORE_BASE_FINISH
+    Py_ssize_t MF_CORE_OUTGOING
 
 mf_writable_member_descriptor(SessionCore, "_closed", MF_CORE_CLOSED)
 mf_writable_member_descriptor(SessionCore, "_in_flight", MF_CORE_IN_FLIGHT)
@@ -155,6 +210,7 @@ mf_writable_member_descriptor(SessionCore, "_send", MF_CORE_SEND)
 mf_writable_member_descriptor(SessionCore, "context_factory", MF_CORE_CONTEXT_FACTORY)
 mf_writable_member_descriptor(SessionCore, "before_dispatch", MF_CORE_BEFORE_DISPATCH)
 mf_writable_member_descriptor(SessionCore, "_base_finish", MF_CORE_BASE_FINISH)
+mf_writable_member_descriptor(SessionCore, "_outgoing", MF_CORE_OUTGOING)
 
 cdef extern from *:
     """
@@ -164,18 +220,39 @@ cdef extern from *:
     #define MF_ROUTE_IS_ASYNC MF_ROUTE_OFFSET(is_async)
     #define MF_CONTEXT_OFFSET(field) ((Py_ssize_t)offsetof( \
         struct __pyx_obj_7mcpfast_5_core_8dispatch_ContextCore, field))
+    #define MF_CONTEXT_SESSION MF_CONTEXT_OFFSET(session)
+    #define MF_CONTEXT_REQUEST_ID MF_CONTEXT_OFFSET(request_id)
+    #define MF_CONTEXT_METHOD MF_CONTEXT_OFFSET(method)
+    #define MF_CONTEXT_PARAMS MF_CONTEXT_OFFSET(params)
+    #define MF_CONTEXT_META MF_CONTEXT_OFFSET(meta)
+    #define MF_CONTEXT_CANCELLED MF_CONTEXT_OFFSET(cancelled)
+    #define MF_CONTEXT_CANCEL_REASON MF_CONTEXT_OFFSET(cancel_reason)
     #define MF_CONTEXT_SHAPE_RESULT MF_CONTEXT_OFFSET(shape_result)
     #define MF_CONTEXT_PROGRESS MF_CONTEXT_OFFSET(progress)
     #define MF_CONTEXT_CHANNEL MF_CONTEXT_OFFSET(_channel)
     """
     Py_ssize_t MF_ROUTE_HANDLER
     Py_ssize_t MF_ROUTE_IS_ASYNC
+    Py_ssize_t MF_CONTEXT_SESSION
+    Py_ssize_t MF_CONTEXT_REQUEST_ID
+    Py_ssize_t MF_CONTEXT_METHOD
+    Py_ssize_t MF_CONTEXT_PARAMS
+    Py_ssize_t MF_CONTEXT_META
+    Py_ssize_t MF_CONTEXT_CANCELLED
+    Py_ssize_t MF_CONTEXT_CANCEL_REASON
     Py_ssize_t MF_CONTEXT_SHAPE_RESULT
     Py_ssize_t MF_CONTEXT_PROGRESS
     Py_ssize_t MF_CONTEXT_CHANNEL
 
 mf_writable_member_descriptor(RouteCore, "handler", MF_ROUTE_HANDLER)
 mf_writable_member_descriptor(RouteCore, "is_async", MF_ROUTE_IS_ASYNC)
+mf_writable_member_descriptor(ContextCore, "session", MF_CONTEXT_SESSION)
+mf_writable_member_descriptor(ContextCore, "request_id", MF_CONTEXT_REQUEST_ID)
+mf_writable_member_descriptor(ContextCore, "method", MF_CONTEXT_METHOD)
+mf_writable_member_descriptor(ContextCore, "params", MF_CONTEXT_PARAMS)
+mf_writable_member_descriptor(ContextCore, "meta", MF_CONTEXT_META)
+mf_writable_member_descriptor(ContextCore, "cancelled", MF_CONTEXT_CANCELLED)
+mf_writable_member_descriptor(ContextCore, "cancel_reason", MF_CONTEXT_CANCEL_REASON)
 mf_writable_member_descriptor(ContextCore, "shape_result", MF_CONTEXT_SHAPE_RESULT)
 mf_writable_member_descriptor(ContextCore, "progress", MF_CONTEXT_PROGRESS)
 mf_writable_member_descriptor(ContextCore, "_channel", MF_CONTEXT_CHANNEL)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast._core.codec import encode_notification
-from mcpfast._core.dispatch import ContextCore
+from mcpfast._core.dispatch import ContextCore, fill_context
 from mcpfast.jsonrpc.contract import ReplyChannel
 from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
 
@@ -51,18 +51,12 @@ __all__ = ["RequestContext"]
 class RequestContext(ContextCore):
     """Context of one incoming request or notification (see the module docstring)."""
 
-    # Fields of the compiled ContextCore, which the session's request path reads:
-    # ``progress``; ``shape_result``, applied to the handler's result before it is encoded
-    # (None: sent as it is); ``_channel``, where messages about this request go while it
-    # runs (None: the session's send).
+    # The fields of the module docstring are the compiled ContextCore's, filled by
+    # fill_context (the session's request path reads them), and two more there:
+    # ``shape_result``, applied to the handler's result before it is encoded (None: sent
+    # as it is); ``_channel``, where messages about this request go while it runs (None:
+    # the session's send).
     __slots__ = (
-        "session",
-        "request_id",
-        "method",
-        "params",
-        "meta",
-        "cancelled",
-        "cancel_reason",
         # The session's bookkeeping of a request whose handler runs as a task, set when
         # the task is made (left unset for requests answered inline, which are most):
         # the task, the batch the reply joins (None: none), and whether it started (a
@@ -83,27 +77,12 @@ class RequestContext(ContextCore):
         params: Any,
         channel: ReplyChannel | None = None,
     ) -> None:
-        # The server's hot context factory (mcpfast.server.connection) sets these fields
-        # in place, without this frame: a field added here goes there too.
-        self.session = session
-        self.request_id = request_id
-        self.method = method
-        self.params = params
-        self.cancelled = False
-        self.cancel_reason: str | None = None
-        self.shape_result: Callable[[Any], Any] | None = None
-        self._channel = channel
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is dict:
-            self.meta = meta
+        fill_context(self, session, request_id, method, params, channel)
+        meta = self.meta
+        if meta and request_id is not None:
             token = meta.get("progressToken")
-            if request_id is not None and token is not None and is_progress_token(token):
-                self.progress: ProgressReporter | None = ProgressReporter(token, session, channel)
-            else:
-                self.progress = None
-        else:
-            self.meta = {}
-            self.progress = None
+            if token is not None and is_progress_token(token):
+                self.progress = ProgressReporter(token, session, channel)
 
     @property
     def channel(self) -> ReplyChannel | None:

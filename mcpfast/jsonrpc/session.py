@@ -316,11 +316,8 @@ class Session(SessionCore):
         """True while open with no incoming request running and no outgoing one waiting."""
         return self.is_idle()
 
-    def is_idle(self) -> bool:
-        """As :attr:`idle`; a method, which Python calls without the property's detour
-        through C (a stateless HTTP connection asks once per request)."""
-        # The book's PendingTable is asked directly: its length costs no Python call.
-        return not self._closed and not self._in_flight and not self._outgoing._table
+    # is_idle() (SessionCore, compiled): as idle, a method (a stateless HTTP connection
+    # asks once per request).
 
     @property
     def pending(self) -> int:

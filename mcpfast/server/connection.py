@@ -35,6 +35,7 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from mcpfast._core.dispatch import new_context
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
 from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
@@ -134,18 +135,19 @@ class ServerConnection:
         era = self.server.stateless_era
         if not sources:
             # The hot factories build a Context as Context.__init__ does, without its
-            # frame (about 3% of a small request): a bare instance, RequestContext's fields
-            # (by its __init__, or set in place), then Context's own.
-            new_context = Context.__new__
-            fill = RequestContext.__init__
-
+            # frame (about 3% of a small request): RequestContext's fields filled in C
+            # (mcpfast._core.dispatch.new_context), then Context's own.
             if era is None:
                 # Every request uses the handshake state: no per-request choice to make.
                 def handshake_context(session: Session, request_id: Any, method: str,
                                       params: Any, channel: Any = None) -> Context:
-                    ctx = new_context(Context)
-                    fill(ctx, session, request_id, method, params, channel)
+                    ctx = new_context(Context, session, request_id, method, params, channel)
                     ctx.connection = connection
+                    meta = ctx.meta
+                    if meta and request_id is not None:
+                        token = meta.get("progressToken")
+                        if token is not None and is_progress_token(token):
+                            ctx.progress = ProgressReporter(token, session, channel)
                     ctx.state = state
                     ctx._back_channel = back_channel
                     if connection._gated:
@@ -161,22 +163,13 @@ class ServerConnection:
 
             # Both eras. A handshake request costs one test of _meta (most requests carry
             # none); a 2026-07-28 one is claimed with it (params is then a dict), without a
-            # RequestState. RequestContext's fields are set here as its __init__ sets them,
-            # reading _meta once for both.
+            # RequestState.
             def either_era_context(session: Session, request_id: Any, method: str,
                                    params: Any, channel: Any = None) -> Context:
-                ctx = new_context(Context)
-                ctx.session = session
-                ctx.request_id = request_id
-                ctx.method = method
-                ctx.params = params
-                ctx.cancelled = False
-                ctx.cancel_reason = None
-                ctx._channel = channel
+                ctx = new_context(Context, session, request_id, method, params, channel)
                 ctx.connection = connection
-                meta = params.get("_meta") if type(params) is dict else None
-                if type(meta) is dict:
-                    ctx.meta = meta
+                meta = ctx.meta
+                if meta:
                     if len(meta) == 2:
                         # The commonest 2026-07-28 _meta, {version, clientCapabilities: {}}
                         # (no progress token, level nor clientInfo): its claim is the one
@@ -189,21 +182,16 @@ class ServerConnection:
                             if claimed is not None and (
                                     claimed[1] is not None or not (
                                         "requestState" in params or "inputResponses" in params)):
-                                ctx.progress = None
                                 ctx.state, ctx._back_channel, ctx.shape_result = claimed
                                 return ctx
-                    token = meta.get("progressToken")
-                    ctx.progress = (None if token is None or request_id is None
-                                    or not is_progress_token(token)
-                                    else ProgressReporter(token, session, channel))
+                    if request_id is not None:
+                        token = meta.get("progressToken")
+                        if token is not None and is_progress_token(token):
+                            ctx.progress = ProgressReporter(token, session, channel)
                     if version_key in meta:
                         ctx.state, ctx._back_channel, ctx.shape_result = claim(
                             connection, method, params, meta)
                         return ctx
-                else:
-                    ctx.meta = {}
-                    ctx.progress = None
-                ctx.shape_result = None
                 ctx.state = state
                 ctx._back_channel = back_channel
                 if connection._gated:
