@@ -17,7 +17,7 @@ cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 
 from mcpfast._core.cpython cimport mf_writable_member_descriptor
-from mcpfast._core.encode cimport encode_response
+from mcpfast._core.encode cimport Extension, encode_extended_response, encode_response
 from mcpfast._core.messages cimport Request
 
 from inspect import isawaitable as _isawaitable
@@ -76,9 +76,13 @@ cdef class SessionCore:
                 return None
             shape = (<ContextCore>ctx).shape_result if isinstance(ctx, ContextCore) \
                 else ctx.shape_result
-            if shape is not None:
-                result = shape(result)
-            frame = encode_response(request_id, result)
+            if shape is None:
+                frame = encode_response(request_id, result)
+            elif type(shape) is Extension:
+                # Members appended while encoding (no shaped value made).
+                frame = encode_extended_response(request_id, result, <Extension>shape)
+            else:
+                frame = encode_response(request_id, shape(result))
         except Exception as exc:
             frame = self._failure_frame(request_id, method, exc)
         except BaseException as exc:

@@ -9,3 +9,21 @@ cpdef bytes encode_error(object id, object code, object message, object data=*)
 cpdef bytes encode_message(object message)
 cpdef bytes encode_batch(object items)
 cpdef object error_code_of(object frame)
+
+
+# Members appended to a dict as they were encoded once (see encode.pyx).
+cdef class Extension:
+    cdef readonly bytes text
+    cdef readonly tuple keys
+    cdef readonly object otherwise
+    cdef int nesting
+    cdef bint overlaps(self, dict value) except -1
+
+
+cdef class Extended:
+    cdef readonly object value
+    cdef readonly Extension extension
+
+
+# encode_response(id, extension(result)) without the Extended value in between.
+cdef bytes encode_extended_response(object id, object result, Extension extension)

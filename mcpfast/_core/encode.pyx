@@ -590,11 +590,6 @@ cdef class Extension:
     those members set in order, without the copy -- and calling it with anything else
     answers ``otherwise(value)``."""
 
-    cdef readonly bytes text
-    cdef readonly tuple keys
-    cdef readonly object otherwise
-    cdef int nesting
-
     def __init__(self, dict members not None, otherwise):
         cdef bytes encoded
         if not members:
@@ -613,14 +608,20 @@ cdef class Extension:
     def __call__(self, value):
         cdef Extended extended
         if type(value) is dict:
-            for key in self.keys:
-                if key in <dict>value:
-                    return self.otherwise(value)
+            if self.overlaps(<dict>value):
+                return self.otherwise(value)
             extended = Extended.__new__(Extended)
             extended.value = value
             extended.extension = self
             return extended
         return self.otherwise(value)
+
+    cdef bint overlaps(self, dict value) except -1:
+        # Whether ``value`` holds one of the members' keys already.
+        for key in self.keys:
+            if key in value:
+                return True
+        return False
 
     def __repr__(self):
         return "<Extension %s>" % (self.text.decode(),)
@@ -629,9 +630,6 @@ cdef class Extension:
 cdef class Extended:
     """A dict and the members its :class:`Extension` appends when it is encoded (made by
     calling an Extension only): ``value`` is the dict, unchanged."""
-
-    cdef readonly object value
-    cdef readonly Extension extension
 
     def __init__(self, *args, **kwargs):
         raise TypeError("Extended values are made by calling an Extension")
@@ -648,13 +646,18 @@ cdef class Extended:
 
 
 cdef int _write_extended(enc_ctx *c, Extended extended, int depth) except -1:
-    cdef PyObject *d = <PyObject *>extended.value
-    cdef bytes text = extended.extension.text
+    return _write_with_members(c, <PyObject *>extended.value, extended.extension, depth)
+
+
+cdef int _write_with_members(enc_ctx *c, PyObject *d, Extension extension,
+                             int depth) except -1:
+    # The dict d with the extension's members written at its end.
+    cdef bytes text = extension.text
     if depth + 1 > _MAX_DEPTH:
         return _too_deep(c, depth + 1)
-    if depth + 1 + extended.extension.nesting > _MAX_DEPTH:
+    if depth + 1 + extension.nesting > _MAX_DEPTH:
         # The members would be too deep (the path names the first of them).
-        c.keys[depth + 1] = <PyObject *>extended.extension.keys[0]
+        c.keys[depth + 1] = <PyObject *>extension.keys[0]
         return _too_deep(c, depth + 2)
     if PyDict_GET_SIZE(d) == 0:
         _put(c, mf_writer_putc(&c.w, b'{'))
@@ -998,6 +1001,26 @@ cpdef bytes encode_response(object id, object result):
     cdef enc_ctx *c = _acquire()
     try:
         _write_response(c, id, None, result, 0)
+        return _result(c)
+    finally:
+        _release(c)
+
+
+cdef bytes encode_extended_response(object id, object result, Extension extension):
+    """``encode_response(id, extension(result))``, without the Extended value in between
+    when ``extension`` applies to ``result`` (a dict holding none of its members)."""
+    cdef enc_ctx *c
+    cdef int depth = 1
+    if type(result) is not dict or extension.overlaps(<dict>result):
+        return encode_response(id, extension(result))
+    c = _acquire()
+    try:
+        _put(c, mf_writer_put(&c.w, mf_env_id, MF_ENV_ID_LEN))
+        _write_id(c, id, False, depth)
+        _put(c, mf_writer_put(&c.w, mf_env_result, MF_ENV_RESULT_LEN))
+        c.keys[depth] = <PyObject *>_KEY_RESULT
+        _write_with_members(c, <PyObject *>result, extension, depth)
+        _put(c, mf_writer_putc(&c.w, b'}'))
         return _result(c)
     finally:
         _release(c)

@@ -877,3 +877,41 @@ def test_a_hook_set_after_construction_runs(wire):
     session.feed(request(3, "m"))
     assert seen == ["m"]
     assert wire.messages() == [result(1, 1), result(2, 2), result(3, 3)]
+
+
+def test_an_extension_shaper_appends_its_members_while_the_response_is_encoded(wire):
+    # A context's shape_result that is an Extension (mcpfast._core.encode) is applied by
+    # the encoder itself: the same bytes as the shaped copy, or its ``otherwise`` for a
+    # value it does not extend.
+    from mcpfast._core.encode import Extension
+
+    otherwise_got = []
+
+    def otherwise(value):
+        otherwise_got.append(value)
+        return {"other": value}
+
+    extension = Extension({"resultType": "complete", "_meta": {"k": [1, 2]}}, otherwise)
+
+    def factory(*args):
+        ctx = RequestContext(*args)
+        ctx.shape_result = extension
+        return ctx
+
+    results = {"a": {"x": 1}, "b": {}, "c": {"resultType": "other"}, "d": [1], "e": "s"}
+    router = Router()
+    for name in results:
+        router.add_request_handler(name, lambda params, ctx: results[ctx.method])
+    session = Session(wire, router=router, context_factory=factory)
+    for i, name in enumerate(results):
+        session.feed(request(i, name))
+    assert wire.messages() == [
+        result(0, {"x": 1, "resultType": "complete", "_meta": {"k": [1, 2]}}),
+        result(1, {"resultType": "complete", "_meta": {"k": [1, 2]}}),
+        result(2, {"other": {"resultType": "other"}}),
+        result(3, {"other": [1]}),
+        result(4, {"other": "s"}),
+    ]
+    assert otherwise_got == [{"resultType": "other"}, [1], "s"]
+    # The handler's dict is left as it was.
+    assert results["a"] == {"x": 1} and results["b"] == {}
