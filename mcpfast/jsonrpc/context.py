@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from mcpfast._core.codec import encode_notification
 from mcpfast._core.dispatch import ContextCore, fill_context
 from mcpfast.jsonrpc.contract import ReplyChannel
-from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
+from mcpfast.jsonrpc.progress import reporter_for
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.batch import BatchReply
@@ -78,11 +78,8 @@ class RequestContext(ContextCore):
         channel: ReplyChannel | None = None,
     ) -> None:
         fill_context(self, session, request_id, method, params, channel)
-        meta = self.meta
-        if meta and request_id is not None:
-            token = meta.get("progressToken")
-            if token is not None and is_progress_token(token):
-                self.progress = ProgressReporter(token, session, channel)
+        if "progressToken" in self.meta:
+            self.progress = reporter_for(self.meta, request_id, session, channel)
 
     @property
     def channel(self) -> ReplyChannel | None:

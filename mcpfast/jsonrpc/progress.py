@@ -26,6 +26,7 @@ __all__ = [
     "ProgressClosed",
     "ProgressReporter",
     "is_progress_token",
+    "reporter_for",
     "request_id_in",
 ]
 
@@ -119,3 +120,16 @@ class ProgressReporter:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<ProgressReporter token={self.token!r} last={self._last!r} {state}>"
+
+
+def reporter_for(meta: dict[str, Any], request_id: Any, session: Session,
+                 channel: ReplyChannel | None) -> ProgressReporter | None:
+    """The progress reporter of a request whose ``_meta`` is ``meta``: one when it carries
+    a valid ``progressToken`` and the message is a request (``request_id`` not None), else
+    None."""
+    if request_id is None:
+        return None
+    token = meta.get("progressToken")
+    if token is None or not is_progress_token(token):
+        return None
+    return ProgressReporter(token, session, channel)

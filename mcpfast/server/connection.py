@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from mcpfast._core.dispatch import new_context
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
-from mcpfast.jsonrpc.progress import ProgressReporter, is_progress_token
+from mcpfast.jsonrpc.progress import reporter_for
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
@@ -143,11 +143,8 @@ class ServerConnection:
                                       params: Any, channel: Any = None) -> Context:
                     ctx = new_context(Context, session, request_id, method, params, channel)
                     ctx.connection = connection
-                    meta = ctx.meta
-                    if meta and request_id is not None:
-                        token = meta.get("progressToken")
-                        if token is not None and is_progress_token(token):
-                            ctx.progress = ProgressReporter(token, session, channel)
+                    if "progressToken" in ctx.meta:
+                        ctx.progress = reporter_for(ctx.meta, request_id, session, channel)
                     ctx.state = state
                     ctx._back_channel = back_channel
                     if connection._gated:
@@ -184,10 +181,8 @@ class ServerConnection:
                                         "requestState" in params or "inputResponses" in params)):
                                 ctx.state, ctx._back_channel, ctx.shape_result = claimed
                                 return ctx
-                    if request_id is not None:
-                        token = meta.get("progressToken")
-                        if token is not None and is_progress_token(token):
-                            ctx.progress = ProgressReporter(token, session, channel)
+                    if "progressToken" in meta:
+                        ctx.progress = reporter_for(meta, request_id, session, channel)
                     if version_key in meta:
                         ctx.state, ctx._back_channel, ctx.shape_result = claim(
                             connection, method, params, meta)

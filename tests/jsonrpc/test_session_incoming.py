@@ -915,3 +915,25 @@ def test_an_extension_shaper_appends_its_members_while_the_response_is_encoded(w
     assert otherwise_got == [{"resultType": "other"}, [1], "s"]
     # The handler's dict is left as it was.
     assert results["a"] == {"x": 1} and results["b"] == {}
+
+
+@pytest.mark.parametrize("meta, request_id, made", [
+    ({"progressToken": "t"}, 1, True),
+    ({"progressToken": 0}, "r", True),
+    ({"progressToken": True}, 1, False),
+    ({"progressToken": 1.5}, 1, False),
+    ({"progressToken": None}, 1, False),
+    ({"progressToken": "t"}, None, False),
+    ({"other": 1}, 1, False),
+])
+def test_a_context_has_a_progress_reporter_only_for_a_valid_token_of_a_request(
+        wire, meta, request_id, made):
+    from mcpfast.jsonrpc.progress import ProgressReporter, reporter_for
+
+    session = Session(wire)
+    reporter = reporter_for(meta, request_id, session, None)
+    ctx = RequestContext(session, request_id, "m", {"_meta": meta})
+    assert (type(reporter) is ProgressReporter) is made
+    assert (type(ctx.progress) is ProgressReporter) is made
+    if made:
+        assert ctx.progress.token == meta["progressToken"]
