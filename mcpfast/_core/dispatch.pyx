@@ -187,76 +187,34 @@ cpdef object new_context(type cls, object session, object request_id, object met
 cdef extern from *:
     """
     #include <stddef.h>
-    #define MF_CORE_OFFSET(field) ((Py_ssize_t)offsetof( \
-        struct __pyx_obj_7mcpfast_5_core_8dispatch_SessionCore, field))
-    #define MF_CORE_CLOSED MF_CORE_OFFSET(_closed)
-    #define MF_CORE_IN_FLIGHT MF_CORE_OFFSET(_in_flight)
-    #define MF_CORE_REQUESTS MF_CORE_OFFSET(_requests)
-    #define MF_CORE_SEND MF_CORE_OFFSET(_send)
-    #define MF_CORE_CONTEXT_FACTORY MF_CORE_OFFSET(context_factory)
-    #define MF_CORE_BEFORE_DISPATCH MF_CORE_OFFSET(before_dispatch)
-    #define MF_CORE_BASE_FINISH MF_CORE_OFFSET(_base_finish)
-    #define MF_CORE_OUTGOING MF_CORE_OFFSET(_outgoing)
+    /* type.field as a writable member descriptor of the struct's field; nonzero on error. */
+    #define MF_EXPOSE(tp, S, field) (mf_writable_member_descriptor( \
+        (PyTypeObject *)(tp), #field, (Py_ssize_t)offsetof(struct S, field)) < 0)
+    #define MF_SESSION(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_8dispatch_SessionCore, f)
+    #define MF_ROUTE(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_8dispatch_RouteCore, f)
+    #define MF_CONTEXT(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_8dispatch_ContextCore, f)
+    #define MF_EXPOSE_FIELDS(s_, r_, c_) (( \
+    MF_SESSION(s_, _closed) || \
+    MF_SESSION(s_, _in_flight) || \
+    MF_SESSION(s_, _requests) || \
+    MF_SESSION(s_, _send) || \
+    MF_SESSION(s_, context_factory) || \
+    MF_SESSION(s_, before_dispatch) || \
+    MF_SESSION(s_, _base_finish) || \
+    MF_SESSION(s_, _outgoing) || \
+    MF_ROUTE(r_, handler) || \
+    MF_ROUTE(r_, is_async) || \
+    MF_CONTEXT(c_, session) || \
+    MF_CONTEXT(c_, request_id) || \
+    MF_CONTEXT(c_, method) || \
+    MF_CONTEXT(c_, params) || \
+    MF_CONTEXT(c_, meta) || \
+    MF_CONTEXT(c_, cancelled) || \
+    MF_CONTEXT(c_, cancel_reason) || \
+    MF_CONTEXT(c_, shape_result) || \
+    MF_CONTEXT(c_, progress) || \
+    MF_CONTEXT(c_, _channel)) ? -1 : 0)
     """
-    Py_ssize_t MF_CORE_CLOSED
-    Py_ssize_t MF_CORE_IN_FLIGHT
-    Py_ssize_t MF_CORE_REQUESTS
-    Py_ssize_t MF_CORE_SEND
-    Py_ssize_t MF_CORE_CONTEXT_FACTORY
-    Py_ssize_t MF_CORE_BEFORE_DISPATCH
-    Py_ssize_t MF_CORE_BASE_FINISH
-    Py_ssize_t MF_CORE_OUTGOING
+    int MF_EXPOSE_FIELDS(object session, object route, object context) except -1
 
-mf_writable_member_descriptor(SessionCore, "_closed", MF_CORE_CLOSED)
-mf_writable_member_descriptor(SessionCore, "_in_flight", MF_CORE_IN_FLIGHT)
-mf_writable_member_descriptor(SessionCore, "_requests", MF_CORE_REQUESTS)
-mf_writable_member_descriptor(SessionCore, "_send", MF_CORE_SEND)
-mf_writable_member_descriptor(SessionCore, "context_factory", MF_CORE_CONTEXT_FACTORY)
-mf_writable_member_descriptor(SessionCore, "before_dispatch", MF_CORE_BEFORE_DISPATCH)
-mf_writable_member_descriptor(SessionCore, "_base_finish", MF_CORE_BASE_FINISH)
-mf_writable_member_descriptor(SessionCore, "_outgoing", MF_CORE_OUTGOING)
-
-cdef extern from *:
-    """
-    #define MF_ROUTE_OFFSET(field) ((Py_ssize_t)offsetof( \
-        struct __pyx_obj_7mcpfast_5_core_8dispatch_RouteCore, field))
-    #define MF_ROUTE_HANDLER MF_ROUTE_OFFSET(handler)
-    #define MF_ROUTE_IS_ASYNC MF_ROUTE_OFFSET(is_async)
-    #define MF_CONTEXT_OFFSET(field) ((Py_ssize_t)offsetof( \
-        struct __pyx_obj_7mcpfast_5_core_8dispatch_ContextCore, field))
-    #define MF_CONTEXT_SESSION MF_CONTEXT_OFFSET(session)
-    #define MF_CONTEXT_REQUEST_ID MF_CONTEXT_OFFSET(request_id)
-    #define MF_CONTEXT_METHOD MF_CONTEXT_OFFSET(method)
-    #define MF_CONTEXT_PARAMS MF_CONTEXT_OFFSET(params)
-    #define MF_CONTEXT_META MF_CONTEXT_OFFSET(meta)
-    #define MF_CONTEXT_CANCELLED MF_CONTEXT_OFFSET(cancelled)
-    #define MF_CONTEXT_CANCEL_REASON MF_CONTEXT_OFFSET(cancel_reason)
-    #define MF_CONTEXT_SHAPE_RESULT MF_CONTEXT_OFFSET(shape_result)
-    #define MF_CONTEXT_PROGRESS MF_CONTEXT_OFFSET(progress)
-    #define MF_CONTEXT_CHANNEL MF_CONTEXT_OFFSET(_channel)
-    """
-    Py_ssize_t MF_ROUTE_HANDLER
-    Py_ssize_t MF_ROUTE_IS_ASYNC
-    Py_ssize_t MF_CONTEXT_SESSION
-    Py_ssize_t MF_CONTEXT_REQUEST_ID
-    Py_ssize_t MF_CONTEXT_METHOD
-    Py_ssize_t MF_CONTEXT_PARAMS
-    Py_ssize_t MF_CONTEXT_META
-    Py_ssize_t MF_CONTEXT_CANCELLED
-    Py_ssize_t MF_CONTEXT_CANCEL_REASON
-    Py_ssize_t MF_CONTEXT_SHAPE_RESULT
-    Py_ssize_t MF_CONTEXT_PROGRESS
-    Py_ssize_t MF_CONTEXT_CHANNEL
-
-mf_writable_member_descriptor(RouteCore, "handler", MF_ROUTE_HANDLER)
-mf_writable_member_descriptor(RouteCore, "is_async", MF_ROUTE_IS_ASYNC)
-mf_writable_member_descriptor(ContextCore, "session", MF_CONTEXT_SESSION)
-mf_writable_member_descriptor(ContextCore, "request_id", MF_CONTEXT_REQUEST_ID)
-mf_writable_member_descriptor(ContextCore, "method", MF_CONTEXT_METHOD)
-mf_writable_member_descriptor(ContextCore, "params", MF_CONTEXT_PARAMS)
-mf_writable_member_descriptor(ContextCore, "meta", MF_CONTEXT_META)
-mf_writable_member_descriptor(ContextCore, "cancelled", MF_CONTEXT_CANCELLED)
-mf_writable_member_descriptor(ContextCore, "cancel_reason", MF_CONTEXT_CANCEL_REASON)
-mf_writable_member_descriptor(ContextCore, "shape_result", MF_CONTEXT_SHAPE_RESULT)
-mf_writable_member_descriptor(ContextCore, "progress", MF_CONTEXT_PROGRESS)
-mf_writable_member_descriptor(ContextCore, "_channel", MF_CONTEXT_CHANNEL)
+MF_EXPOSE_FIELDS(SessionCore, RouteCore, ContextCore)
