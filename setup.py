@@ -115,6 +115,8 @@ EXTENSIONS = [
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
     ext("mcpfast._core.dispatch"),
+    ext("mcpfast.server.context_factories"),
+    ext("mcpfast.server.tools_call"),
     ext("mcpfast.transports.http.post_reply"),
     ext("mcpfast.transports.http.post_front"),
     ext("mcpfast.transports.http.http_connection"),

@@ -188,4 +188,13 @@ static inline int mf_writable_member_descriptor(PyTypeObject *tp, const char *na
     return mf_member_descriptor_flags(tp, name, offset, 0);
 }
 
+/*
+ * obj.name = value through descr, the member descriptor type(obj).name (a __slots__
+ * entry): the store without looking the name up in the type's dictionary, for a caller
+ * that fetched the descriptor once. 0, or -1 with an exception set.
+ */
+static inline int mf_member_set(PyObject *descr, PyObject *obj, PyObject *value) {
+    return Py_TYPE(descr)->tp_descr_set(descr, obj, value);
+}
+
 #endif /* MCPFAST_CPYTHON_COMPAT_H */

@@ -72,5 +72,7 @@ cdef extern from "mcpfast/cpython_compat.h":
     int mf_member_descriptor(type cls, const char *name, Py_ssize_t offset) except -1
     # The same, writable.
     int mf_writable_member_descriptor(type cls, const char *name, Py_ssize_t offset) except -1
+    # obj.name = value through the member descriptor type(obj).name, fetched once.
+    int mf_member_set(object descr, object obj, object value) except -1
     # fn(arg) with the cyclic collector paused: no finalizer runs meanwhile.
     object mf_call_without_gc(object (*fn)(void *), void *arg)

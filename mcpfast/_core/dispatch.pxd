@@ -26,6 +26,11 @@ cdef class RouteCore:
     cdef object is_async
 
 
+# A synchronous handler whose ``handle`` the request path calls without a Python call.
+cdef class RouteHandler:
+    cdef object handle(self, object params, object ctx)
+
+
 cdef class ContextCore:
     cdef object session
     cdef object request_id
@@ -37,6 +42,12 @@ cdef class ContextCore:
     cdef object shape_result
     cdef object progress
     cdef object _channel
+
+
+# A context factory whose ``make`` the request path calls without a Python call.
+cdef class ContextFactory:
+    cdef object make(self, object session, object request_id, object method, object params,
+                     object channel)
 
 
 cpdef object fill_context(ContextCore ctx, object session, object request_id, object method,

@@ -37,6 +37,12 @@ class RouteCore:
     handler: Callable[[Any, Any], Any]
     is_async: bool
 
+class RouteHandler:
+    """A synchronous request handler the request path calls in C (its compiled
+    ``handle``); the base of :class:`mcpfast.server.tools_call.ToolsCall`."""
+
+    def __call__(self, params: Any, ctx: Any) -> Any: ...
+
 class ContextCore:
     """The fields of a request's context the request path reads and writes; the base of
     :class:`mcpfast.jsonrpc.context.RequestContext`."""
@@ -51,6 +57,13 @@ class ContextCore:
     shape_result: Optional[Callable[[Any], Any]]
     progress: Any
     _channel: Any
+
+class ContextFactory:
+    """A context factory the request path calls in C (its compiled ``make``); the base
+    of :mod:`mcpfast.server.context_factories`' factories."""
+
+    def __call__(self, session: Any, request_id: Any, method: Any, params: Any,
+                 channel: Any = None) -> Any: ...
 
 _C = TypeVar("_C", bound=ContextCore)
 

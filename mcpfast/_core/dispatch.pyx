@@ -52,7 +52,11 @@ cdef class SessionCore:
         try:
             if self._in_flight:
                 self._check_in_flight(request_id)
-            ctx = self.context_factory(self, request_id, method, params, channel)
+            factory = self.context_factory
+            if isinstance(factory, ContextFactory):
+                ctx = (<ContextFactory>factory).make(self, request_id, method, params, channel)
+            else:
+                ctx = factory(self, request_id, method, params, channel)
             hook = self.before_dispatch
             if hook is not None:
                 hook(ctx)
@@ -70,7 +74,10 @@ cdef class SessionCore:
             if is_async:
                 self._start(ctx, batch, handler, params, None)
                 return None
-            result = handler(params, ctx)
+            if isinstance(handler, RouteHandler):
+                result = (<RouteHandler>handler).handle(params, ctx)
+            else:
+                result = handler(params, ctx)
             if type(result) not in _PLAIN_RESULT_TYPES and _isawaitable(result):
                 self._start(ctx, batch, None, None, result)
                 return None
@@ -129,12 +136,39 @@ cdef class RouteCore:
 
 
 @cython.auto_pickle(False)
+cdef class RouteHandler:
+    """A synchronous request handler the request path calls in C: calling it is its
+    ``handle``, which a compiled subclass defines (:mod:`mcpfast.server.tools_call`).
+    Used like any handler, ``handler(params, ctx)``."""
+
+    def __call__(self, params, ctx):
+        return self.handle(params, ctx)
+
+    cdef object handle(self, object params, object ctx):
+        raise NotImplementedError(f"{type(self).__name__} does not define handle()")
+
+
+@cython.auto_pickle(False)
 cdef class ContextCore:
     """The fields every request's context has (``session``, ``request_id``, ``method``,
     ``params``, ``meta``, ``progress``, ``cancelled``, ``cancel_reason``,
     ``shape_result``, ``_channel``): the base of
     :class:`mcpfast.jsonrpc.context.RequestContext`, which documents them and fills them
     with :func:`fill_context`."""
+
+
+@cython.auto_pickle(False)
+cdef class ContextFactory:
+    """A context factory the request path calls in C: calling it is its ``make``, which
+    a compiled subclass defines (:mod:`mcpfast.server.context_factories`). Used like any
+    context factory, ``factory(session, request_id, method, params, channel)``."""
+
+    def __call__(self, session, request_id, method, params, channel=None):
+        return self.make(session, request_id, method, params, channel)
+
+    cdef object make(self, object session, object request_id, object method, object params,
+                     object channel):
+        raise NotImplementedError(f"{type(self).__name__} does not define make()")
 
 
 cdef tuple _NO_ARGS = ()

@@ -35,18 +35,16 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from mcpfast._core.dispatch import new_context
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
-from mcpfast.jsonrpc.progress import reporter_for
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.protocol.meta_keys import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.context import Context
+from mcpfast.server.context_factories import EitherEraContexts, HandshakeContexts
 from mcpfast.server.logs import level_index
 from mcpfast.server.publisher import Event, ListChanged, LogMessage, ResourceUpdated
 from mcpfast.server.requests_to_client import Root, parse_roots, require_capability
@@ -134,66 +132,14 @@ class ServerConnection:
         sources = list(self.server.state_sources)
         era = self.server.stateless_era
         if not sources:
-            # The hot factories build a Context as Context.__init__ does, without its
-            # frame (about 3% of a small request): RequestContext's fields filled in C
-            # (mcpfast._core.dispatch.new_context), then Context's own.
+            # The hot factories are compiled (mcpfast.server.context_factories): the
+            # session's request path calls them in C.
             if era is None:
                 # Every request uses the handshake state: no per-request choice to make.
-                def handshake_context(session: Session, request_id: Any, method: str,
-                                      params: Any, channel: Any = None) -> Context:
-                    ctx = new_context(Context, session, request_id, method, params, channel)
-                    ctx.connection = connection
-                    if "progressToken" in ctx.meta:
-                        ctx.progress = reporter_for(ctx.meta, request_id, session, channel)
-                    ctx.state = state
-                    ctx._back_channel = back_channel
-                    if connection._gated:
-                        connection._check_initialized(ctx)
-                    return ctx
-
-                return handshake_context
-
-            claim = era.claim
-            claims = era.claims
-            version_key = PROTOCOL_VERSION
-            capabilities_key = CLIENT_CAPABILITIES
-
+                return HandshakeContexts(connection, state, back_channel)
             # Both eras. A handshake request costs one test of _meta (most requests carry
-            # none); a 2026-07-28 one is claimed with it (params is then a dict), without a
-            # RequestState.
-            def either_era_context(session: Session, request_id: Any, method: str,
-                                   params: Any, channel: Any = None) -> Context:
-                ctx = new_context(Context, session, request_id, method, params, channel)
-                ctx.connection = connection
-                meta = ctx.meta
-                if meta:
-                    if len(meta) == 2:
-                        # The commonest 2026-07-28 _meta, {version, clientCapabilities: {}}
-                        # (no progress token, level nor clientInfo): its claim is the one
-                        # kept for the version and method (StatelessEra.claims, looked up
-                        # here without claim()'s frame) unless the params bring answers.
-                        version = meta.get(version_key)
-                        capabilities = meta.get(capabilities_key)
-                        if type(version) is str and type(capabilities) is dict and not capabilities:
-                            claimed = claims.get((version, None, method))
-                            if claimed is not None and (
-                                    claimed[1] is not None or not (
-                                        "requestState" in params or "inputResponses" in params)):
-                                ctx.state, ctx._back_channel, ctx.shape_result = claimed
-                                return ctx
-                    if "progressToken" in meta:
-                        ctx.progress = reporter_for(meta, request_id, session, channel)
-                    if version_key in meta:
-                        ctx.state, ctx._back_channel, ctx.shape_result = claim(
-                            connection, method, params, meta)
-                        return ctx
-                ctx.state = state
-                ctx._back_channel = back_channel
-                if connection._gated:
-                    connection._check_initialized(ctx)
-                return ctx
-
-            return either_era_context
+            # none); a 2026-07-28 one is claimed with it.
+            return EitherEraContexts(connection, state, back_channel, era)
 
         if era is not None:
             sources.append(era)

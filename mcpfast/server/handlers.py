@@ -53,6 +53,7 @@ from mcpfast.server.logs import level_index
 from mcpfast.server.resources import ResourceNotFound
 from mcpfast.server.stateless import discover_result
 from mcpfast.server.task_methods import install_task_handlers
+from mcpfast.server.tools_call import ToolsCall
 
 if TYPE_CHECKING:
     from mcpfast.server.connection import ServerConnection
@@ -187,6 +188,8 @@ def install_handlers(server: Server) -> None:
     # -- tools -----------------------------------------------------------------------
 
     def call_tool(params: Any, ctx: Context) -> Any:
+        # Every call but the common one, which ToolsCall (compiled) makes itself: a known
+        # tool's Tool._direct, when it has one and the call asks for no task.
         if type(params) is not dict:
             raise InvalidParams("tools/call: params must be an object with the tool name")
         name = params.get("name")
@@ -195,10 +198,6 @@ def install_handlers(server: Server) -> None:
             if type(name) is not str:
                 raise InvalidParams("tools/call: params.name must be a string", {"param": "name"})
             raise InvalidParams(f"Unknown tool: {name}", {"tool": name})
-        direct = tool._direct
-        if direct is not None and "task" not in params:
-            # The common call (no header checks, no task): Tool.call without its frame.
-            return direct(params.get("arguments"), ctx, ctx.state.features)
         if tool.header_params:
             # Over HTTP the reply channel has the request's headers (2026-07-28 leg).
             headers = getattr(ctx.channel, "headers", None)
@@ -294,7 +293,7 @@ def install_handlers(server: Server) -> None:
                                lambda params, ctx: listen(server, params, ctx))
     router.add_request_handler(methods.SET_LOG_LEVEL, set_level)
     router.add_request_handler(methods.TOOLS_LIST, list_handler(tools, methods.TOOLS_LIST))
-    router.add_request_handler(methods.TOOLS_CALL, call_tool)
+    router.add_request_handler(methods.TOOLS_CALL, ToolsCall(tools.items, call_tool))
     router.add_request_handler(methods.RESOURCES_LIST, list_handler(resources, methods.RESOURCES_LIST))
     router.add_request_handler(
         methods.RESOURCE_TEMPLATES_LIST, list_handler(templates, methods.RESOURCE_TEMPLATES_LIST)

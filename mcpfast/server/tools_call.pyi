@@ -1,0 +1,12 @@
+"""The tools/call handler's common case, compiled (stubs; the compiled module's docstring
+says what it does and why)."""
+
+from typing import Any, Callable
+
+from mcpfast._core.dispatch import RouteHandler
+
+class ToolsCall(RouteHandler):
+    """``handler(params, ctx)`` of tools/call: the common call compiled, every other one
+    given to ``fully``."""
+
+    def __init__(self, tools: dict[str, Any], fully: Callable[[Any, Any], Any]) -> None: ...

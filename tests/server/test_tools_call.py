@@ -1,0 +1,74 @@
+"""mcpfast.server.tools_call: the compiled tools/call handler makes the common call itself
+and gives every other one to the full handler (whose answers test_tools.py checks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcpfast import Server
+from mcpfast.server.tools_call import ToolsCall
+
+
+class Tool:
+    def __init__(self, direct: Any) -> None:
+        self._direct = direct
+
+
+class State:
+    features = "features"
+
+
+class Ctx:
+    state = State()
+
+
+def direct(arguments: Any, ctx: Any, features: Any) -> Any:
+    return ("direct", arguments, features)
+
+
+def fully(params: Any, ctx: Any) -> Any:
+    return ("fully", params)
+
+
+def test_the_common_call_runs_the_tools_direct_call():
+    handler = ToolsCall({"t": Tool(direct)}, fully)
+    assert handler({"name": "t", "arguments": {"a": 1}}, Ctx()) == ("direct", {"a": 1}, "features")
+    # No arguments: the tool's call decides (None given).
+    assert handler({"name": "t"}, Ctx()) == ("direct", None, "features")
+
+
+@pytest.mark.parametrize("params", [
+    None, [1], "t", {}, {"name": 5}, {"name": None}, {"name": "missing"},
+    {"name": "t", "task": {}}, {"name": "own"},
+])
+def test_every_other_call_goes_to_the_full_handler(params):
+    handler = ToolsCall({"t": Tool(direct), "own": Tool(None)}, fully)
+    assert handler(params, Ctx()) == ("fully", params)
+
+
+def test_tools_added_later_are_found():
+    tools: dict[str, Any] = {}
+    handler = ToolsCall(tools, fully)
+    assert handler({"name": "t"}, Ctx())[0] == "fully"
+    tools["t"] = Tool(direct)
+    assert handler({"name": "t"}, Ctx())[0] == "direct"
+
+
+def test_arguments_are_checked():
+    with pytest.raises(TypeError):
+        ToolsCall(None, fully)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="callable"):
+        ToolsCall({}, "fully")  # type: ignore[arg-type]
+
+
+def test_the_server_routes_tools_call_to_it():
+    app = Server("tools")
+
+    @app.tool()
+    def echo(text: str) -> str:
+        return text
+
+    route = app.router.requests["tools/call"]
+    assert type(route.handler) is ToolsCall and route.is_async is False
