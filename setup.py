@@ -115,6 +115,7 @@ EXTENSIONS = [
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
     ext("mcpfast._core.dispatch"),
+    ext("mcpfast.server.connection_core"),
     ext("mcpfast.server.context_factories"),
     ext("mcpfast.server.tools_call"),
     ext("mcpfast.transports.http.post_reply"),

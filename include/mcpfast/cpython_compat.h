@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
+#include <stddef.h>
 
 /* PEP 393 strings made by the pre-3.12 legacy API may need to be made ready first. */
 #if PY_VERSION_HEX < 0x030C0000
@@ -187,6 +188,14 @@ static inline int mf_writable_member_descriptor(PyTypeObject *tp, const char *na
                                                 Py_ssize_t offset) {
     return mf_member_descriptor_flags(tp, name, offset, 0);
 }
+
+/*
+ * MF_EXPOSE(tp, S, field): tp.field becomes a writable member descriptor of the object
+ * field ``field`` of struct S (the instance struct Cython generates for a cdef class);
+ * nonzero on error. For the cdef fields Python code reads and writes often.
+ */
+#define MF_EXPOSE(tp, S, field) (mf_writable_member_descriptor( \
+    (PyTypeObject *)(tp), #field, (Py_ssize_t)offsetof(struct S, field)) < 0)
 
 /*
  * obj.name = value through descr, the member descriptor type(obj).name (a __slots__

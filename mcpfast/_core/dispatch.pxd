@@ -19,6 +19,8 @@ cdef class SessionCore:
     # The last context class found to keep it.
     cdef object _plain_context_class
     cdef bint _finishes_plainly(self, object cls) except -1
+    # is_idle() without a Python call.
+    cdef bint idle(self) except -1
 
 
 cdef class RouteCore:

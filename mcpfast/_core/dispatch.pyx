@@ -114,6 +114,9 @@ cdef class SessionCore:
     def is_idle(self):
         """True while open with no incoming request running and no outgoing one waiting
         (the session's ``idle``)."""
+        return self.idle()
+
+    cdef bint idle(self) except -1:
         # The book's PendingTable is asked directly: its length costs no Python call.
         return (self._closed is False and not self._in_flight
                 and len(self._outgoing._table) == 0)
@@ -220,10 +223,6 @@ cpdef object new_context(type cls, object session, object request_id, object met
 # deleted one would be NULL here).
 cdef extern from *:
     """
-    #include <stddef.h>
-    /* type.field as a writable member descriptor of the struct's field; nonzero on error. */
-    #define MF_EXPOSE(tp, S, field) (mf_writable_member_descriptor( \
-        (PyTypeObject *)(tp), #field, (Py_ssize_t)offsetof(struct S, field)) < 0)
     #define MF_SESSION(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_8dispatch_SessionCore, f)
     #define MF_ROUTE(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_8dispatch_RouteCore, f)
     #define MF_CONTEXT(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_8dispatch_ContextCore, f)

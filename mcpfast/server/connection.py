@@ -32,7 +32,6 @@ nothing for it.
 from __future__ import annotations
 
 import asyncio
-from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast.jsonrpc.context import RequestContext
@@ -41,8 +40,8 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.server.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
+from mcpfast.server.connection_core import ConnectionCore
 from mcpfast.server.context import Context
 from mcpfast.server.context_factories import EitherEraContexts, HandshakeContexts
 from mcpfast.server.logs import level_index
@@ -60,7 +59,7 @@ __all__ = ["Check", "ServerConnection"]
 Check = Callable[[Context], None]
 
 
-class ServerConnection:
+class ServerConnection(ConnectionCore):
     """One client's connection to a Server (see the module docstring).
 
     Attributes: ``server``, ``session`` (the JSON-RPC Session), ``state``
@@ -77,17 +76,13 @@ class ServerConnection:
         self.state = ProtocolState(server.default_log_level)
         self.capabilities: dict[str, Any] = {}
         # Set by a transport that authenticates its requests (HTTP bearer tokens).
-        self.auth: Optional[AccessToken] = None
-        self.subscriptions: set[str] = set()
+        self.auth = None
+        self.subscriptions = set()
         # Recycled and idle (see recycle): not among the server's connections.
         self.parked = False
         # Whether the publisher skips this connection while parked (else it is detached
         # then): see mcpfast.server.publisher.
         self._parks_attached = bool(getattr(server.publisher, "skips_parked", False))
-        if self._parks_attached:
-            # revive() is then only `parked = False`, done for every stateless POST: a
-            # partial of setattr does it without a Python frame.
-            self.revive = partial(setattr, self, "parked", False)  # type: ignore[method-assign]
         self._checks: list[Check] = [self._check_initialized, *server.request_checks]
         # The checks the session's hook runs: the chain less the gate while the context
         # factory applies it (_install_checks).
@@ -170,35 +165,6 @@ class ServerConnection:
     @property
     def closed(self) -> bool:
         return self.session.closed
-
-    def recycle(self) -> bool:
-        """Make this connection ready for another stateless HTTP request (the transport
-        contract's optional method, for connections that answer one self-contained POST
-        at a time): True when it was -- nothing running, nothing awaited from the client,
-        not closed; what a request may have left (the caller's identity, subscriptions,
-        a log level) is reset, and while idle it gets none of the server's published
-        events nor is among its connections (``revive()`` when it serves again). False:
-        the caller closes it."""
-        if not self.session.is_idle():
-            return False
-        self.auth = None
-        if self.subscriptions:
-            self.subscriptions.clear()
-        server = self.server
-        self.state.log_level = server.default_log_level
-        # Parked rather than taken out of the server's connections (every stateless POST
-        # passes here and in revive), and out of the publisher's deliveries by the same
-        # flag where the publisher skips parked subscribers.
-        self.parked = True
-        if not self._parks_attached:
-            server.publisher.detach(self)
-        return True
-
-    def revive(self) -> None:
-        """A recycled connection serves again (the transport contract's optional method)."""
-        self.parked = False
-        if not self._parks_attached:
-            self.server.publisher.attach(self)
 
     def hear_broadcasts(self, on: bool) -> None:
         """Whether the server's published events (list changes, resource updates, log

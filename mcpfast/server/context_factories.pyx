@@ -20,6 +20,7 @@ cimport cython
 
 from mcpfast._core.cpython cimport mf_member_set
 from mcpfast._core.dispatch cimport ContextCore, ContextFactory, new_context
+from mcpfast.server.connection_core cimport ConnectionCore
 
 from mcpfast.jsonrpc.progress import reporter_for
 from mcpfast.protocol import meta_keys as _meta_keys
@@ -51,11 +52,11 @@ cdef class HandshakeContexts(ContextFactory):
     connection, its state and back channel set, a progress reporter when ``_meta`` carries
     a token, and the connection's initialization gate checked while it is closed."""
 
-    cdef object connection
+    cdef ConnectionCore connection
     cdef object state
     cdef object back_channel
 
-    def __init__(self, connection, state, back_channel):
+    def __init__(self, ConnectionCore connection not None, state, back_channel):
         self.connection = connection
         self.state = state
         self.back_channel = back_channel
@@ -72,9 +73,8 @@ cdef class HandshakeContexts(ContextFactory):
     cdef object _handshake_state(self, object ctx):
         mf_member_set(_STATE, ctx, self.state)
         mf_member_set(_BACK_CHANNEL, ctx, self.back_channel)
-        connection = self.connection
-        if connection._gated:
-            connection._check_initialized(ctx)
+        if self.connection._gated:
+            self.connection._check_initialized(ctx)
         return ctx
 
 
