@@ -109,8 +109,10 @@ cdef class EitherEraContexts(HandshakeContexts):
             capabilities = meta.get(_CAPABILITIES_KEY)
             if type(version) is str and type(capabilities) is dict and not capabilities:
                 claimed = self.claims.get((version, None, method))
+                # A claim is a (state, back channel, shaper) tuple (checked: the dict is
+                # the era's, which Python code may change).
                 if claimed is not None and (
-                        (<tuple>claimed)[1] is not None
+                        (<tuple?>claimed)[1] is not None
                         or not ("requestState" in <dict>params or "inputResponses" in <dict>params)):
                     return self._claimed(ctx, <tuple>claimed)
         if "progressToken" in meta:
