@@ -103,7 +103,7 @@ LOG_LEVELS = LEVELS
 _LOGGER = logging.getLogger("mcpfast.client")
 # The notifications a listen stream carries (tagged with its subscription id).
 LISTEN_NOTIFICATIONS = (*LIST_CHANGED_METHODS, RESOURCE_UPDATED_METHOD,
-                        methods.SUBSCRIPTIONS_ACKNOWLEDGED)
+                        methods.TASKS_NOTIFICATION, methods.SUBSCRIPTIONS_ACKNOWLEDGED)
 
 
 def _package_version() -> str:
@@ -695,16 +695,24 @@ class Client:
         return subscription
 
     def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
-               uris: Iterable[str] = (), timeout: Optional[float] = None) -> Listening:
+               uris: Iterable[str] = (), task_ids: Iterable[str] = (),
+               timeout: Optional[float] = None) -> Listening:
         """A 2026-07-28 ``subscriptions/listen`` stream of list changes (``tools``,
-        ``prompts``, ``resources``) and updates of the resources ``uris``: ``async with
-        client.listen(...) as stream: async for note in stream`` (see
-        :mod:`mcpfast.client.listening`). ``timeout``: for the acknowledgement.
-        ClientError over a handshake version (use ``subscribe`` and ``on_list_changed``)."""
+        ``prompts``, ``resources``), updates of the resources ``uris`` and the status of
+        the tasks ``task_ids`` (``notifications/tasks``, each with the whole task; needs
+        ``Client(tasks=True)``): ``async with client.listen(...) as stream: async for note
+        in stream`` (see :mod:`mcpfast.client.listening`). ``timeout``: for the
+        acknowledgement. ClientError over a handshake version (use ``subscribe`` and
+        ``on_list_changed``)."""
         if self.discover_result is None:
             raise ClientError("subscriptions/listen belongs to 2026-07-28; over a handshake "
                               "version use subscribe() and on_list_changed()")
-        return Listening(self, listen_filter(tools, prompts, resources, uris), timeout)
+        notifications = listen_filter(tools, prompts, resources, uris, task_ids)
+        extensions = self._capabilities.get("extensions")
+        if "taskIds" in notifications and (type(extensions) is not dict
+                                           or TASKS_EXTENSION not in extensions):
+            raise ClientError("listening to tasks needs the tasks extension: Client(..., tasks=True)")
+        return Listening(self, notifications, timeout)
 
     def _open_listen(self, listening: Listening) -> Any:
         session = self._session

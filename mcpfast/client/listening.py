@@ -2,7 +2,7 @@
 
 ::
 
-    async with client.listen(tools=True, uris=["file:///notes.md"]) as stream:
+    async with client.listen(tools=True, uris=["file:///notes.md"], task_ids=[task_id]) as stream:
         print(stream.acknowledged)          # what the server agreed to send
         async for note in stream:           # {"method": ..., "params": ...}
             ...
@@ -101,7 +101,8 @@ class Listening:
         return f"<Listening id={self.id!r} {self._filter}>"
 
 
-def listen_filter(tools: bool, prompts: bool, resources: bool, uris: Any) -> dict[str, Any]:
+def listen_filter(tools: bool, prompts: bool, resources: bool, uris: Any,
+                  task_ids: Any = ()) -> dict[str, Any]:
     """The ``notifications`` filter of a listen request."""
     notifications: dict[str, Any] = {}
     if tools:
@@ -115,6 +116,13 @@ def listen_filter(tools: bool, prompts: bool, resources: bool, uris: Any) -> dic
         raise TypeError("uris must be strings")
     if uri_list:
         notifications["resourceSubscriptions"] = uri_list
+    if isinstance(task_ids, str):
+        raise TypeError("task_ids must be an iterable of task ids, not one string")
+    task_list = list(task_ids)
+    if any(type(task_id) is not str for task_id in task_list):
+        raise TypeError("task_ids must be strings")
+    if task_list:
+        notifications["taskIds"] = task_list
     if not notifications:
-        raise ValueError("listen to something: tools, prompts, resources or uris")
+        raise ValueError("listen to something: tools, prompts, resources, uris or task_ids")
     return notifications

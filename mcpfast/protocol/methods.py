@@ -59,6 +59,7 @@ TASKS_RESULT: Final = "tasks/result"
 TASKS_LIST: Final = "tasks/list"
 TASKS_UPDATE: Final = "tasks/update"
 TASKS_STATUS: Final = "notifications/tasks/status"
+TASKS_NOTIFICATION: Final = "notifications/tasks"
 
 # Requests allowed before the handshake completes (the specification: only pings and the
 # initialize request itself; server/discover belongs to the stateless era, where it is

@@ -1,4 +1,5 @@
-"""Fan-out of server events: list changes, resource updates and log broadcasts.
+"""Fan-out of server events: list changes, resource updates, log broadcasts and the
+status changes of 2026-07-28 tasks.
 
 The server publishes an event once; a :class:`Publisher` delivers it to every subscriber
 (a connection today; a 2026-07-28 listen stream later), and each subscriber decides
@@ -31,6 +32,7 @@ __all__ = [
     "Publisher",
     "ResourceUpdated",
     "Subscriber",
+    "TaskStatus",
 ]
 
 
@@ -54,7 +56,14 @@ class LogMessage(NamedTuple):
     logger: Optional[str] = None
 
 
-Event = Union[ListChanged, ResourceUpdated, LogMessage]
+class TaskStatus(NamedTuple):
+    """A task of the 2026-07-28 tasks extension changed: ``task`` is its DetailedTask as
+    ``tasks/get`` would answer it now (for the listen streams that follow its id)."""
+
+    task: dict
+
+
+Event = Union[ListChanged, ResourceUpdated, LogMessage, TaskStatus]
 
 
 class Subscriber(Protocol):

@@ -28,7 +28,15 @@ import logging
 import secrets
 from typing import Any, Optional
 
-from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, ResourceUpdated, Subscriber
+from mcpfast.server.publisher import (
+    Event,
+    ListChanged,
+    LocalPublisher,
+    LogMessage,
+    ResourceUpdated,
+    Subscriber,
+    TaskStatus,
+)
 from mcpfast.server.redis_connection import (
     ChannelSubscription,
     ChannelWriter,
@@ -46,7 +54,7 @@ _LOGGER = logging.getLogger("mcpfast.server")
 
 DEFAULT_CHANNEL = "mcpfast:events"
 _EVENTS: dict[str, Any] = {"ListChanged": ListChanged, "ResourceUpdated": ResourceUpdated,
-                           "LogMessage": LogMessage}
+                           "LogMessage": LogMessage, "TaskStatus": TaskStatus}
 class RedisPublisher:
     """A publisher whose events reach every process on the same Redis channel (module
     docstring). ``url``: ``redis://[:password@]host:port/db``; ``channel``: the pub/sub
@@ -85,8 +93,15 @@ class RedisPublisher:
 
     def publish(self, event: Event) -> int:
         delivered = self._local.publish(event)
-        payload = json.dumps({"o": self.origin, "t": type(event).__name__, "v": list(event)},
-                             separators=(",", ":"))
+        try:
+            payload = json.dumps({"o": self.origin, "t": type(event).__name__, "v": list(event)},
+                                 separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            # A value JSON cannot carry (a tool's result holding a Python object, say):
+            # the other processes cannot be told; this one was.
+            _LOGGER.warning("RedisPublisher: %s not sent to other processes: %s",
+                            type(event).__name__, exc)
+            return delivered
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -65,7 +65,7 @@ from mcpfast.server.handlers import install_handlers
 from mcpfast.server.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from mcpfast.server.logs import MCPLogHandler, level_index
 from mcpfast.server.prompts import Prompt
-from mcpfast.server.publisher import ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
+from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
 from mcpfast.server.state_source import StateSource
 from mcpfast.server.stateless import CachePolicy, StatelessEra
@@ -195,7 +195,7 @@ class Server:
         self.listen_streams: set[Any] = set()
         self.request_state_codec = RequestStateCodec(request_state_secret, request_state_ttl)
         self.tasks = TaskManager(task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms,
-                                 offered=self.offers_tasks)
+                                 offered=self.offers_tasks, publish=self._publish)
         # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
         self.stateless_era: Optional[StatelessEra] = StatelessEra(self) if stateless else None
         self.request_checks: tuple[Callable[[Context], None], ...] = tuple(request_checks)
@@ -389,6 +389,10 @@ class Server:
         for stream in streams:
             stream.end()
         return len(streams)
+
+    def _publish(self, event: Event) -> int:
+        # Through the attribute: a publisher set after construction (``--redis``) is used.
+        return self.publisher.publish(event)
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to the connections subscribed to ``uri``;

@@ -31,7 +31,11 @@ pending at once and may be answered one by one. Under 2025-11-25 they go to the 
 requests tagged with the task (``_meta["io.modelcontextprotocol/related-task"]``), the
 task being ``input_required`` meanwhile, and every status change is also sent as
 ``notifications/tasks/status`` while the connection lasts. A task sends no log or
-progress notifications (its request has been answered).
+progress notifications (its request has been answered). Under 2026-07-28 every change of
+a task's status (and of its pending questions) is published as a
+:class:`~mcpfast.server.publisher.TaskStatus` event, which the ``subscriptions/listen``
+streams following the task's id send as ``notifications/tasks``
+(:mod:`mcpfast.server.listen`) -- in every process, when the server's publisher is shared.
 
 How a task ends: the function's return value -> ``completed`` with the CallToolResult
 (a tool error, ``isError: true``, is ``completed`` under 2026-07-28 and ``failed`` under
@@ -55,6 +59,7 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError, 
 from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
 from mcpfast.server.input_required import input_key
+from mcpfast.server.publisher import Event, TaskStatus
 from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.state import ProtocolState
 from mcpfast.server.task_record import (
@@ -120,15 +125,18 @@ class TaskManager:
     store: where records live (a MemoryTaskStore unless given); ttl_ms: how long a
     record is kept from its creation (None: until the store needs the room; a 2025-11-25
     client may ask for less); poll_interval_ms: the polling interval suggested;
-    offered: whether the server offers tasks now (the tasks/* methods exist only then).
+    offered: whether the server offers tasks now (the tasks/* methods exist only then);
+    publish: where a 2026-07-28 task's status changes go (the server's publisher), if
+    anywhere.
     """
 
-    __slots__ = ("store", "ttl_ms", "poll_interval_ms", "running", "offered", "_relays")
+    __slots__ = ("store", "ttl_ms", "poll_interval_ms", "running", "offered", "publish", "_relays")
 
     def __init__(self, store: Optional[TaskStore] = None, *,
                  ttl_ms: Optional[int] = DEFAULT_TASK_TTL_MS,
                  poll_interval_ms: Optional[int] = DEFAULT_POLL_INTERVAL_MS,
-                 offered: Callable[[], bool] = lambda: True) -> None:
+                 offered: Callable[[], bool] = lambda: True,
+                 publish: Optional[Callable[[Event], Any]] = None) -> None:
         for label, value in (("task_ttl_ms", ttl_ms), ("task_poll_interval_ms", poll_interval_ms)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{label} must be an int >= 1 or None, got {value!r}")
@@ -140,6 +148,7 @@ class TaskManager:
         # Whether the server offers tasks at all (a tool that supports them is registered):
         # without, the tasks/* methods do not exist.
         self.offered = offered
+        self.publish = publish
         # Operations relayed from other processes while they run (asyncio keeps only weak
         # references to tasks).
         self._relays: set[asyncio.Task[Any]] = set()
@@ -203,6 +212,23 @@ class TaskManager:
         if record is None or record.form != form or record.principal != self.principal(ctx, form):
             raise InvalidParams(f"Invalid params: unknown task {task_id!r}", {"taskId": task_id})
         return record
+
+    async def visible(self, ctx: Context, task_ids: list[str]) -> list[TaskRecord]:
+        """The 2026-07-28 tasks among ``task_ids`` that the caller may follow (the ones
+        ``tasks/get`` would answer for it), in the order asked; the others are left out."""
+        principal = self.principal(ctx, EXTENSION)
+        found = []
+        for task_id in task_ids:
+            record = await self.store.get(task_id)
+            if record is not None and record.form == EXTENSION and record.principal == principal:
+                found.append(record)
+        return found
+
+    def changed(self, record: TaskRecord) -> None:
+        """A 2026-07-28 task's status or pending questions changed (and are stored): tell
+        the listen streams following it."""
+        if record.form == EXTENSION and self.publish is not None:
+            self.publish(TaskStatus(record.detailed()))
 
     # -- tools/call ----------------------------------------------------------------------
 
@@ -281,6 +307,7 @@ class TaskManager:
         record.status_message = "Cancelled by the client"
         record.touch(CANCELLED)
         await self.store.put(record)
+        self.changed(record)
         if run is not None:
             run.ended()
             if run.work is not None:
@@ -448,6 +475,7 @@ class TaskRun:
             record.input_requests = {}
             record.touch(status)
             await manager.store.put(record)
+            manager.changed(record)
         manager.running.pop(record.task_id, None)
         self.ended()
 
@@ -483,9 +511,11 @@ class TaskRun:
             connection.notify(methods.TASKS_STATUS, record.experimental())
 
     async def persist(self) -> None:
+        """Store a change of a running task (an ended one stays as it ended)."""
         record = self.record
         if record is not None and not record.terminal:
             await self.manager.store.put(record)
+            self.manager.changed(record)
 
 
 class TaskInputs:

@@ -97,3 +97,32 @@ def test_calls_the_server_turns_into_tasks_return_their_own_results(transport):
             assert len(app.tasks.store) == made
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("transport", ["tcp", "http"])
+def test_listening_to_a_task_yields_its_status_notifications(transport):
+    async def main() -> None:
+        app = make_server()
+        async with serving(app, transport) as url:
+            async with connect(url, protocol_version=V2026, tasks=True) as client:
+                waiting = asyncio.ensure_future(client.call_tool("forever"))
+                for _ in range(500):
+                    if app.tasks.running:
+                        break
+                    await asyncio.sleep(0.01)
+                [task_id] = list(app.tasks.running)
+                async with client.listen(task_ids=[task_id, "not-a-task"], timeout=5) as stream:
+                    assert stream.acknowledged == {"taskIds": [task_id]}
+                    first = await asyncio.wait_for(stream.__anext__(), 5)
+                    assert first["method"] == "notifications/tasks"
+                    assert first["params"]["taskId"] == task_id and first["params"]["status"] == "working"
+                    # The caller giving up cancels the task: the stream hears it.
+                    waiting.cancel()
+                    second = await asyncio.wait_for(stream.__anext__(), 5)
+                    assert second["params"]["status"] == "cancelled"
+            # Without the extension the client refuses before asking.
+            async with connect(url, protocol_version=V2026) as client:
+                with pytest.raises(Exception, match="tasks=True"):
+                    client.listen(task_ids=[task_id])
+
+    asyncio.run(main())
