@@ -410,6 +410,35 @@ class Pysimdjson(Peer):
         return decode
 
 
+class SimdjsonParse(Peer):
+    """The physical floor of a decode: simdjson's own DOM parse of the same bytes (the parser
+    mcpfast's decoder runs first), building no Python object but the document's size.
+    Decode rows only; its ratio is mcpfast's distance to the floor."""
+
+    key = "simdjson-parse"
+    label = "simdjson parse only (floor)"
+    module = "simdjson"
+    distribution = "pysimdjson"
+    encodes = False
+
+    def unsupported_reason(self, op, fixture):
+        if op == ENCODE:
+            return "a parse has nothing to encode"
+        return None
+
+    def decoder(self, fixture):
+        import simdjson
+
+        parse = simdjson.Parser().parse
+        frame = fixture.frame
+
+        def decode():
+            # len() of the top-level object or array: the parse happened, and the proxy
+            # is gone before the next parse reuses the parser.
+            return len(parse(frame))
+        return decode
+
+
 class OfficialSdk(Peer):
     """The official `mcp` SDK's pydantic models, exactly as its transports use them.
 
@@ -482,6 +511,7 @@ PEERS: tuple[Peer, ...] = (
     Msgspec(),
     MsgspecTyped(),
     Pysimdjson(),
+    SimdjsonParse(),
     OfficialSdk(),
 )
 BY_KEY: dict[str, Peer] = {peer.key: peer for peer in PEERS}
@@ -502,6 +532,8 @@ def strict_equal(a: object, b: object) -> bool:
 def expected_decode(peer: Peer, fixture: Fixture) -> object:
     """What ``peer``'s decoder must return: the json module's fields (the envelope row: no payload)."""
     fields = REFERENCE_PEER.decoder(fixture)()
+    if isinstance(peer, SimdjsonParse):
+        return len(json.loads(fixture.frame))
     if isinstance(peer, McpfastEnvelope):
         if fixture.kind == BATCH:
             return [item[:2] for item in fields]

@@ -38,6 +38,7 @@ LIBRARY_STYLE = {  # key: (legend label, colour)
     "msgspec": ("msgspec", "#2ca02c"),
     "msgspec-typed": ("msgspec Struct", "#98df8a"),
     "pysimdjson": ("pysimdjson", "#9467bd"),
+    "simdjson-parse": ("simdjson parse only (floor)", "#c5b0d5"),
     "mcp-sdk": ("official mcp SDK (pydantic)", "#8c564b"),
 }
 
