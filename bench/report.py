@@ -399,6 +399,8 @@ def render(directory: str, references: list[dict] | None = None) -> str:
         versions = info.get("versions")
         if versions:
             lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+        if info.get("compiled"):
+            lines.append(f"compiled modules: {info['compiled']}")
     lines.append(f"results: {directory}")
     lines.append("median (±stdev as % of median), rate, and mcpfast's speed-up over each peer "
                  "(peer time / mcpfast time; > 1: mcpfast is faster).")

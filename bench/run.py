@@ -87,6 +87,27 @@ def installed_versions() -> dict[str, str]:
     return versions
 
 
+def compiled_build() -> str:
+    """Which build of the compiled modules is timed: the profile-guided one scripts/build
+    --pgo made (its modules unchanged since), else a plain one."""
+    import hashlib
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        with open(os.path.join(root, "build", "pgo", "modules.sha256"), encoding="utf-8") as f:
+            recorded = [line.split() for line in f if line.strip()]
+    except OSError:
+        return "plain (-O3)"
+    for digest, path in recorded:
+        try:
+            with open(os.path.join(root, path), "rb") as module:
+                if hashlib.sha256(module.read()).hexdigest() != digest:
+                    return "plain (-O3; rebuilt since the profile-guided build)"
+        except OSError:
+            return "plain (-O3; a module of the profile-guided build is gone)"
+    return "profile-guided (scripts/build --pgo)" if recorded else "plain (-O3)"
+
+
 def new_results_dir() -> str:
     stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H%M%S")
     path = os.path.join(RESULTS_DIR, stamp)
@@ -128,9 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "versions": installed_versions(),
+        "compiled": compiled_build(),
         "e2e_loop": args.loop or "uvloop (when installed)",
         "group_results": {},
     }
+    print(f"compiled modules: {info['compiled']}", flush=True)
     started = time.monotonic()
     failed = []
     for group in groups:

@@ -7,6 +7,7 @@ broken report is not discovered in the middle of a benchmark run.
 from __future__ import annotations
 
 import json
+import os
 
 import pyperf
 import pytest
@@ -413,3 +414,16 @@ def test_a_pending_benchmark_runs_through_pyperf(tmp_path):
     assert names == timed
     (case,) = report.load_results(str(tmp_path))
     assert case.row("dict").timed and case.row("dict").median > 0
+
+
+def test_the_pgo_training_run_does_its_work_and_checks_it():
+    """scripts/build --pgo trains the compiler on bench/pgo_train.py: it must keep running
+    (and checking its answers) as the code changes."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "bench/pgo_train.py", "--rounds", "600"],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pgo_train: 600 rounds" in done.stdout
