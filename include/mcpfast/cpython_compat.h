@@ -206,4 +206,20 @@ static inline int mf_member_set(PyObject *descr, PyObject *obj, PyObject *value)
     return Py_TYPE(descr)->tp_descr_set(descr, obj, value);
 }
 
+/*
+ * obj.name through descr, the member descriptor of a __slots__ entry fetched once: the
+ * read without the type's attribute lookup (generic attribute access consults the
+ * interpreter's method cache, a cold cache line per read on a request's path). A new
+ * reference, or NULL with an exception set (AttributeError for an empty slot, TypeError
+ * when obj is no instance of the slot's class).
+ */
+static inline PyObject *mf_member_get(PyObject *descr, PyObject *obj) {
+    return Py_TYPE(descr)->tp_descr_get(descr, obj, (PyObject *)Py_TYPE(obj));
+}
+
+/* Whether o is a member descriptor (a __slots__ entry or a PyMemberDef field). */
+static inline int mf_is_member_descriptor(PyObject *o) {
+    return Py_TYPE(o) == &PyMemberDescr_Type;
+}
+
 #endif /* MCPFAST_CPYTHON_COMPAT_H */

@@ -74,5 +74,18 @@ cdef extern from "mcpfast/cpython_compat.h":
     int mf_writable_member_descriptor(type cls, const char *name, Py_ssize_t offset) except -1
     # obj.name = value through the member descriptor type(obj).name, fetched once.
     int mf_member_set(object descr, object obj, object value) except -1
+    # obj.name through that descriptor (the read without the type's attribute lookup).
+    object mf_member_get(object descr, object obj)
+    bint mf_is_member_descriptor(object o)
     # fn(arg) with the cyclic collector paused: no finalizer runs meanwhile.
     object mf_call_without_gc(object (*fn)(void *), void *arg)
+
+
+cdef inline object slot_descriptor(type cls, str name):
+    # cls's member descriptor for one of its __slots__, fetched once for mf_member_get /
+    # mf_member_set (checked: a read or store through anything else would not be the
+    # attribute's).
+    descr = cls.__dict__.get(name)
+    if descr is None or not mf_is_member_descriptor(descr):
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return descr

@@ -46,6 +46,11 @@ cdef class ContextCore:
     cdef object _channel
 
 
+# A reply channel whose ``respond`` the request path calls without a Python call.
+cdef class ReplyChannelCore:
+    cdef int respond_frame(self, object frame) except -1
+
+
 # A context factory whose ``make`` the request path calls without a Python call.
 cdef class ContextFactory:
     cdef object make(self, object session, object request_id, object method, object params,

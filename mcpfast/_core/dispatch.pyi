@@ -43,6 +43,12 @@ class RouteHandler:
 
     def __call__(self, params: Any, ctx: Any) -> Any: ...
 
+class ReplyChannelCore:
+    """A reply channel the request path answers in C (its compiled ``respond_frame``);
+    the base of :class:`mcpfast.transports.http.post_reply.PostReply`."""
+
+    def respond(self, frame: Optional[bytes]) -> None: ...
+
 class ContextCore:
     """The fields of a request's context the request path reads and writes; the base of
     :class:`mcpfast.jsonrpc.context.RequestContext`."""

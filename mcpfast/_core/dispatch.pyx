@@ -16,7 +16,7 @@ the interpreter.
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 
-from mcpfast._core.cpython cimport mf_writable_member_descriptor
+from mcpfast._core.cpython cimport mf_is_member_descriptor, mf_member_get, mf_writable_member_descriptor
 from mcpfast._core.encode cimport Extension, encode_extended_response, encode_response
 from mcpfast._core.messages cimport Request
 
@@ -48,9 +48,10 @@ cdef class SessionCore:
         else:
             # A batch's items: the session was open when the batch was fed.
             batch.owed = True
-        params = req.params
+        # The payload without the property's attribute lookup (a subclass may override it).
+        params = req.payload() if type(req) is Request else req.params
         try:
-            if self._in_flight:
+            if _any(self._in_flight):
                 self._check_in_flight(request_id)
             factory = self.context_factory
             if isinstance(factory, ContextFactory):
@@ -107,6 +108,8 @@ cdef class SessionCore:
             batch.add(frame)
         elif channel is None:
             self._send(frame)
+        elif isinstance(channel, ReplyChannelCore):
+            (<ReplyChannelCore>channel).respond_frame(frame)
         else:
             channel.respond(frame)
         return None
@@ -118,8 +121,8 @@ cdef class SessionCore:
 
     cdef bint idle(self) except -1:
         # The book's PendingTable is asked directly: its length costs no Python call.
-        return (self._closed is False and not self._in_flight
-                and len(self._outgoing._table) == 0)
+        return (self._closed is False and not _any(self._in_flight)
+                and len(_table_of(self._outgoing)) == 0)
 
     cdef bint _finishes_plainly(self, object cls) except -1:
         # Whether contexts of class ``cls`` keep RequestContext.finish (remembered for the
@@ -130,6 +133,31 @@ cdef class SessionCore:
             self._plain_context_class = cls
             return True
         return False
+
+
+cdef inline bint _any(object in_flight) except -1:
+    # Whether the session's dict of running requests has any (its length, not a truth
+    # test through its type).
+    return len(<dict>in_flight) != 0 if type(in_flight) is dict else bool(in_flight)
+
+
+# OutgoingRequests._table's member descriptor, found on first use (the class lives in the
+# jsonrpc layer, above this one): read through it, the book's table costs no attribute
+# lookup per idle check.
+cdef type _outgoing_type = None
+cdef object _outgoing_table = None
+
+
+cdef object _table_of(object outgoing):
+    global _outgoing_type, _outgoing_table
+    cdef type cls = type(outgoing)
+    if cls is not _outgoing_type:
+        descr = cls.__dict__.get("_table")
+        if descr is None or not mf_is_member_descriptor(descr):
+            return outgoing._table
+        _outgoing_type = cls
+        _outgoing_table = descr
+    return mf_member_get(_outgoing_table, outgoing)
 
 
 @cython.auto_pickle(False)
@@ -149,6 +177,19 @@ cdef class RouteHandler:
 
     cdef object handle(self, object params, object ctx):
         raise NotImplementedError(f"{type(self).__name__} does not define handle()")
+
+
+@cython.auto_pickle(False)
+cdef class ReplyChannelCore:
+    """A request's reply channel (:class:`mcpfast.jsonrpc.contract.ReplyChannel`) the
+    request path answers in C: its ``respond(frame)`` is its ``respond_frame``, which a
+    compiled subclass defines (:class:`mcpfast.transports.http.post_reply.PostReply`)."""
+
+    def respond(self, frame):
+        self.respond_frame(frame)
+
+    cdef int respond_frame(self, object frame) except -1:
+        raise NotImplementedError(f"{type(self).__name__} does not define respond_frame()")
 
 
 @cython.auto_pickle(False)

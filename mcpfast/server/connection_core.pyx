@@ -13,8 +13,14 @@ HTTP (28 bytecodes), and ``revive()`` a call through ``functools.partial`` and
 """
 cimport cython
 
-from mcpfast._core.cpython cimport mf_writable_member_descriptor
+from mcpfast._core.cpython cimport mf_member_set, mf_writable_member_descriptor, slot_descriptor
 from mcpfast._core.dispatch cimport SessionCore
+
+from mcpfast.server.state import ProtocolState
+
+# ProtocolState.log_level, stored through its descriptor on every recycle (exact type only).
+cdef type _STATE_TYPE = ProtocolState
+cdef object _LOG_LEVEL = slot_descriptor(ProtocolState, "log_level")
 
 
 @cython.auto_pickle(False)
@@ -38,10 +44,15 @@ cdef class ConnectionCore:
         elif not session.is_idle():
             return False
         self.auth = None
-        if self.subscriptions:
-            self.subscriptions.clear()
+        subscriptions = self.subscriptions
+        if len(<set>subscriptions) if type(subscriptions) is set else subscriptions:
+            subscriptions.clear()
         server = self.server
-        self.state.log_level = server.default_log_level
+        state = self.state
+        if type(state) is _STATE_TYPE:
+            mf_member_set(_LOG_LEVEL, state, server.default_log_level)
+        else:
+            state.log_level = server.default_log_level
         # Parked rather than taken out of the server's connections (every stateless POST
         # passes here and in revive), and out of the publisher's deliveries by the same
         # flag where the publisher skips parked subscribers.

@@ -18,7 +18,7 @@ interpreter.
 """
 cimport cython
 
-from mcpfast._core.cpython cimport mf_member_set
+from mcpfast._core.cpython cimport mf_member_set, slot_descriptor
 from mcpfast._core.dispatch cimport ContextCore, ContextFactory, new_context
 from mcpfast.server.connection_core cimport ConnectionCore
 
@@ -26,21 +26,10 @@ from mcpfast.jsonrpc.progress import reporter_for
 from mcpfast.protocol import meta_keys as _meta_keys
 from mcpfast.server.context import Context
 
-from types import MemberDescriptorType
 
-
-cdef object _slot(str name):
-    # Context's member descriptor for one of its __slots__ (checked: a store through
-    # anything else would not be the attribute's).
-    descr = Context.__dict__.get(name)
-    if type(descr) is not MemberDescriptorType:
-        raise TypeError(f"Context.{name} is not a slot")
-    return descr
-
-
-cdef object _CONNECTION = _slot("connection")
-cdef object _STATE = _slot("state")
-cdef object _BACK_CHANNEL = _slot("_back_channel")
+cdef object _CONNECTION = slot_descriptor(Context, "connection")
+cdef object _STATE = slot_descriptor(Context, "state")
+cdef object _BACK_CHANNEL = slot_descriptor(Context, "_back_channel")
 cdef type _CONTEXT = Context
 cdef str _VERSION_KEY = _meta_keys.PROTOCOL_VERSION
 cdef str _CAPABILITIES_KEY = _meta_keys.CLIENT_CAPABILITIES

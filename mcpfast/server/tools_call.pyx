@@ -9,7 +9,21 @@ bytecodes), a few dict reads and attribute reads.
 """
 cimport cython
 
+from mcpfast._core.cpython cimport mf_member_get, slot_descriptor
 from mcpfast._core.dispatch cimport RouteHandler
+
+from mcpfast.server.context import Context
+from mcpfast.server.state import ProtocolState
+from mcpfast.server.tools import Tool
+
+# The slots read on every call, through their descriptors (exact types only: a subclass
+# may define the name otherwise) -- no lookup in the type per read.
+cdef type _TOOL = Tool
+cdef type _CONTEXT = Context
+cdef type _STATE_TYPE = ProtocolState
+cdef object _DIRECT = slot_descriptor(Tool, "_direct")
+cdef object _STATE = slot_descriptor(Context, "state")
+cdef object _FEATURES = slot_descriptor(ProtocolState, "features")
 
 
 @cython.auto_pickle(False)
@@ -28,13 +42,16 @@ cdef class ToolsCall(RouteHandler):
         self.fully = fully
 
     cdef object handle(self, object params, object ctx):
-        cdef object name, tool, direct
+        cdef object name, tool, direct, state
         if type(params) is dict:
             name = (<dict>params).get("name")
             if type(name) is str:
                 tool = self.tools.get(name)
                 if tool is not None:
-                    direct = tool._direct
+                    direct = mf_member_get(_DIRECT, tool) if type(tool) is _TOOL else tool._direct
                     if direct is not None and "task" not in <dict>params:
-                        return direct((<dict>params).get("arguments"), ctx, ctx.state.features)
+                        state = mf_member_get(_STATE, ctx) if type(ctx) is _CONTEXT else ctx.state
+                        return direct((<dict>params).get("arguments"), ctx,
+                                      mf_member_get(_FEATURES, state) if type(state) is _STATE_TYPE
+                                      else state.features)
         return self.fully(params, ctx)

@@ -245,7 +245,7 @@ class StreamableHTTPEndpoint:
         # The connections of the stateless legs, reused from POST to POST (Leg): the
         # 2026-07-28 leg's, and stateless mode's per protocol version.
         # (The factories are read when a connection is made: they may be replaced.)
-        self._leg_2026 = Leg(lambda: self.factory(_drop_outside))
+        self._leg_2026 = Leg(lambda: self.factory(_drop_outside), self._lone_stream)
         self._legs: dict[str, Leg] = {}
         self._post_verdicts: dict[_PostHeaders, _PostVerdict] = {}
         # Holds path, auth and max_body_size (the properties below).
@@ -602,7 +602,7 @@ class StreamableHTTPEndpoint:
                 assert self.stateless_factory is not None
                 return self.stateless_factory(_drop_outside, spoken)
 
-            leg = self._legs[spoken] = Leg(make)
+            leg = self._legs[spoken] = Leg(make, self._lone_stream)
         return leg
 
     async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,

@@ -183,7 +183,8 @@ cdef class PostFront:
         # compared): to the leg's connection. Anything else (no _meta or version, a
         # mismatch, values of other types, a listen) is the endpoint's _post_2026.
         method = message.method
-        params = message.params
+        # The payload without the property's attribute lookup (a subclass may override it).
+        params = message.payload() if type(message) is Request else message.params
         if method != _LISTEN and type(params) is dict:
             meta = (<dict>params).get(_META)
             if type(meta) is dict:

@@ -1,9 +1,10 @@
 # The reply channel of one POST, the stateless legs' connections, the feeding of a POST
 # (see the module docstring).
+from mcpfast._core.dispatch cimport ReplyChannelCore
 from mcpfast._core.http_messages cimport HTTPResponse
 
 
-cdef class PostReply:
+cdef class PostReply(ReplyChannelCore):
     cdef public bint json_only
     # None while undecided, then ("json", frame or None) or ("sse", None).
     cdef public object outcome
@@ -21,6 +22,9 @@ cdef class Leg:
     cdef list idle
     cdef Py_ssize_t count
     cdef object _make
+    # The endpoint's maker of a POST's own SSE stream, for its connections' replies (None:
+    # feed_post asks the endpoint).
+    cdef object _new_stream
 
     cpdef Lease lease(self)
     cdef int _keep(self, Lease lease) except -1

@@ -3,13 +3,14 @@ POST's message into its connection (stubs; see the compiled module's docstring).
 
 from typing import Any, Awaitable, Callable, Optional, Union, final
 
+from mcpfast._core.dispatch import ReplyChannelCore
 from mcpfast._core.http_messages import HTTPResponse
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.transports.http.sse_stream import SSEStream
 
 IDLE_CONNECTIONS: int
 
-class PostReply:
+class PostReply(ReplyChannelCore):
     """The reply channel of one POST (module docstring). ``side(frame)``: where related
     messages go in JSON-only mode; ``new_stream()``: the SSE stream of the answer;
     ``headers``: the POST's headers, for checks comparing them with the body (Mcp-Param-*),
@@ -35,7 +36,8 @@ class PostReply:
 class Leg:
     """The idle connections of one stateless leg (see the compiled module)."""
 
-    def __init__(self, make: Callable[[], Connection]) -> None: ...
+    def __init__(self, make: Callable[[], Connection],
+                 new_stream: Optional[Callable[[], Any]] = None) -> None: ...
     def lease(self) -> Lease:
         """A connection for one POST: an idle one (revived), else a new one."""
     def take_idle(self) -> list[Connection]:

@@ -68,7 +68,8 @@ cdef class PostReply:
             stream = self.to_stream()
         stream.push(frame)
 
-    def respond(self, frame):
+    cdef int respond_frame(self, object frame) except -1:
+        # respond(frame), which the session's request path calls in C (ReplyChannelCore).
         stream = self.stream
         if stream is None:
             if self.outcome is None and self._waiter is None:
@@ -76,10 +77,11 @@ cdef class PostReply:
                 self.outcome = ("json", frame)
             else:
                 self._decide(("json", frame))
-            return
+            return 0
         if frame is not None:
             stream.push(frame)
         stream.finish()
+        return 0
 
     # -- for the endpoint --------------------------------------------------------------
 
@@ -145,12 +147,15 @@ cdef class Leg:
     the 2026-07-28 leg). ``make()`` makes a connection for it; a connection with the
     transport contract's optional ``recycle()`` / ``revive()`` (ServerConnection) serves
     POST after POST, the others one each. Why: making a connection and its session for
-    every POST was most of a stateless request's cost."""
+    every POST was most of a stateless request's cost. ``new_stream``: the endpoint's maker
+    of a POST's own SSE stream, given to its POSTs' replies (None: :func:`feed_post` reads
+    the endpoint's ``_new_lone_stream`` per POST)."""
 
-    def __init__(self, make):
+    def __init__(self, make, new_stream=None):
         self.idle = []
         self.count = 0
         self._make = make
+        self._new_stream = new_stream
 
     # The idle leases are idle[:count]; the slots past it hold None and are reused. Why
     # not pop() and append(): a list shrinking to empty frees its storage and growing again
@@ -254,7 +259,9 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
     if session is not None:
         reply = _new_reply(json_only, session.send_unrelated, session.new_stream, headers)
     else:
-        reply = _new_reply(json_only, _drop_side, endpoint._new_lone_stream, headers)
+        new_stream = None if lease is None or lease.leg is None else lease.leg._new_stream
+        reply = _new_reply(json_only, _drop_side,
+                           endpoint._new_lone_stream if new_stream is None else new_stream, headers)
     try:
         # The body is decoded already: a connection that takes the message skips a
         # second decode (and a second parse of its params); one that takes a request
