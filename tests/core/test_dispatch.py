@@ -59,3 +59,39 @@ def test_fields_are_plain_attributes_for_python():
     # A bare core refuses requests with a Python error, never a crash.
     with pytest.raises(AttributeError):
         core.feed_request(decode(b'{"jsonrpc":"2.0","id":1,"method":"m"}'))
+
+
+def test_a_compiled_reply_channel_is_answered_in_c_and_the_base_says_what_is_missing():
+    from mcpfast._core.dispatch import ReplyChannelCore
+    from mcpfast.transports.http.post_reply import PostReply
+
+    with pytest.raises(NotImplementedError, match="respond_frame"):
+        ReplyChannelCore().respond(b"{}")
+    reply = PostReply(True, None, None)
+    assert isinstance(reply, ReplyChannelCore)
+    reply.respond(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+    assert reply.outcome == ("json", b'{"jsonrpc":"2.0","id":1,"result":{}}')
+
+
+def test_a_session_is_idle_with_any_book_of_outgoing_requests():
+    """SessionCore.idle reads the book's table through its slot when the book's class has
+    one, else as an attribute (a book of another class still works)."""
+    from mcpfast.jsonrpc.session import Session
+
+    session = Session(lambda frame: None)
+    assert session.is_idle()
+
+    class Table:
+        def __len__(self):
+            return 1
+
+    class Book:
+        _table = Table()
+
+    real = session._outgoing
+    session._outgoing = Book()
+    try:
+        assert not session.is_idle()
+    finally:
+        session._outgoing = real
+    assert session.is_idle()

@@ -72,3 +72,57 @@ def test_the_server_routes_tools_call_to_it():
 
     route = app.router.requests["tools/call"]
     assert type(route.handler) is ToolsCall and route.is_async is False
+
+
+def test_the_servers_own_tool_context_and_state_are_read_through_their_slots():
+    """With the real Tool, Context and ProtocolState the handler reads their slots through
+    descriptors fetched once (no lookup in the type); a subclass of each is read as any
+    object is, so whatever it defines under those names counts."""
+    from mcpfast.server.context import Context
+    from mcpfast.server.state import ProtocolState
+    from mcpfast.server.tools import Tool as RealTool
+
+    app = Server("tools")
+
+    @app.tool()
+    def echo(text: str) -> str:
+        return text
+
+    tool = app.tools_catalog.items["echo"]
+    assert type(tool) is RealTool
+    calls = []
+
+    def seen(arguments: Any, ctx: Any, features: Any) -> Any:
+        calls.append((arguments, features))
+        return "seen"
+
+    state = ProtocolState(version="2025-11-25")
+    ctx = Context.__new__(Context)
+    ctx.state = state
+    original = tool._direct
+    tool._direct = seen
+    try:
+        handler = ToolsCall({"echo": tool}, fully)
+        assert handler({"name": "echo", "arguments": {"text": "x"}}, ctx) == "seen"
+        assert calls == [({"text": "x"}, state.features)]
+
+        class OwnState(ProtocolState):
+            __slots__ = ()
+
+            @property  # type: ignore[misc]
+            def features(self) -> Any:
+                return "own features"
+
+        class OwnTool(RealTool):
+            __slots__ = ()
+
+            @property  # type: ignore[misc]
+            def _direct(self) -> Any:
+                return seen
+
+        own = OwnTool.__new__(OwnTool)
+        ctx.state = OwnState.__new__(OwnState)
+        assert ToolsCall({"echo": own}, fully)({"name": "echo"}, ctx) == "seen"
+        assert calls[-1] == (None, "own features")
+    finally:
+        tool._direct = original
