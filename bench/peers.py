@@ -410,21 +410,14 @@ class Pysimdjson(Peer):
         return decode
 
 
-class SimdjsonParse(Peer):
+class SimdjsonParse(Pysimdjson):
     """The physical floor of a decode: simdjson's own DOM parse of the same bytes (the parser
     mcpfast's decoder runs first), building no Python object but the document's size.
-    Decode rows only; its ratio is mcpfast's distance to the floor."""
+    pysimdjson's parser, without its conversions; decode rows only; its ratio is mcpfast's
+    distance to the floor."""
 
     key = "simdjson-parse"
     label = "simdjson parse only (floor)"
-    module = "simdjson"
-    distribution = "pysimdjson"
-    encodes = False
-
-    def unsupported_reason(self, op, fixture):
-        if op == ENCODE:
-            return "a parse has nothing to encode"
-        return None
 
     def decoder(self, fixture):
         import simdjson
