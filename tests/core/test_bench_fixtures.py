@@ -307,6 +307,25 @@ def test_report_pairs_rounds_timed_in_turn(tmp_path):
     assert marks[("http/2026/conns_1/rt", "floor")] == report.SHORT
 
 
+@pytest.mark.parametrize("struct_time, decode_verdict", [(1.25e-6, report.PASS), (1.2e-6, report.SHORT)])
+def test_report_marks_the_decode_targets_against_msgspec(tmp_path, struct_time, decode_verdict):
+    # mcpfast decodes the small request in 1 us: at most 0.8x msgspec Struct's time when
+    # that takes 1.25 us (not when it takes 1.2 us); and the tools/list response in 20 us,
+    # less than msgspec (untyped)'s 28 us.
+    (tmp_path / "status").mkdir()
+    _write_results(tmp_path, [
+        _benchmark("codec/decode/call_request/mcpfast", [1.0e-6] * 3),
+        _benchmark("codec/decode/call_request/msgspec-typed", [struct_time] * 3),
+        _benchmark("codec/decode/tools_list/mcpfast", [20e-6] * 3),
+        _benchmark("codec/decode/tools_list/msgspec", [28e-6] * 3),
+    ], [])
+    marks = report.evaluate(report.load_results(str(tmp_path)), [])
+    verdicts = {(m.case, m.impl, m.short.split(":")[0]): m.verdict for m in marks}
+    assert verdicts[("codec/decode/call_request", "msgspec-typed", "target >=1.25x")] == decode_verdict
+    assert verdicts[("codec/decode/call_request", "msgspec-typed", "target >1x")] == report.PASS
+    assert verdicts[("codec/decode/tools_list", "msgspec", "target >=1x")] == report.PASS
+
+
 @pytest.mark.parametrize("seconds, text", [
     (2.5e-9, "2.5 ns"), (999e-9, "999 ns"), (1.0e-6, "1 us"), (12.34e-6, "12.3 us"),
     (0.25, "250 ms"), (3.0, "3 s"),
