@@ -18,6 +18,7 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 /* PEP 393 strings made by the pre-3.12 legacy API may need to be made ready first. */
 #if PY_VERSION_HEX < 0x030C0000
@@ -106,6 +107,71 @@ static int mf_dict_direct_check(PyObject *d) {
 }
 
 static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
+
+/*
+ * A new dict with the keys of model (a combined dict of exactly n str keys, none deleted,
+ * whose k-th key is keys[k]) and values[k] as the k-th value; steals keys[k] and
+ * values[k] on success.  NULL without an exception when model is not such a dict (nothing
+ * stolen), NULL with one when memory is short (nothing stolen either).
+ *
+ * What PyDict_Copy does for a combined dict (its keys object copied as one block, then a
+ * fresh dict pointed at it), without the reference traffic of a copy about to be
+ * overwritten: the copied entries' values (the model's None) are replaced, not increfed
+ * and decrefed, and the caller's references to the keys are handed over instead of taken
+ * anew.  CPython 3.11 only (3.12 made the empty keys object immortal, whose reference this
+ * swaps out); elsewhere, and unless mf_dict_direct_ok, NULL without an exception (the
+ * caller then copies with PyDict_Copy).  The dict comes untracked by the collector.
+ */
+#if MF_DICT_DIRECT && PY_VERSION_HEX < 0x030C0000
+#define MF_DICT_CLONE 1
+#define MF_DICT_KEYS_UNICODE 1
+static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, PyObject **values,
+                                             Py_ssize_t n) {
+    PyDictObject *mp = (PyDictObject *)model;
+    mf_dict_keys *mk = (mf_dict_keys *)mp->ma_keys, *nk;
+    size_t index_bytes, size;
+    PyObject **src, **dst, *d;
+    Py_ssize_t k;
+    if (!mf_dict_direct_ok || mp->ma_values != NULL || mk->dk_kind != MF_DICT_KEYS_UNICODE ||
+        mk->dk_nentries != n || mp->ma_used != n || mk->dk_refcnt != 1)
+        return NULL;
+    index_bytes = (size_t)1 << mk->dk_log2_index_bytes;
+    src = (PyObject **)(mk->dk_indices + index_bytes);
+    for (k = 0; k < n; k++)
+        if (src[2 * k] != keys[k]) return NULL;
+    /* The size of a keys object (_PyDict_KeysSize): header, index, and its usable
+       entries, two thirds of its slots ({key, value} pairs for str keys). */
+    size = offsetof(mf_dict_keys, dk_indices) + index_bytes +
+           ((((size_t)1 << mk->dk_log2_size) << 1) / 3) * 2 * sizeof(PyObject *);
+    d = PyDict_New();
+    if (d == NULL) return NULL;
+    nk = (mf_dict_keys *)PyObject_Malloc(size);
+    if (nk == NULL) {
+        Py_DECREF(d);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(nk, mk, size);
+    nk->dk_refcnt = 1;
+    dst = (PyObject **)(nk->dk_indices + index_bytes);
+    for (k = 0; k < n; k++) {
+        dst[2 * k] = keys[k];        /* the same object as the model's key: our reference */
+        dst[2 * k + 1] = values[k];  /* in place of the model's None, not counted here */
+    }
+    /* PyDict_New pointed the dict at the shared empty keys object and counted it. */
+    ((mf_dict_keys *)((PyDictObject *)d)->ma_keys)->dk_refcnt--;
+    ((PyDictObject *)d)->ma_keys = (PyDictKeysObject *)nk;
+    ((PyDictObject *)d)->ma_used = n;
+    return d;
+}
+#else
+#define MF_DICT_CLONE 0
+static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, PyObject **values,
+                                             Py_ssize_t n) {
+    (void)model; (void)keys; (void)values; (void)n;
+    return NULL;
+}
+#endif
 
 /* The value of an int that fits in one internal digit, read without a call. */
 static inline int mf_small_int(PyObject *o, long long *value) {

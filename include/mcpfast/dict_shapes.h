@@ -42,14 +42,24 @@ MF_ALWAYS_INLINE uint64_t mf_shape_step(uint64_t h, PyObject *key) {
  * A copy of model with values[k] in place of the k-th value; steals keys[k] and values[k]
  * on success.  NULL without an exception when model does not hold exactly these n keys
  * (nothing stolen then), NULL with one when the copy failed (nothing stolen either).
- * PyDict_Copy of a compact dict copies its keys object as one block: no hashing, no
- * probing, which is most of what building the dict item by item costs.
+ * Copying a compact dict's keys object as one block means no hashing, no probing, which
+ * is most of what building the dict item by item costs: mf_dict_clone_filled where it
+ * applies (cpython_compat.h), PyDict_Copy and a write of the values elsewhere.
  */
 MF_ALWAYS_INLINE PyObject *mf_dict_fill(PyObject *model, PyObject **keys, PyObject **values, Py_ssize_t n) {
     mf_dict_entries e;
     Py_ssize_t k;
     int track = 0;
-    PyObject *d = PyDict_Copy(model);
+    PyObject *d = mf_dict_clone_filled(model, keys, values, n);
+    if (d != NULL) {
+        /* the collector must see a dict holding containers (the values built here that
+           it tracks: dicts and lists), as PyDict_SetItem ensures */
+        for (k = 0; k < n; k++) track |= PyType_IS_GC(Py_TYPE(values[k]));
+        if (track) PyObject_GC_Track(d);
+        return d;
+    }
+    if (PyErr_Occurred()) return NULL;
+    d = PyDict_Copy(model);
     if (d == NULL) return NULL;
     if (!mf_dict_entries_of(d, &e) || e.count != n) goto mismatch;
     for (k = 0; k < n; k++)
@@ -60,8 +70,6 @@ MF_ALWAYS_INLINE PyObject *mf_dict_fill(PyObject *model, PyObject **keys, PyObje
         *slot = values[k];
         Py_DECREF(old);
         Py_DECREF(keys[k]);  /* the copy holds its own reference */
-        /* the collector must see a dict holding containers (the values built here that
-           it tracks: dicts and lists), as PyDict_SetItem ensures */
         track |= PyType_IS_GC(Py_TYPE(values[k]));
     }
     /* A copy of a model is never tracked yet (a model holds no containers, so neither
@@ -219,7 +227,7 @@ done:
 /*
  * Turn shapes on where the dict layout this module reads and writes in place is the one
  * found (cpython_compat.h) and filled models give exactly the dicts PyDict_SetItem builds,
- * for every table size a model of 2..MF_SHAPE_CHECKED_KEYS keys can have.
+ * for every table size a model of 1..MF_SHAPE_CHECKED_KEYS keys can have.
  */
 static int mf_shapes_check(void) {
     PyObject *probe;
@@ -229,7 +237,7 @@ static int mf_shapes_check(void) {
     probe = Py_BuildValue("{s:i,s:i,s:i}", "a", 1, "b", 2, "c", 3);
     if (probe != NULL && PyDict_DelItemString(probe, "b") == 0 && mf_dict_direct_check(probe)) {
         mf_dict_direct_enable(1);
-        ok = mf_shape_fill_works(2) && mf_shape_fill_works(3) && mf_shape_fill_works(8) &&
+        ok = mf_shape_fill_works(1) && mf_shape_fill_works(2) && mf_shape_fill_works(3) && mf_shape_fill_works(8) &&
              mf_shape_fill_works(10) && mf_shape_fill_works(11) &&
              mf_shape_fill_works(MF_SHAPE_CHECKED_KEYS);
     }

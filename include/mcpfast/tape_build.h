@@ -50,7 +50,7 @@ MF_ALWAYS_INLINE PyObject *mf_value_str(const char *data, Py_ssize_t size) {
 #define MF_SHAPE_BITS 8
 #define MF_SHAPE_SLOTS (1 << MF_SHAPE_BITS)
 /* Objects with fewer or more members are built with PyDict_SetItem. */
-#define MF_SHAPE_MIN_KEYS 2
+#define MF_SHAPE_MIN_KEYS 1
 #define MF_SHAPE_MAX_KEYS 8
 
 static mf_shape_slot mf_shapes[MF_SHAPE_SLOTS];
@@ -113,7 +113,9 @@ static MF_NOINLINE PyObject *mf_build_object(const mf_tape *t, size_t *i) {
     const char *s;
     uint32_t len;
     PyObject *d, *key, *value;
-    /* A single member is cheaper to insert than a model is to copy. */
+    /* From one member up: a filled copy of a model costs less than inserting even one
+       key into a new dict (mf_dict_clone_filled; PyDict_SetItem allocates a keys object
+       too, then hashes and probes). */
     if (count >= MF_SHAPE_MIN_KEYS && count <= MF_SHAPE_MAX_KEYS && mf_shapes_ok) {
         PyObject *keys[MF_SHAPE_MAX_KEYS], *values[MF_SHAPE_MAX_KEYS];
         Py_ssize_t n = 0;

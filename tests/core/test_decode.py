@@ -585,6 +585,26 @@ def test_shaped_objects_are_independent(dict_building):
     assert _results({"a": {"n": 1}, "b": [1]}, 2) == [{"a": {"n": 1}, "b": [1]}] * 2
 
 
+def test_shaped_objects_hold_one_reference_to_each_key_and_value(dict_building):
+    # A filled copy of a model takes over the references the decoder made for its keys and
+    # values: as many as the dicts that hold them, and none left when they are gone.
+    key = sys.intern("refcount_probe_key")
+    frame = b'{"jsonrpc":"2.0","id":1,"result":{"refcount_probe_key":{"refcount_probe_key":1},"n":"probe value"}}'
+    _ = [decode(frame).result for _ in range(3)]  # the strings cached, the shapes' models made
+    value = _[0]["n"]  # the value cache's str, given to every decode
+    del _
+    expected = {"refcount_probe_key": {"refcount_probe_key": 1}, "n": "probe value"}
+    before_key, before_value = sys.getrefcount(key), sys.getrefcount(value)
+    results = [decode(frame).result for _ in range(100)]
+    assert all(r == expected for r in results)
+    assert all(r["n"] is value for r in results)
+    assert sys.getrefcount(key) == before_key + 200
+    assert sys.getrefcount(value) == before_value + 100
+    del results
+    assert sys.getrefcount(key) == before_key
+    assert sys.getrefcount(value) == before_value
+
+
 def test_shaped_objects_grow_and_shrink_like_any_dict(dict_building):
     for result in _results({"a": 1, "b": 2, "c": 3}):
         expected = {"a": 1, "b": 2, "c": 3}
