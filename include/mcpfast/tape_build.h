@@ -47,7 +47,10 @@ MF_ALWAYS_INLINE PyObject *mf_value_str(const char *data, Py_ssize_t size) {
 /* ---------------------------------------------------------------------------------------
  * Shapes (dict_shapes.h): this reader's table of models. */
 
-#define MF_SHAPE_BITS 8
+/* 1024 slots: a message's dozen or two shapes rarely share one (two shapes that alternate
+   in a slot make neither a model, and which slot a shape takes depends on where its keys
+   were allocated, so a table too small is slow only sometimes). */
+#define MF_SHAPE_BITS 10
 #define MF_SHAPE_SLOTS (1 << MF_SHAPE_BITS)
 /* Objects with fewer or more members are built with PyDict_SetItem. */
 #define MF_SHAPE_MIN_KEYS 1
