@@ -52,8 +52,10 @@ MF_ALWAYS_INLINE PyObject *mf_value_str(const char *data, Py_ssize_t size) {
    were allocated, so a table too small is slow only sometimes). */
 #define MF_SHAPE_BITS 10
 #define MF_SHAPE_SLOTS (1 << MF_SHAPE_BITS)
-/* Objects with fewer or more members are built with PyDict_SetItem. */
-#define MF_SHAPE_MIN_KEYS 1
+/* Objects with fewer or more members are built with PyDict_SetItem.  A single member is
+   worth a model only where models are cloned (mf_dict_clone_filled): a PyDict_Copy and a
+   write cost about what one insertion does. */
+#define MF_SHAPE_MIN_KEYS (MF_DICT_CLONE ? 1 : 2)
 #define MF_SHAPE_MAX_KEYS 8
 
 static mf_shape_slot mf_shapes[MF_SHAPE_SLOTS];
@@ -116,9 +118,6 @@ static MF_NOINLINE PyObject *mf_build_object(const mf_tape *t, size_t *i) {
     const char *s;
     uint32_t len;
     PyObject *d, *key, *value;
-    /* From one member up: a filled copy of a model costs less than inserting even one
-       key into a new dict (mf_dict_clone_filled; PyDict_SetItem allocates a keys object
-       too, then hashes and probes). */
     if (count >= MF_SHAPE_MIN_KEYS && count <= MF_SHAPE_MAX_KEYS && mf_shapes_ok) {
         PyObject *keys[MF_SHAPE_MAX_KEYS], *values[MF_SHAPE_MAX_KEYS];
         Py_ssize_t n = 0;
