@@ -119,12 +119,37 @@ static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
  * overwritten: the copied entries' values (the model's None) are replaced, not increfed
  * and decrefed, and the caller's references to the keys are handed over instead of taken
  * anew.  CPython 3.11 only (3.12 made the empty keys object immortal, whose reference this
- * swaps out); elsewhere, and unless mf_dict_direct_ok, NULL without an exception (the
- * caller then copies with PyDict_Copy).  The dict comes untracked by the collector.
+ * swaps out); elsewhere, and unless mf_dict_clone_check() found at import the layout it
+ * needs, NULL without an exception (the caller then copies with PyDict_Copy).  The dict
+ * comes untracked by the collector.
  */
+static int mf_dict_clone_ok = 0;
+
 #if MF_DICT_DIRECT && PY_VERSION_HEX < 0x030C0000
 #define MF_DICT_CLONE 1
 #define MF_DICT_KEYS_UNICODE 1
+
+/*
+ * Whether new dicts come pointed at one shared, counted empty keys object (whose count a
+ * clone gives back) and the in-place dict layout was found (mf_dict_direct_ok): sets
+ * mf_dict_clone_ok.
+ */
+static int mf_dict_clone_check(void) {
+    PyObject *a = PyDict_New(), *b = PyDict_New();
+    mf_dict_keys *keys;
+    mf_dict_clone_ok = 0;
+    if (a != NULL && b != NULL && mf_dict_direct_ok) {
+        keys = (mf_dict_keys *)((PyDictObject *)a)->ma_keys;
+        mf_dict_clone_ok = (PyDictKeysObject *)keys == ((PyDictObject *)b)->ma_keys &&
+                           keys->dk_nentries == 0 && keys->dk_refcnt >= 3 &&
+                           ((PyDictObject *)a)->ma_values == NULL;
+    }
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    PyErr_Clear();
+    return mf_dict_clone_ok;
+}
+
 static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, PyObject **values,
                                              Py_ssize_t n) {
     PyDictObject *mp = (PyDictObject *)model;
@@ -132,7 +157,7 @@ static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, P
     size_t index_bytes, size;
     PyObject **src, **dst, *d;
     Py_ssize_t k;
-    if (!mf_dict_direct_ok || mp->ma_values != NULL || mk->dk_kind != MF_DICT_KEYS_UNICODE ||
+    if (!mf_dict_clone_ok || mp->ma_values != NULL || mk->dk_kind != MF_DICT_KEYS_UNICODE ||
         mk->dk_nentries != n || mp->ma_used != n || mk->dk_refcnt != 1)
         return NULL;
     index_bytes = (size_t)1 << mk->dk_log2_index_bytes;
@@ -158,7 +183,8 @@ static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, P
         dst[2 * k] = keys[k];        /* the same object as the model's key: our reference */
         dst[2 * k + 1] = values[k];  /* in place of the model's None, not counted here */
     }
-    /* PyDict_New pointed the dict at the shared empty keys object and counted it. */
+    /* PyDict_New pointed the dict at the shared empty keys object and counted it
+       (mf_dict_clone_check): that reference is given back. */
     ((mf_dict_keys *)((PyDictObject *)d)->ma_keys)->dk_refcnt--;
     ((PyDictObject *)d)->ma_keys = (PyDictKeysObject *)nk;
     ((PyDictObject *)d)->ma_used = n;
@@ -166,6 +192,7 @@ static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, P
 }
 #else
 #define MF_DICT_CLONE 0
+static int mf_dict_clone_check(void) { return 0; }
 static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, PyObject **values,
                                              Py_ssize_t n) {
     (void)model; (void)keys; (void)values; (void)n;

@@ -237,13 +237,17 @@ static int mf_shapes_check(void) {
     probe = Py_BuildValue("{s:i,s:i,s:i}", "a", 1, "b", 2, "c", 3);
     if (probe != NULL && PyDict_DelItemString(probe, "b") == 0 && mf_dict_direct_check(probe)) {
         mf_dict_direct_enable(1);
-        ok = mf_shape_fill_works(1) && mf_shape_fill_works(2) && mf_shape_fill_works(3) && mf_shape_fill_works(8) &&
-             mf_shape_fill_works(10) && mf_shape_fill_works(11) &&
+        mf_dict_clone_check();
+        ok = mf_shape_fill_works(1) && mf_shape_fill_works(2) && mf_shape_fill_works(3) &&
+             mf_shape_fill_works(8) && mf_shape_fill_works(10) && mf_shape_fill_works(11) &&
              mf_shape_fill_works(MF_SHAPE_CHECKED_KEYS);
     }
     Py_XDECREF(probe);
     PyErr_Clear();
-    if (!ok) mf_dict_direct_enable(0);
+    if (!ok) {
+        mf_dict_direct_enable(0);
+        mf_dict_clone_ok = 0;
+    }
     mf_shapes_ok = ok;
     return ok;
 }

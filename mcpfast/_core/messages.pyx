@@ -24,6 +24,8 @@ cdef extern from "mcpfast/tape_build.h":
     str mf_str_new(const char *data, Py_ssize_t size)
     # Small objects built as filled copies of model dicts: on where the check passes.
     bint mf_shapes_enable(bint on)
+    # Set by that check: the filled copies are clones of the model's keys (CPython 3.11).
+    bint mf_dict_clone_ok
 
 
 cdef object _ABSENT = object()
@@ -51,12 +53,23 @@ cdef object tape_value(const mf_tape *t, size_t *i):
 
 
 _SHAPES = mf_shapes_enable(True)  # False where dicts are built only with PyDict_SetItem
+_CLONES = bool(mf_dict_clone_ok)  # True where the copies are clones (mf_dict_clone_filled)
 
 
-def _build_dicts_from_shapes(bint on):
+cdef extern from *:
+    """
+    static void mf_dict_clones_off(void) { mf_dict_clone_ok = 0; }
+    """
+    void mf_dict_clones_off()
+
+
+def _build_dicts_from_shapes(bint on, bint clones=True):
     """For tests: build small dicts as filled copies of models (only where the check at
-    import passed) or, with False, only with PyDict_SetItem as other Python versions do."""
+    import passed) or, with False, only with PyDict_SetItem as other Python versions do;
+    with clones=False the copies are made by PyDict_Copy, as on Python 3.12 and later."""
     mf_shapes_enable(on and _SHAPES)
+    if not clones:
+        mf_dict_clones_off()
 
 
 # The messages whose payload is still a view of the parser's buffers, by slot (borrowed

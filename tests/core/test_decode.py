@@ -538,12 +538,17 @@ def test_shapes_are_used_on_current_cpython():
     if sys.implementation.name == "cpython" and sys.version_info >= (3, 11) \
             and not sysconfig.get_config_var("Py_GIL_DISABLED"):
         assert messages_module._SHAPES is True
+    # The copies are clones of the model's keys object on 3.11; on later versions, whose
+    # shared empty keys object is immortal, PyDict_Copy makes them.
+    assert messages_module._CLONES is (messages_module._SHAPES and sys.version_info[:2] == (3, 11))
 
 
-@pytest.fixture(params=["shapes", "PyDict_SetItem"])
+@pytest.fixture(params=["shapes", "shapes copied", "PyDict_SetItem"])
 def dict_building(request):
-    """Both ways small dicts are built: filled models, and PyDict_SetItem only."""
-    messages_module._build_dicts_from_shapes(request.param == "shapes")
+    """Every way small dicts are built: filled models (clones of their keys object on 3.11,
+    PyDict_Copy after), filled models copied by PyDict_Copy, and PyDict_SetItem only."""
+    messages_module._build_dicts_from_shapes(request.param != "PyDict_SetItem",
+                                             clones=request.param == "shapes")
     yield request.param
     messages_module._build_dicts_from_shapes(True)
 
