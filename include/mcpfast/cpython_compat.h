@@ -119,9 +119,9 @@ static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
  * overwritten: the copied entries' values (the model's None) are replaced, not increfed
  * and decrefed, and the caller's references to the keys are handed over instead of taken
  * anew.  CPython 3.11 only (3.12 made the empty keys object immortal, whose reference this
- * swaps out); elsewhere, and unless mf_dict_clone_check() found at import the layout it
- * needs, NULL without an exception (the caller then copies with PyDict_Copy).  The dict
- * comes untracked by the collector.
+ * swaps out), and only once mf_dict_clone_check() has found at import the layout it needs
+ * (mf_dict_clone_ok; the caller copies with PyDict_Copy otherwise).  The dict comes
+ * untracked by the collector.
  */
 static int mf_dict_clone_ok = 0;
 
@@ -157,7 +157,7 @@ static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, P
     size_t index_bytes, size;
     PyObject **src, **dst, *d;
     Py_ssize_t k;
-    if (!mf_dict_clone_ok || mp->ma_values != NULL || mk->dk_kind != MF_DICT_KEYS_UNICODE ||
+    if (mp->ma_values != NULL || mk->dk_kind != MF_DICT_KEYS_UNICODE ||
         mk->dk_nentries != n || mp->ma_used != n || mk->dk_refcnt != 1)
         return NULL;
     index_bytes = (size_t)1 << mk->dk_log2_index_bytes;

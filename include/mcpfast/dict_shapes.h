@@ -50,31 +50,31 @@ MF_ALWAYS_INLINE PyObject *mf_dict_fill(PyObject *model, PyObject **keys, PyObje
     mf_dict_entries e;
     Py_ssize_t k;
     int track = 0;
-    PyObject *d = mf_dict_clone_filled(model, keys, values, n);
-    if (d != NULL) {
-        /* the collector must see a dict holding containers (the values built here that
-           it tracks: dicts and lists), as PyDict_SetItem ensures */
-        for (k = 0; k < n; k++) track |= PyType_IS_GC(Py_TYPE(values[k]));
-        if (track) PyObject_GC_Track(d);
-        return d;
+    PyObject *d;
+    if (mf_dict_clone_ok) {
+        /* NULL without an exception: not these keys (a copy would not have them either) */
+        d = mf_dict_clone_filled(model, keys, values, n);
+        if (d == NULL) return NULL;
+    } else {
+        d = PyDict_Copy(model);
+        if (d == NULL) return NULL;
+        if (!mf_dict_entries_of(d, &e) || e.count != n) goto mismatch;
+        for (k = 0; k < n; k++)
+            if (e.slot[k * e.stride] != keys[k]) goto mismatch;
+        for (k = 0; k < n; k++) {
+            PyObject **slot = e.slot + k * e.stride + 1;
+            PyObject *old = *slot;
+            *slot = values[k];
+            Py_DECREF(old);
+            Py_DECREF(keys[k]);  /* the copy holds its own reference */
+        }
     }
-    if (PyErr_Occurred()) return NULL;
-    d = PyDict_Copy(model);
-    if (d == NULL) return NULL;
-    if (!mf_dict_entries_of(d, &e) || e.count != n) goto mismatch;
-    for (k = 0; k < n; k++)
-        if (e.slot[k * e.stride] != keys[k]) goto mismatch;
-    for (k = 0; k < n; k++) {
-        PyObject **slot = e.slot + k * e.stride + 1;
-        PyObject *old = *slot;
-        *slot = values[k];
-        Py_DECREF(old);
-        Py_DECREF(keys[k]);  /* the copy holds its own reference */
-        track |= PyType_IS_GC(Py_TYPE(values[k]));
-    }
-    /* A copy of a model is never tracked yet (a model holds no containers, so neither
-       PyDict_Copy nor the collector tracks it; mf_shape_fill_works checks it at import):
-       tracked here exactly when it holds one, without asking the collector first. */
+    /* The collector must see a dict holding containers (the values built here that it
+       tracks: dicts and lists), as PyDict_SetItem ensures.  Neither a clone nor a copy of
+       a model is tracked yet (a model holds no containers, so neither PyDict_Copy nor the
+       collector tracks it; mf_shape_fill_works checks it at import): tracked here exactly
+       when it holds one, without asking the collector first. */
+    for (k = 0; k < n; k++) track |= PyType_IS_GC(Py_TYPE(values[k]));
     if (track) PyObject_GC_Track(d);
     return d;
 mismatch:

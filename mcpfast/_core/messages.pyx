@@ -56,20 +56,14 @@ _SHAPES = mf_shapes_enable(True)  # False where dicts are built only with PyDict
 _CLONES = bool(mf_dict_clone_ok)  # True where the copies are clones (mf_dict_clone_filled)
 
 
-cdef extern from *:
-    """
-    static void mf_dict_clones_off(void) { mf_dict_clone_ok = 0; }
-    """
-    void mf_dict_clones_off()
-
-
 def _build_dicts_from_shapes(bint on, bint clones=True):
     """For tests: build small dicts as filled copies of models (only where the check at
     import passed) or, with False, only with PyDict_SetItem as other Python versions do;
     with clones=False the copies are made by PyDict_Copy, as on Python 3.12 and later."""
+    global mf_dict_clone_ok
     mf_shapes_enable(on and _SHAPES)
     if not clones:
-        mf_dict_clones_off()
+        mf_dict_clone_ok = False
 
 
 # The messages whose payload is still a view of the parser's buffers, by slot (borrowed
