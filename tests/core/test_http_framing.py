@@ -15,6 +15,7 @@ from mcpfast._core.http_framing import (
     DEFAULT_MAX_HEAD_SIZE,
     HTTPRequestFramer,
     _header_shapes,
+    _use_cpython_internals,
     stream_head,
     whole_response,
 )
@@ -479,13 +480,16 @@ HEADER_SEQUENCES = [
 ]
 
 
+@pytest.mark.parametrize("internals", [True, False])
 @pytest.mark.parametrize("shapes", [True, False])
-def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes):
+def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes, internals):
     # Header dicts are copies of a model of their names once a sequence of names was seen
     # twice in a row (include/mcpfast/dict_shapes.h): the same items in the same order as
     # one header at a time, interleaved sequences and repeated names included, and they
-    # behave as any dict afterwards.
+    # behave as any dict afterwards.  Without models, one header at a time into a presized
+    # dict, or (internals False) the PyDict_New of other versions and builds.
     _header_shapes(shapes)
+    _use_cpython_internals(internals)
     try:
         f = framer()
         for _ in range(3):
@@ -508,6 +512,7 @@ def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes):
         assert all(headers[key] == value for key, value in expected.items())
     finally:
         _header_shapes(True)
+        _use_cpython_internals(True)
 
 
 @settings(max_examples=300, deadline=None)
