@@ -661,8 +661,13 @@ cdef class HTTPRequestFramer:
 
 # -- responses ----------------------------------------------------------------------------
 
+# The reason phrases of RFC 9110, which Python's HTTPStatus has from 3.13 on; earlier
+# versions still name these four as RFC 7231 did.  One wire format on every version.
+cdef dict RFC_9110_PHRASES = {413: "Content Too Large", 414: "URI Too Long", 416: "Range Not Satisfiable",
+                                   422: "Unprocessable Content"}
 cdef dict STATUS_LINES = {
-    status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
+    status.value: f"HTTP/1.1 {status.value} {RFC_9110_PHRASES.get(status.value, status.phrase)}\r\n"
+    .encode("latin-1")
     for status in HTTPStatus
 }
 # Response heads without their framing header, by (status, headers, keep-alive): most

@@ -551,9 +551,17 @@ def test_whole_response_writes_status_headers_length_and_body():
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-a: b\r\n"
         b"content-length: 11\r\n\r\n" + body)
     assert whole_response(413, [], False, b"") == (
-        b"HTTP/1.1 413 Request Entity Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+        b"HTTP/1.1 413 Content Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
     assert whole_response(599, [], True, b"x" * 1234567).startswith(
         b"HTTP/1.1 599 Status\r\ncontent-length: 1234567\r\n\r\nxx")
+
+
+def test_status_lines_carry_rfc_9110_reason_phrases_on_every_python_version():
+    # Python's HTTPStatus renamed these in 3.13; the wire must not depend on the version.
+    for status, phrase in [(413, "Content Too Large"), (414, "URI Too Long"),
+                           (416, "Range Not Satisfiable"), (422, "Unprocessable Content"),
+                           (404, "Not Found"), (429, "Too Many Requests")]:
+        assert whole_response(status, [], True, b"").startswith(f"HTTP/1.1 {status} {phrase}\r\n".encode())
 
 
 def test_heads_follow_their_inputs_whatever_was_written_before():
