@@ -34,27 +34,31 @@ TOOLS = ("setuptools", "Cython", "pysimdjson", "picows")
 
 
 def pyproject_list(dotted: str) -> list[str]:
-    """A list of strings from pyproject.toml, e.g. build-system.requires.  tomllib where the
-    interpreter has it (3.11+); on 3.10 a reader of the one form this file uses (a
-    ``key = [ "..." , ... ]`` array of plain strings under a ``[section]`` header), so that
-    the build needs no TOML package before its requirements are installed."""
-    section, _, key = dotted.rpartition(".")
-    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-        raw = f.read()
+    """A list of strings from pyproject.toml, e.g. build-system.requires: tomllib where the
+    interpreter has it (3.11+), list_without_tomllib on 3.10, so that the build needs no TOML
+    package before its requirements are installed."""
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
+        text = f.read()
     if sys.version_info < (3, 11):
-        text = raw.decode("utf-8")
-        table = re.search(r"^\[" + re.escape(section) + r"\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
-        found = table and re.search(r"^" + re.escape(key) + r"\s*=\s*\[(.*?)\]", table.group(1), re.M | re.S)
-        if not found:
-            raise SystemExit(f"build_inputs: no {dotted} list in pyproject.toml")
-        items = re.sub(r"#[^\n]*", "", found.group(1))
-        return re.findall(r'"([^"\\]*)"', items)
+        return list_without_tomllib(text, dotted)
     import tomllib
 
-    node = tomllib.loads(raw.decode("utf-8"))
+    section, _, key = dotted.rpartition(".")
+    node = tomllib.loads(text)
     for part in section.split("."):
         node = node[part]
     return list(node[key])
+
+
+def list_without_tomllib(text: str, dotted: str) -> list[str]:
+    """The one TOML form pyproject.toml's lists take: ``key = [ "...", ... ]`` of plain
+    strings (comments allowed) under a ``[section]`` header."""
+    section, _, key = dotted.rpartition(".")
+    table = re.search(r"^\[" + re.escape(section) + r"\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    found = table and re.search(r"^" + re.escape(key) + r"\s*=\s*\[(.*?)\]", table.group(1), re.M | re.S)
+    if not found:
+        raise SystemExit(f"build_inputs: no {dotted} list in pyproject.toml")
+    return re.findall(r'"([^"\\]*)"', re.sub(r"#[^\n]*", "", found.group(1)))
 
 
 def tag() -> str:
