@@ -5,16 +5,16 @@
 # (the interpreter a new venv is made from), VENV and PY (the venv's python).
 BASE_PY=${PYTHON:-python3}
 VENV=.venv
+py_version() {
+    "$1" -c 'import sys, sysconfig; print("%d.%d%s" % (*sys.version_info[:2], "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))' 2>/dev/null
+}
 if [ -n "${PYTHON:-}" ]; then
-    if ! command -v "$PYTHON" >/dev/null; then
-        echo "$(basename "$0"): PYTHON=$PYTHON: no such interpreter" >&2
+    if ! version=$(py_version "$PYTHON"); then
+        echo "$(basename "$0"): PYTHON=$PYTHON does not run" >&2
         exit 2
     fi
-    py_version() {
-        "$1" -c 'import sys, sysconfig; print("%d.%d%s" % (*sys.version_info[:2], "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))'
-    }
-    if [ ! -x .venv/bin/python ] || [ "$(py_version "$PYTHON")" != "$(py_version .venv/bin/python)" ]; then
-        VENV=.venv-$(py_version "$PYTHON")
+    if [ ! -x .venv/bin/python ] || [ "$version" != "$(py_version .venv/bin/python)" ]; then
+        VENV=.venv-$version
     fi
 fi
 PY=$VENV/bin/python
