@@ -11,6 +11,8 @@ Environment switches:
   MCPFAST_ANNOTATE=1        write Cython annotation HTML (cython -a) next to each .pyx
   MCPFAST_DEBUG=1           -O0 -g, Cython bounds checks on
   MCPFAST_ONLY=a,b          build only the named compiled modules (development)
+  MCPFAST_NO_EXTENSIONS=1   none of them: the editable install scripts/test makes (scripts/build
+                            then builds them in place, once)
   MCPFAST_PGO=generate|use  profile-guided build: instrumented (writes profiles to build/pgo
                             when the modules run), then built with those profiles
                             (scripts/build --pgo does both around a training run)
@@ -26,6 +28,7 @@ import re
 import shlex
 import subprocess
 import sys
+import sysconfig
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -47,7 +50,8 @@ CXXFLAGS += SANITIZE_FLAGS
 # a profile the compiler keeps the hot paths together and moves the error paths away.
 # partial-training: code the training run never reached stays optimised as usual.
 PGO = os.environ.get("MCPFAST_PGO", "")
-PGO_DIR = os.path.join(HERE, "build", "pgo")
+# One profile per interpreter (scripts/build names the same folder).
+PGO_DIR = os.path.join(HERE, "build", "pgo", sysconfig.get_config_var("EXT_SUFFIX").strip(".").rsplit(".", 1)[0])
 if PGO == "generate":
     PGO_FLAGS = ["-fprofile-generate", f"-fprofile-dir={PGO_DIR}", "-fprofile-update=single"]
 elif PGO == "use":
@@ -146,6 +150,8 @@ EXTENSIONS = [
 _only = [m for m in os.environ.get("MCPFAST_ONLY", "").split(",") if m]
 if _only:
     EXTENSIONS = [e for e in EXTENSIONS if e.name.rsplit(".", 1)[1] in _only]
+if os.environ.get("MCPFAST_NO_EXTENSIONS") == "1":
+    EXTENSIONS = []
 
 
 class BuildExt(build_ext):

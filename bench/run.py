@@ -91,10 +91,12 @@ def compiled_build() -> str:
     """Which build of the compiled modules is timed: the profile-guided one scripts/build
     --pgo made (its modules unchanged since), else a plain one."""
     import hashlib
+    import sysconfig
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    profile = os.path.join(root, "build", "pgo", sysconfig.get_config_var("EXT_SUFFIX").strip(".").rsplit(".", 1)[0])
     try:
-        with open(os.path.join(root, "build", "pgo", "modules.sha256"), encoding="utf-8") as f:
+        with open(os.path.join(profile, "modules.sha256"), encoding="utf-8") as f:
             recorded = [line.split() for line in f if line.strip()]
     except OSError:
         return "plain (-O3)"

@@ -141,16 +141,28 @@ def plain(value):
 
 
 def same(a, b) -> bool:
-    """Equal as JSON values (0.0 and -0.0 told apart, like their JSON texts)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return a == b
+    """Equal as JSON values (0.0 and -0.0 told apart, like their JSON texts).  A loop, not
+    recursion: values nest up to 1100 deep, and a recursion through all() and a generator
+    per level raises RecursionError there on Python 3.12."""
+    pending = [(a, b)]
+    while pending:
+        a, b = pending.pop()
+        if isinstance(a, float) and isinstance(b, float):
+            if not (a == b and math.copysign(1, a) == math.copysign(1, b)):
+                return False
+        elif type(a) is not type(b):
+            return False
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b))
+        elif isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pending.extend((a[k], b[k]) for k in a)
+        elif a != b:
+            return False
+    return True
 
 
 def check_value(value) -> None:

@@ -1,15 +1,20 @@
 /*
- * Fast paths into CPython internals, each behind a version guard with a public-API
- * fallback:
+ * Fast paths into CPython internals, each behind a lower and an upper version guard
+ * (MF_CPYTHON_INTERNALS: 3.10 up to the last version built and tested here, default
+ * builds only -- neither free-threaded nor PyPy) with a public-API fallback that every
+ * other build uses; the fallbacks' tests switch the fast paths off at run time
+ * (mf_internals_enable) so that they run on the version CI runs too:
  *
  * - MF_UNICODE_READY: PyUnicode_READY before 3.12 (legacy strings), nothing after.
  * - the in-place dict walk (mf_dict_entries_of): the entry array of combined dicts on
  *   3.11+ default builds, enabled only when mf_dict_direct_check() found at import that it
  *   sees exactly what PyDict_Next sees; PyDict_Next everywhere else.
  * - mf_small_int: the value of a one-digit int without a call (the unstable compact-int
- *   API on 3.12+, ob_digit before).
+ *   API on 3.12+, ob_digit before); elsewhere none, and the caller's public path reads it.
  * - mf_dict_new_presized: _PyDict_NewPresized (a private function exported by CPython
- *   3.10..3.14) where it exists, PyDict_New() elsewhere (PyPy, later versions).
+ *   3.10..3.14) where it is allowed, PyDict_New() elsewhere.
+ * - mf_type_dict: a type's dict, tp_dict before 3.12, PyType_GetDict from 3.12 (where
+ *   tp_dict is internal).
  */
 #ifndef MCPFAST_CPYTHON_COMPAT_H
 #define MCPFAST_CPYTHON_COMPAT_H
@@ -19,6 +24,21 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+
+/*
+ * The first CPython version the fast paths below were not built and tested on: a later
+ * one gets the public-API fallbacks until they are checked there and this is raised.
+ */
+#define MF_CPYTHON_UNTESTED 0x030E0000
+#if !defined(PYPY_VERSION) && !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030A0000 && \
+    PY_VERSION_HEX < MF_CPYTHON_UNTESTED
+#define MF_CPYTHON_INTERNALS 1
+#else
+#define MF_CPYTHON_INTERNALS 0
+#endif
+
+/* The small-int read and the presized dict on (1) or switched off (0, for tests). */
+static int mf_internals_ok = MF_CPYTHON_INTERNALS;
 
 /* PEP 393 strings made by the pre-3.12 legacy API may need to be made ready first. */
 #if PY_VERSION_HEX < 0x030C0000
@@ -32,11 +52,11 @@
  * 3.11 and later (default builds) keep a combined dict's entries in one array after
  * its hash index, {key, value} pairs when all keys are str, {hash, key, value} triples
  * otherwise (Include/internal/pycore_dict.h; the dict object itself is public).
- * Anything else -- older versions, free-threaded builds, split dicts -- uses
+ * Anything else -- other versions, free-threaded builds, split dicts -- uses
  * PyDict_Next, and so does everything unless the self-check at import found the
  * expected layout (mf_dict_direct_ok).
  */
-#if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_GIL_DISABLED) && !defined(PYPY_VERSION)
+#if MF_CPYTHON_INTERNALS && PY_VERSION_HEX >= 0x030B0000
 #define MF_DICT_DIRECT 1
 typedef struct {
     Py_ssize_t dk_refcnt;
@@ -200,31 +220,51 @@ static inline PyObject *mf_dict_clone_filled(PyObject *model, PyObject **keys, P
 }
 #endif
 
-/* The value of an int that fits in one internal digit, read without a call. */
+/* The value of an int that fits in one internal digit, read without a call; 0 for any
+   other int, and wherever the internals are off (the caller reads it through the public
+   API then). */
 static inline int mf_small_int(PyObject *o, long long *value) {
-#if PY_VERSION_HEX >= 0x030C0000
-    if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+#if MF_CPYTHON_INTERNALS && PY_VERSION_HEX >= 0x030C0000
+    if (mf_internals_ok && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
         *value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
         return 1;
     }
-    return 0;
-#else
+#elif MF_CPYTHON_INTERNALS
     Py_ssize_t size = Py_SIZE(o);
+    if (!mf_internals_ok) return 0;
     if (size == 0) { *value = 0; return 1; }
     if (size == 1) { *value = (long long)((PyLongObject *)o)->ob_digit[0]; return 1; }
     if (size == -1) { *value = -(long long)((PyLongObject *)o)->ob_digit[0]; return 1; }
-    return 0;
+#else
+    (void)o;
+    (void)value;
 #endif
+    return 0;
 }
 
 /* A dict with room for n items without resizing, where CPython offers it. */
-#if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030F0000
-#define MF_DICT_PRESIZED 1
-static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { return _PyDict_NewPresized(n); }
-#else
-#define MF_DICT_PRESIZED 0
-static inline PyObject *mf_dict_new_presized(Py_ssize_t n) { (void)n; return PyDict_New(); }
+static inline PyObject *mf_dict_new_presized(Py_ssize_t n) {
+#if MF_CPYTHON_INTERNALS
+    if (mf_internals_ok) return _PyDict_NewPresized(n);
 #endif
+    (void)n;
+    return PyDict_New();
+}
+
+/* This module's small-int read and presized dicts on, where compiled in, or off (tests
+   run the fallbacks so); the dict walk has its own switch, mf_dict_direct_enable. */
+static inline void mf_internals_enable(int on) { mf_internals_ok = on && MF_CPYTHON_INTERNALS; }
+
+/* A type's dict (a new reference): the field before 3.12, where it is public; 3.12 made
+   it internal (NULL for static builtin types) and added PyType_GetDict. */
+static inline PyObject *mf_type_dict(PyTypeObject *tp) {
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyType_GetDict(tp);
+#else
+    Py_XINCREF(tp->tp_dict);
+    return tp->tp_dict;
+#endif
+}
 
 /*
  * fn(arg) with the cyclic collector paused (and restored as it was, also when fn fails),
@@ -262,7 +302,9 @@ static int mf_member_descriptor_flags(PyTypeObject *tp, const char *name, Py_ssi
         PyMem_RawFree(def);
         return -1;
     }
-    int status = PyDict_SetItemString(tp->tp_dict, name, descr);
+    PyObject *dict = mf_type_dict(tp);
+    int status = dict == NULL ? -1 : PyDict_SetItemString(dict, name, descr);
+    Py_XDECREF(dict);
     Py_DECREF(descr);
     PyType_Modified(tp);
     return status;

@@ -63,9 +63,16 @@ static void mf_freelist_free(void *p) {
     PyObject_Free(p);
 }
 
-/* Give type a free list; -1 with an exception when it cannot have one. */
+/* Give type a free list; -1 with an exception when it cannot have one.  Not on a
+   free-threaded build, where threads would share the lists without a lock: the type
+   keeps its own allocator there. */
 static int mf_freelist_install(PyTypeObject *type) {
     int k;
+#ifdef Py_GIL_DISABLED
+    (void)k;
+    (void)type;
+    return 0;
+#endif
     if (PyType_IS_GC(type) || type->tp_itemsize != 0 || type->tp_free != PyObject_Free ||
         (type->tp_alloc != PyType_GenericAlloc && type->tp_alloc != mf_freelist_alloc)) {
         PyErr_Format(PyExc_TypeError, "%s cannot have a free list", type->tp_name);

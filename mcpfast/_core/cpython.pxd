@@ -48,8 +48,6 @@ cdef extern from "Python.h":
     void PyMem_Free(void *p)
     # Declared over `object` for callers that hold owned references.
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
-    # A dict with room for ``minused`` items before its first resize.
-    dict _PyDict_NewPresized(Py_ssize_t minused)
     void *unicode_data_of "PyUnicode_DATA"(object o)
     const char *PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t *size) except NULL
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -67,7 +65,10 @@ cdef extern from "mcpfast/cpython_compat.h":
     bint mf_dict_entries_of(PyObject *d, mf_dict_entries *e)
     bint mf_dict_direct_check(PyObject *d)
     void mf_dict_direct_enable(bint on)
-    object mf_dict_new_presized(Py_ssize_t n)
+    # A dict with room for n items before its first resize (PyDict_New() where not offered).
+    dict mf_dict_new_presized(Py_ssize_t n)
+    # This module's small-int read and presized dicts on or off (tests run the fallbacks).
+    void mf_internals_enable(bint on)
     # type.name becomes a read-only member descriptor of the object field at offset.
     int mf_member_descriptor(type cls, const char *name, Py_ssize_t offset) except -1
     # The same, writable.

@@ -86,6 +86,7 @@ from mcpfast._core.cpython cimport (
     mf_dict_direct_enable,
     mf_dict_entries,
     mf_dict_entries_of,
+    mf_internals_enable,
     mf_small_int,
     py_false,
     py_none,
@@ -157,10 +158,12 @@ _DICT_WALK_IN_PLACE = _dict_walk_matches()  # True where dicts are walked withou
 mf_dict_direct_enable(_DICT_WALK_IN_PLACE)
 
 
-def _walk_dicts_in_place(bint in_place):
-    """For tests: walk dicts in place (only where the layout check passed) or, with False,
-    through the public PyDict_Next fallback that other Python versions use."""
-    mf_dict_direct_enable(in_place and _DICT_WALK_IN_PLACE)
+def _use_cpython_internals(bint on):
+    """For tests: the fast paths into CPython internals (include/mcpfast/cpython_compat.h:
+    the in-place dict walk where its layout check passed, the one-digit int read) or, with
+    False, the public-API fallbacks that other Python versions and builds use."""
+    mf_internals_enable(on)
+    mf_dict_direct_enable(on and _DICT_WALK_IN_PLACE)
 
 DEF _MAX_DEPTH = 1024
 MAX_DEPTH = _MAX_DEPTH

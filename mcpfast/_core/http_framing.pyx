@@ -20,7 +20,7 @@ from libc.string cimport memchr, memcmp, memcpy
 from http import HTTPStatus
 from sys import intern
 
-from mcpfast._core.cpython cimport _PyDict_NewPresized, mf_member_descriptor
+from mcpfast._core.cpython cimport mf_dict_new_presized, mf_internals_enable, mf_member_descriptor
 from mcpfast._core.http_messages cimport HTTPRequest, new_request
 
 from httptools import HttpParserError, HttpParserUpgrade, HttpRequestParser, parse_url
@@ -290,6 +290,12 @@ def _header_shapes(bint on):
     mf_shapes_ok = on and HEADER_SHAPES_WORK
 
 
+def _use_cpython_internals(bint on):
+    """For tests: the presized dict of include/mcpfast/cpython_compat.h or, with False, the
+    PyDict_New fallback that other Python versions and builds use."""
+    mf_internals_enable(on)
+
+
 cdef inline void release(PyObject **keys, PyObject **values, Py_ssize_t count) noexcept:
     cdef Py_ssize_t k
     for k in range(count):
@@ -334,7 +340,7 @@ cdef dict plain_headers(const HeaderSpan *spans, Py_ssize_t count):
             # A name given twice: its values are joined, below.
         else:
             release(keys, values, k)
-    headers = _PyDict_NewPresized(PLAIN_HEADERS)
+    headers = mf_dict_new_presized(PLAIN_HEADERS)
     for k in range(count):
         add_plain_header(headers, spans[k].name, spans[k].name_size, spans[k].value,
                          spans[k].value_size)
@@ -655,8 +661,13 @@ cdef class HTTPRequestFramer:
 
 # -- responses ----------------------------------------------------------------------------
 
+# The reason phrases of RFC 9110, which Python's HTTPStatus has from 3.13 on; earlier
+# versions still name these four as RFC 7231 did.  One wire format on every version.
+cdef dict RFC_9110_PHRASES = {413: "Content Too Large", 414: "URI Too Long", 416: "Range Not Satisfiable",
+                                   422: "Unprocessable Content"}
 cdef dict STATUS_LINES = {
-    status.value: f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("latin-1")
+    status.value: f"HTTP/1.1 {status.value} {RFC_9110_PHRASES.get(status.value, status.phrase)}\r\n"
+    .encode("latin-1")
     for status in HTTPStatus
 }
 # Response heads without their framing header, by (status, headers, keep-alive): most

@@ -853,10 +853,27 @@ def test_batch_item_errors():
 
 @pytest.fixture(params=["in place", "PyDict_Next"])
 def dict_walk(request):
-    """Both dict walks: the in-place fast path and the public-API fallback."""
-    encode_module._walk_dicts_in_place(request.param == "in place")
+    """Both ways of reading dicts and ints: the fast paths into CPython internals and the
+    public-API fallbacks (what other versions and free-threaded builds run)."""
+    encode_module._use_cpython_internals(request.param == "in place")
     yield request.param
-    encode_module._walk_dicts_in_place(True)
+    encode_module._use_cpython_internals(True)
+
+
+def test_ints_of_every_size_are_written_alike_with_and_without_internals(dict_walk):
+    # One internal digit (the fast read), several, the int64 and uint64 limits (the public
+    # path), both signs, alone and inside containers and as ids; beyond them refused.
+    values = [0, 1, -1, 7, 2**30 - 1, 2**30, -(2**30), 2**31, 2**62, 2**63 - 1, -(2**63),
+              2**63, 2**64 - 1, True, False]
+    for value in values:
+        assert dumps(value) == reference(value)
+        assert dumps({"n": value, "m": [value, 0]}) == reference({"n": value, "m": [value, 0]})
+    for value in values[:-2]:  # an id is no bool
+        written = json.loads(encode_response(value, {"n": value}))
+        assert written == {"jsonrpc": "2.0", "id": value, "result": {"n": value}}
+    for value in [2**64, -(2**63) - 1, 10**40, -(10**40)]:
+        with pytest.raises(EncodeError, match="out of range"):
+            dumps([value])
 
 
 def test_both_dict_walks_write_the_same_json(dict_walk):

@@ -15,6 +15,7 @@ from mcpfast._core.http_framing import (
     DEFAULT_MAX_HEAD_SIZE,
     HTTPRequestFramer,
     _header_shapes,
+    _use_cpython_internals,
     stream_head,
     whole_response,
 )
@@ -479,13 +480,16 @@ HEADER_SEQUENCES = [
 ]
 
 
+@pytest.mark.parametrize("internals", [True, False])
 @pytest.mark.parametrize("shapes", [True, False])
-def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes):
+def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes, internals):
     # Header dicts are copies of a model of their names once a sequence of names was seen
     # twice in a row (include/mcpfast/dict_shapes.h): the same items in the same order as
     # one header at a time, interleaved sequences and repeated names included, and they
-    # behave as any dict afterwards.
+    # behave as any dict afterwards.  Without models, one header at a time into a presized
+    # dict, or (internals False) the PyDict_New of other versions and builds.
     _header_shapes(shapes)
+    _use_cpython_internals(internals)
     try:
         f = framer()
         for _ in range(3):
@@ -508,6 +512,7 @@ def test_header_dicts_are_the_dicts_httptools_callbacks_build_in_order(shapes):
         assert all(headers[key] == value for key, value in expected.items())
     finally:
         _header_shapes(True)
+        _use_cpython_internals(True)
 
 
 @settings(max_examples=300, deadline=None)
@@ -546,9 +551,17 @@ def test_whole_response_writes_status_headers_length_and_body():
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-a: b\r\n"
         b"content-length: 11\r\n\r\n" + body)
     assert whole_response(413, [], False, b"") == (
-        b"HTTP/1.1 413 Request Entity Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+        b"HTTP/1.1 413 Content Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
     assert whole_response(599, [], True, b"x" * 1234567).startswith(
         b"HTTP/1.1 599 Status\r\ncontent-length: 1234567\r\n\r\nxx")
+
+
+def test_status_lines_carry_rfc_9110_reason_phrases_on_every_python_version():
+    # Python's HTTPStatus renamed these in 3.13; the wire must not depend on the version.
+    for status, phrase in [(413, "Content Too Large"), (414, "URI Too Long"),
+                           (416, "Range Not Satisfiable"), (422, "Unprocessable Content"),
+                           (404, "Not Found"), (429, "Too Many Requests")]:
+        assert whole_response(status, [], True, b"").startswith(f"HTTP/1.1 {status} {phrase}\r\n".encode())
 
 
 def test_heads_follow_their_inputs_whatever_was_written_before():

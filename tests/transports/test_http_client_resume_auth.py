@@ -44,7 +44,11 @@ class ScriptedServer:
         await self.server.wait_closed()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await serve_requests(reader, writer, self.answer, keep_alive=False)
+        async def answer(method: str, target: str, headers: dict, body: bytes,
+                         writer: asyncio.StreamWriter) -> None:
+            await self.answer(method, target, headers, body, writer, reader)
+
+        await serve_requests(reader, writer, answer, keep_alive=False)
 
     @staticmethod
     def whole(writer: asyncio.StreamWriter, status: str, body: bytes = b"") -> None:
@@ -55,7 +59,7 @@ class ScriptedServer:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
 
     async def answer(self, method: str, target: str, headers: dict, body: bytes,
-                     writer: asyncio.StreamWriter) -> None:
+                     writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> None:
         if method == "DELETE":
             self.whole(writer, "200 OK")
             return
@@ -70,7 +74,9 @@ class ScriptedServer:
                 writer.write(b"event: message\nid: g2\ndata: " + json.dumps(response).encode() + b"\n\n")
                 self.pending_id = None
             await writer.drain()
-            await asyncio.sleep(3600)  # a live stream until the client goes
+            # A live stream until the client goes: its end of file, not a timer (from 3.12
+            # on, stop()'s wait_closed waits for every connection to be closed).
+            await reader.read()
             return
         message = json.loads(body)
         if message.get("method") == "initialize":
