@@ -1,4 +1,4 @@
-"""The five fixed JSON-RPC messages of the codec benchmarks, built once.
+"""The fixed JSON-RPC messages of the codec benchmarks, built once.
 
 Every library decodes the same ``frame`` bytes object and encodes from the same Python objects,
 so no library gets an input the others do not.  Each fixture carries:
@@ -16,6 +16,9 @@ import json
 from dataclasses import dataclass
 
 JSONRPC_VERSION = "2.0"
+
+# The member counts of the fixtures of ten objects of one shape.
+ROW_MEMBERS = (6, 8, 12)
 
 REQUEST = "request"
 NOTIFICATION = "notification"
@@ -176,6 +179,36 @@ def _batch_of_requests() -> list:
     return batch
 
 
+def _row(index: int) -> list:
+    """The members of one row of a listing, id first: keys of several lengths, values of
+    every kind a payload carries."""
+    return [
+        ("id", 1000 + index),
+        ("login", f"user{index}"),
+        ("email", f"user{index}@example.org"),
+        ("active", index % 3 != 0),
+        ("score", index * 0.25),
+        ("team", "platform"),
+        ("role", "maintainer"),
+        ("createdAt", f"2026-03-{index + 1:02}T09:00:00Z"),
+        ("displayName", f"User {index}"),
+        ("seats", index + 1),
+        ("tags", ["beta"] if index % 2 else []),
+        ("manager", None),
+    ]
+
+
+def _rows_response(members: int) -> dict:
+    """A tools/call result whose structured content is ten objects of ``members`` members
+    (one shape), the case of the decoder's shape models (include/mcpfast/dict_shapes.h)."""
+    rows = [dict(_row(index)[:members]) for index in range(10)]
+    return {
+        "jsonrpc": JSONRPC_VERSION,
+        "id": 9,
+        "result": {"content": [], "structuredContent": {"rows": rows}},
+    }
+
+
 def _build(key: str, title: str, kind: str, message: object) -> Fixture:
     return Fixture(key, title, kind, message, compact_json(message), envelope_fields(kind, message))
 
@@ -186,6 +219,11 @@ FIXTURES: tuple[Fixture, ...] = (
     _build("progress", "notifications/progress", NOTIFICATION, _progress_notification()),
     _build("tools_list", "tools/list response, 40 tools", RESPONSE, _tools_list_response()),
     _build("batch10", "batch of 10 requests", BATCH, _batch_of_requests()),
+    *(
+        _build(f"rows{members}", f"result of 10 objects of {members} members", RESPONSE,
+               _rows_response(members))
+        for members in ROW_MEMBERS
+    ),
 )
 
 BY_KEY: dict[str, Fixture] = {fixture.key: fixture for fixture in FIXTURES}

@@ -145,7 +145,9 @@ static void mf_dict_direct_enable(int on) { mf_dict_direct_ok = on; }
  */
 static int mf_dict_clone_ok = 0;
 
-#if MF_DICT_DIRECT && PY_VERSION_HEX < 0x030C0000
+/* Bounded on both sides by the layout it writes: the 3.11 keys object (3.10 has no
+   dk_kind, 3.12 an immortal empty keys object); PyDict_Copy (dict_shapes.h) elsewhere. */
+#if MF_DICT_DIRECT && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
 #define MF_DICT_CLONE 1
 #define MF_DICT_KEYS_UNICODE 1
 

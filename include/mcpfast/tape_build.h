@@ -56,7 +56,7 @@ MF_ALWAYS_INLINE PyObject *mf_value_str(const char *data, Py_ssize_t size) {
    worth a model only where models are cloned (mf_dict_clone_filled): a PyDict_Copy and a
    write cost about what one insertion does. */
 #define MF_SHAPE_MIN_KEYS (MF_DICT_CLONE ? 1 : 2)
-#define MF_SHAPE_MAX_KEYS 8
+#define MF_SHAPE_MAX_KEYS MF_SHAPE_CHECKED_KEYS
 
 static mf_shape_slot mf_shapes[MF_SHAPE_SLOTS];
 
@@ -65,6 +65,9 @@ MF_ALWAYS_INLINE PyObject *mf_object_of_shape(PyObject **keys, PyObject **values
                                               uint64_t h) {
     return mf_dict_of_shape(&mf_shapes[h >> (64 - MF_SHAPE_BITS)], keys, values, n, h);
 }
+
+/* How many objects were made from models since shapes were last turned on or off. */
+static uint64_t mf_object_shape_hits(void) { return mf_shapes_hits(mf_shapes, MF_SHAPE_SLOTS); }
 
 /* ---------------------------------------------------------------------------------------
  * The reader. */

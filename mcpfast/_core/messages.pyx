@@ -26,6 +26,10 @@ cdef extern from "mcpfast/tape_build.h":
     bint mf_shapes_enable(bint on)
     # Set by that check: the filled copies are clones of the model's keys (CPython 3.11).
     bint mf_dict_clone_ok
+    # Objects of this many members (and no others) are made from models.
+    enum: MF_SHAPE_MIN_KEYS
+    enum: MF_SHAPE_MAX_KEYS
+    uint64_t mf_object_shape_hits()
 
 
 cdef object _ABSENT = object()
@@ -64,6 +68,16 @@ def _build_dicts_from_shapes(bint on, bint clones=True):
     mf_shapes_enable(on and _SHAPES)
     if not clones:
         mf_dict_clone_ok = False
+
+
+_SHAPE_KEYS = range(MF_SHAPE_MIN_KEYS, MF_SHAPE_MAX_KEYS + 1)  # member counts that get models
+
+
+def _shape_hits():
+    """For tests: how many objects were made from models (filled copies) since shapes were
+    last turned on or off.  Reads a counter per model slot (its one add per filled object
+    is on a cache line the lookup has just read)."""
+    return mf_object_shape_hits()
 
 
 # The messages whose payload is still a view of the parser's buffers, by slot (borrowed

@@ -13,11 +13,21 @@ import pyperf
 import pytest
 
 from bench import harness, peers, report
-from bench.fixtures import BATCH, BY_KEY, FIXTURES, NOTIFICATION, REQUEST, RESPONSE, envelope
+from bench.fixtures import (
+    BATCH,
+    BY_KEY,
+    FIXTURES,
+    NOTIFICATION,
+    REQUEST,
+    RESPONSE,
+    ROW_MEMBERS,
+    envelope,
+)
 
 # --- fixtures ------------------------------------------------------------------------------
 
-ANSWERS = {"call_response": "tools/call", "tools_list": "tools/list"}
+ANSWERS = {"call_response": "tools/call", "tools_list": "tools/list",
+           **{f"rows{n}": "tools/call" for n in ROW_MEMBERS}}
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.key)
@@ -38,6 +48,7 @@ def test_fixture_is_valid_mcp_json_rpc(fixture, mcp_schema):
             "call_response": "CallToolResult",
             "progress": "ProgressNotification",
             "tools_list": "ListToolsResult",
+            **{f"rows{n}": "CallToolResult" for n in ROW_MEMBERS},
         }[fixture.key]
         assert checked == expected
 
@@ -52,7 +63,8 @@ def test_fixture_frame_is_one_compact_utf8_line(fixture):
 
 
 def test_fixture_kinds_and_fields():
-    assert [f.kind for f in FIXTURES] == [REQUEST, RESPONSE, NOTIFICATION, RESPONSE, BATCH]
+    assert [f.kind for f in FIXTURES] == [REQUEST, RESPONSE, NOTIFICATION, RESPONSE, BATCH,
+                                          RESPONSE, RESPONSE, RESPONSE]
     assert BY_KEY["call_request"].fields == (42, "tools/call", BY_KEY["call_request"].message["params"])
     assert BY_KEY["progress"].fields[0] == "notifications/progress"
     assert BY_KEY["tools_list"].fields[0] == 7
@@ -66,6 +78,14 @@ def test_tools_list_response_is_about_10_kb_with_40_tools():
     assert len(tools) == 40
     assert len({tool["name"] for tool in tools}) == 40
     assert all(tool["inputSchema"]["type"] == "object" for tool in tools)
+
+
+def test_row_fixtures_are_ten_objects_of_one_shape():
+    for members in ROW_MEMBERS:
+        rows = BY_KEY[f"rows{members}"].fields[1]["structuredContent"]["rows"]
+        assert len(rows) == 10
+        assert {tuple(row) for row in rows} == {tuple(rows[0])} and len(rows[0]) == members
+        assert len({row["id"] for row in rows}) == 10
 
 
 def test_small_fixtures_are_small():

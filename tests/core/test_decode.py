@@ -570,8 +570,9 @@ def _results(value, times=4):
 SHAPED = [
     {"a": 1, "b": "two"},
     {"a": [1, {"b": None}], "c": {"d": {"e": [], "f": {}}}, "g": 1.5, "h": True, "i": False},
-    {f"k{i}": i for i in range(8)},          # the largest shape
-    {f"k{i}": i for i in range(9)},          # one member too many: PyDict_SetItem
+    {f"k{i}": i for i in range(8)},          # a general keys table if presized (3.11..3.13)
+    {f"k{i}": i for i in range(16)},         # the largest shape
+    {f"k{i}": i for i in range(17)},         # one member too many: PyDict_SetItem
     {"x": {"x": {"x": {"x": 1, "y": 2}, "y": 2}, "y": 2}, "y": 2},
     [{"type": "text", "text": str(i)} for i in range(20)],
     {"only": 1},
@@ -717,6 +718,37 @@ def test_shaped_objects_with_escaped_and_non_ascii_keys(dict_building):
             assert result == expected and list(result) == list(expected)
             for key in result:
                 assert key is sys.intern(key)  # keys are interned on both paths
+
+
+# Keys of a row of a listing, of several lengths; a value of every kind a payload carries.
+ROW_MEMBERS = [("id", 7), ("name", "Ada"), ("email", "ada@example.org"),
+               ("createdAt", "2026-05-01T10:00:00Z"), ("active", True), ("score", 0.75),
+               ("tags", ["a"]), ("owner", "team-3"), ("region", "eu-west"), ("plan", "pro"),
+               ("seats", 12), ("updatedAt", "2026-06-01T10:00:00Z"), ("locale", "en-GB"),
+               ("timezone", "Europe/Berlin"), ("verified", False), ("parentId", None)]
+
+
+@pytest.mark.parametrize("members", range(1, 17))
+def test_objects_of_each_size_are_made_from_their_model(dict_building, members):
+    # Ten objects of one shape: the first is seen, the second makes the model, the other
+    # eight are filled from it, and every object of a later decode is.  Counted, not
+    # compared by value: an object built twice over (a refused model made again for each
+    # object) equals the right one.
+    rows = [dict(ROW_MEMBERS[:members], id=i) for i in range(10)]
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1, "result": rows}).encode()
+    from_models = dict_building != "PyDict_SetItem" and members in messages_module._SHAPE_KEYS
+    before = messages_module._shape_hits()
+    assert decode(frame).result == rows
+    first = messages_module._shape_hits()
+    assert decode(frame).result == rows
+    assert (first - before, messages_module._shape_hits() - first) == ((8, 10) if from_models else (0, 0))
+
+
+def test_models_cover_the_sizes_worth_one():
+    # Two to sixteen members everywhere; one member where models are cloned (3.11), as a
+    # PyDict_Copy costs about what a single insertion does.
+    if messages_module._SHAPES:
+        assert messages_module._SHAPE_KEYS == range(1 if messages_module._CLONES else 2, 17)
 
 
 # --- message objects come from free lists ------------------------------------------------
