@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from mcpfast import __version__
 from mcpfast.server.redis_publisher import RedisUnavailable
 from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready
 
@@ -462,6 +463,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcpfast", description="Call, list and run Model Context Protocol servers."
     )
+    parser.add_argument("--version", action="version", version=f"mcpfast {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def client_options(sub: argparse.ArgumentParser) -> None:
