@@ -40,7 +40,7 @@ from typing import Any, Optional, Sequence
 
 from mcpfast import __version__
 from mcpfast.server.redis_publisher import RedisUnavailable
-from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready
+from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready, follow_supervisor
 
 __all__ = ["main", "parse_arguments", "parse_value"]
 
@@ -308,6 +308,12 @@ def _run(args: argparse.Namespace) -> int:
         if args.transport != "http":
             _error("--workers applies to --transport http")
             return EXIT_USAGE
+        if args.redis is None and not options.get("stateless"):
+            # A 2025-era session lives in the worker that made it, and the kernel spreads a
+            # client's connections over all of them: its next request would get 404.
+            _error(f"--workers {workers} needs --redis URL (sessions shared by every worker) "
+                   f"or --stateless (no sessions)")
+            return EXIT_USAGE
         return _supervise(args, workers, options)
     listen_fd = os.environ.get(LISTEN_FD_VARIABLE)
     if listen_fd and args.transport == "http":
@@ -315,6 +321,7 @@ def _run(args: argparse.Namespace) -> int:
         import socket
 
         options["sock"] = socket.socket(fileno=int(listen_fd))
+        follow_supervisor()
     if args.transport != "stdio":
         # Said once listening, with the port the system gave (--port 0 picks a free one).
         def announce(host: str, port: int) -> None:
