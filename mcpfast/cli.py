@@ -427,6 +427,7 @@ STREAM_LIMIT_FLAGS = {
     "max_connections": ("max_connections", ("tcp",)),
     "idle_timeout": ("idle_timeout", ("stdio", "tcp")),
     "max_buffered": ("max_buffered", ("tcp",)),
+    "write_timeout": ("write_timeout", ("stdio", "tcp")),
 }
 
 
@@ -443,6 +444,9 @@ def add_stream_limit_flags(run: argparse.ArgumentParser) -> None:
     group.add_argument("--max-buffered", type=int, default=None, metavar="BYTES",
                        help="tcp: incomplete-line bytes of all connections together "
                             "(default 4 x max frame size)")
+    group.add_argument("--write-timeout", type=float, default=None, metavar="SECONDS",
+                       help="drop a peer that leaves more than 32 MiB of answers unread and "
+                            "reads nothing this long; 0: never (default 60)")
 
 
 def stream_limit_options(args: argparse.Namespace) -> dict:
@@ -455,7 +459,7 @@ def stream_limit_options(args: argparse.Namespace) -> dict:
         flag = "--" + attribute.replace("_", "-")
         if args.transport not in transports:
             raise UsageError(f"{flag} applies to the {' and '.join(transports)} transport(s)")
-        if attribute == "idle_timeout" and value == 0:
+        if attribute in ("idle_timeout", "write_timeout") and value == 0:
             value = None  # 0: never
         elif value <= 0:
             raise UsageError(f"{flag} must be positive, got {value}")

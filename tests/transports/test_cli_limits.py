@@ -82,6 +82,7 @@ def test_run_tcp_enforces_the_limit_flags(tmp_path):
     (["--max-buffered", "3"], "--max-buffered applies to the tcp transport"),
     (["--transport", "tcp", "--max-frame-size", "0"], "--max-frame-size must be positive"),
     (["--transport", "tcp", "--idle-timeout", "-1"], "--idle-timeout must be positive"),
+    (["--transport", "tcp", "--write-timeout", "-1"], "--write-timeout must be positive"),
 ])
 def test_run_rejects_bad_limit_flags(tmp_path, capsys, argv, message):
     server_file = tmp_path / "limits_server.py"
@@ -94,10 +95,13 @@ def test_limit_flags_become_serve_keywords():
     parser = cli._parser()
     args = parser.parse_args(["run", "x.py", "--transport", "tcp", "--max-frame-size", "10",
                               "--max-connections", "5", "--idle-timeout", "0",
-                              "--max-buffered", "99"])
+                              "--max-buffered", "99", "--write-timeout", "0"])
     assert cli.stream_limit_options(args) == {
         "max_frame_size": 10, "max_connections": 5, "idle_timeout": None, "max_buffered": 99,
+        "write_timeout": None,
     }
+    args = parser.parse_args(["run", "x.py", "--write-timeout", "7"])
+    assert cli.stream_limit_options(args) == {"write_timeout": 7.0}
     args = parser.parse_args(["run", "x.py", "--idle-timeout", "2.5"])
     assert cli.stream_limit_options(args) == {"idle_timeout": 2.5}
     assert cli.stream_limit_options(parser.parse_args(["run", "x.py"])) == {}
