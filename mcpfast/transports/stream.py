@@ -797,6 +797,9 @@ class FrameProtocol(asyncio.Protocol):
             self._stall_timer.cancel()
             self._stall_timer = None
         self._waiting = None
+        # Nothing more is read: the framer's buffer (up to max_frame_size of a line the
+        # peer never finished) goes now, not when the protocol object is collected.
+        self._framer.release()
         if self._budget is not None:
             self._budget.release(self)
         conn = self.conn
