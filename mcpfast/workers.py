@@ -30,9 +30,10 @@ instead of resetting them.
   it works on every POSIX system, needs no polling, and has no window in which the
   supervisor's death goes unseen (a worker started after it died reads EOF at once).
 
-What workers do not share: everything a process keeps in memory -- 2025-era sessions (a
-session lives in the worker that created it: put a load balancer with session affinity in
-front, or use stateless mode), event stores, subscriptions, tasks. Stateless requests
+What workers do not share without Redis: everything a process keeps in memory -- 2025-era
+sessions (a session lives in the worker that created it, which is why ``mcpfast run``
+refuses ``--workers N`` without ``--redis`` or ``--stateless``), event stores,
+subscriptions, tasks. Stateless requests
 (stateless mode, every 2026-07-28 request) may land on any worker.
 """
 
