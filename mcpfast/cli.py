@@ -38,8 +38,9 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from mcpfast import __version__
 from mcpfast.server.redis_publisher import RedisUnavailable
-from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready
+from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready, follow_supervisor
 
 __all__ = ["main", "parse_arguments", "parse_value"]
 
@@ -307,6 +308,12 @@ def _run(args: argparse.Namespace) -> int:
         if args.transport != "http":
             _error("--workers applies to --transport http")
             return EXIT_USAGE
+        if args.redis is None and not options.get("stateless"):
+            # A 2025-era session lives in the worker that made it, and the kernel spreads a
+            # client's connections over all of them: its next request would get 404.
+            _error(f"--workers {workers} needs --redis URL (sessions shared by every worker) "
+                   f"or --stateless (no sessions)")
+            return EXIT_USAGE
         return _supervise(args, workers, options)
     listen_fd = os.environ.get(LISTEN_FD_VARIABLE)
     if listen_fd and args.transport == "http":
@@ -314,6 +321,7 @@ def _run(args: argparse.Namespace) -> int:
         import socket
 
         options["sock"] = socket.socket(fileno=int(listen_fd))
+        follow_supervisor()
     if args.transport != "stdio":
         # Said once listening, with the port the system gave (--port 0 picks a free one).
         def announce(host: str, port: int) -> None:
@@ -419,6 +427,7 @@ STREAM_LIMIT_FLAGS = {
     "max_connections": ("max_connections", ("tcp",)),
     "idle_timeout": ("idle_timeout", ("stdio", "tcp")),
     "max_buffered": ("max_buffered", ("tcp",)),
+    "write_timeout": ("write_timeout", ("stdio", "tcp")),
 }
 
 
@@ -435,6 +444,9 @@ def add_stream_limit_flags(run: argparse.ArgumentParser) -> None:
     group.add_argument("--max-buffered", type=int, default=None, metavar="BYTES",
                        help="tcp: incomplete-line bytes of all connections together "
                             "(default 4 x max frame size)")
+    group.add_argument("--write-timeout", type=float, default=None, metavar="SECONDS",
+                       help="drop a peer that leaves more than 32 MiB of answers unread and "
+                            "reads nothing this long; 0: never (default 60)")
 
 
 def stream_limit_options(args: argparse.Namespace) -> dict:
@@ -447,7 +459,7 @@ def stream_limit_options(args: argparse.Namespace) -> dict:
         flag = "--" + attribute.replace("_", "-")
         if args.transport not in transports:
             raise UsageError(f"{flag} applies to the {' and '.join(transports)} transport(s)")
-        if attribute == "idle_timeout" and value == 0:
+        if attribute in ("idle_timeout", "write_timeout") and value == 0:
             value = None  # 0: never
         elif value <= 0:
             raise UsageError(f"{flag} must be positive, got {value}")
@@ -462,6 +474,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcpfast", description="Call, list and run Model Context Protocol servers."
     )
+    parser.add_argument("--version", action="version", version=f"mcpfast {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def client_options(sub: argparse.ArgumentParser) -> None:

@@ -23,10 +23,17 @@ instead of resetting them.
   shutdown) while the others keep serving; no connection is refused meanwhile.
 - SIGTERM / SIGINT: every worker is sent SIGTERM and shuts down gracefully; the supervisor
   waits for them (``shutdown_timeout`` plus a margin, then SIGKILL) and exits 0.
+- a supervisor that dies (even by SIGKILL) takes its workers with it: each worker holds the
+  read end of a pipe whose only write end the supervisor holds; the kernel closes it when
+  the supervisor goes, the worker reads EOF and shuts down as on SIGTERM
+  (:func:`follow_supervisor`). A pipe rather than PR_SET_PDEATHSIG or a parent-pid watch:
+  it works on every POSIX system, needs no polling, and has no window in which the
+  supervisor's death goes unseen (a worker started after it died reads EOF at once).
 
-What workers do not share: everything a process keeps in memory -- 2025-era sessions (a
-session lives in the worker that created it: put a load balancer with session affinity in
-front, or use stateless mode), event stores, subscriptions, tasks. Stateless requests
+What workers do not share without Redis: everything a process keeps in memory -- 2025-era
+sessions (a session lives in the worker that created it, which is why ``mcpfast run``
+refuses ``--workers N`` without ``--redis`` or ``--stateless``), event stores,
+subscriptions, tasks. Stateless requests
 (stateless mode, every 2026-07-28 request) may land on any worker.
 """
 
@@ -40,17 +47,27 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from typing import Any, Optional, Sequence
 
 from mcpfast.server.shared_secret import ENVIRONMENT_VARIABLE
 
-__all__ = ["LISTEN_FD_VARIABLE", "READY_FD_VARIABLE", "Supervisor", "announce_ready"]
+__all__ = [
+    "LIFELINE_FD_VARIABLE",
+    "LISTEN_FD_VARIABLE",
+    "READY_FD_VARIABLE",
+    "Supervisor",
+    "announce_ready",
+    "follow_supervisor",
+]
 
 # The environment variables telling a worker which file descriptor to report on, and which
 # listening socket to serve.
 READY_FD_VARIABLE = "MCPFAST_WORKER_READY_FD"
 LISTEN_FD_VARIABLE = "MCPFAST_WORKER_LISTEN_FD"
+# ... and which pipe ends (EOF) when the supervisor is gone.
+LIFELINE_FD_VARIABLE = "MCPFAST_WORKER_LIFELINE_FD"
 BACKLOG = 1024
 STARTUP_TIMEOUT = 60.0
 MAX_RESTARTS = 5
@@ -69,6 +86,30 @@ def announce_ready(host: str, port: int, name: str) -> bool:
         os.close(int(fd))
     except OSError:
         pass
+    return True
+
+
+def follow_supervisor() -> bool:
+    """In a worker: shut down (SIGTERM to this process: a graceful shutdown) once the
+    supervisor is gone; True when watching, False when not a worker."""
+    fd = os.environ.get(LIFELINE_FD_VARIABLE)
+    if not fd:
+        return False
+    lifeline = int(fd)
+
+    def watch() -> None:
+        while True:
+            try:
+                if not os.read(lifeline, 1):
+                    break  # EOF: the write end, the supervisor's alone, is closed
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+        _say(f"worker {os.getpid()}: the supervisor is gone; shutting down")
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="mcpfast-lifeline", daemon=True).start()
     return True
 
 
@@ -113,6 +154,9 @@ class Supervisor:
         self._deaths: list[float] = []
         self._wake: Optional[asyncio.Event] = None
         self._background: set[asyncio.Task[Any]] = set()
+        # The workers' lifeline (see follow_supervisor): its write end never leaves this
+        # process (os.pipe's ends are not inherited), so it closes when this process ends.
+        self._lifeline: Optional[tuple[int, int]] = None
 
     def listen(self) -> None:
         """Open the listening sockets (OSError when the address cannot be bound)."""
@@ -137,11 +181,15 @@ class Supervisor:
         """Run until told to stop; the exit status."""
         if not self.sockets:
             self.listen()
+        self._lifeline = os.pipe()
         try:
             return asyncio.run(self._main())
         finally:
             for sock in self.sockets:
                 sock.close()
+            for fd in self._lifeline:
+                os.close(fd)
+            self._lifeline = None
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -154,10 +202,13 @@ class Supervisor:
         read_fd, write_fd = os.pipe()
         command = [part.replace("{port}", str(self.port)) for part in self.command]
         listen_fd = self.sockets[slot].fileno()
+        assert self._lifeline is not None, "run() makes the lifeline"
+        lifeline = self._lifeline[0]
         try:
             process = await asyncio.create_subprocess_exec(
-                *command, env={**env, READY_FD_VARIABLE: str(write_fd), LISTEN_FD_VARIABLE: str(listen_fd)},
-                pass_fds=(write_fd, listen_fd), stdin=subprocess.DEVNULL, start_new_session=True)
+                *command, env={**env, READY_FD_VARIABLE: str(write_fd), LISTEN_FD_VARIABLE: str(listen_fd),
+                               LIFELINE_FD_VARIABLE: str(lifeline)},
+                pass_fds=(write_fd, listen_fd, lifeline), stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             os.close(write_fd)
         ready: asyncio.Future[dict] = loop.create_future()

@@ -116,3 +116,7 @@ class LineFramer:
         A final line over the limit was already reported by feed().  Frames handed out stay
         valid.  Afterwards feed() raises RuntimeError; close() again returns [].
         """
+    def release(self) -> None:
+        """End of stream without a last line (the connection was dropped): the buffer is
+        freed now rather than with the framer; afterwards feed() raises RuntimeError and
+        close() returns [].  Frames handed out stay valid."""

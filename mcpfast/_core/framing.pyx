@@ -291,6 +291,18 @@ cdef class LineFramer:
         self._discarding = False
         return out
 
+    def release(self):
+        """End of stream without a last line (the connection was dropped): the buffer is
+        freed now rather than with the framer; later feed() raises, close() returns [].
+        Frames already returned keep the block they view alive until they go."""
+        if self._busy:
+            raise RuntimeError("LineFramer.release() called while the framer is running")
+        self._closed = True
+        self._buf = None
+        self._start = 0
+        self._end = 0
+        self._discarding = False
+
     cdef list _feed(self, const char *src, Py_ssize_t size):
         cdef list out = []
         cdef Py_ssize_t pos = 0

@@ -13,7 +13,8 @@ and client's connections.
   :mod:`mcpfast.transports.http`.
 * Limits (connections, idle timeout, buffered bytes; README "Limits"): the keywords of
   serve_tcp / serve_stdio, and the exceptions a conn or a sender sees when one is hit:
-  :class:`WriteBufferFull`, :class:`ConnectionIdle`, :class:`InputBudgetExceeded`.
+  :class:`WriteBufferFull`, :class:`PeerNotReading`, :class:`ConnectionIdle`,
+  :class:`InputBudgetExceeded`.
 * :func:`run`: asyncio.run on uvloop when it is installed.
 """
 
@@ -32,6 +33,7 @@ from mcpfast.transports.stream import (
     ConnFactory,
     FrameProtocol,
     InputBudgetExceeded,
+    PeerNotReading,
     StreamConnection,
     StreamState,
     TransportClosed,
@@ -47,6 +49,7 @@ __all__ = [
     "INHERITED_ENV_VARS",
     "InputBudget",
     "InputBudgetExceeded",
+    "PeerNotReading",
     "ServerProcess",
     "StreamConnection",
     "StreamState",

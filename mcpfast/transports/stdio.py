@@ -33,6 +33,7 @@ from mcpfast.transports.stream import (
     CLOSED,
     CLOSING,
     DEFAULT_MAX_WRITE_BUFFER,
+    DEFAULT_WRITE_TIMEOUT,
     ENDING,
     LOGGER,
     RECEIVING,
@@ -177,6 +178,7 @@ async def serve_stdio(
     write_high_water: Optional[int] = None,
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
     idle_timeout: Optional[float] = None,
+    write_timeout: Optional[float] = DEFAULT_WRITE_TIMEOUT,
 ) -> None:
     """Serve one connection, made by factory(send), on this process's stdin and stdout.
 
@@ -186,9 +188,11 @@ async def serve_stdio(
     sys.stdout write to stderr (the protocol has its own copy of the original stdout).
     Cancelling it drops the connection (``conn.close()``) and re-raises.
 
-    Buffering is bounded both ways: an incomplete line by max_frame_size, what waits for a
-    reader of stdout that does not read by max_write_buffer (beyond it the connection is
-    dropped; reading stdin pauses long before, above the write high-water mark).
+    Buffering is bounded both ways: an incomplete line by max_frame_size; above the write
+    high-water mark reading stdin and handing requests over pause until stdout drains, so
+    what waits for a slow reader of stdout is the replies of requests already running. A
+    reader that leaves more than max_write_buffer bytes unread and reads nothing for
+    write_timeout seconds (None: never) is dropped (conn.close gets PeerNotReading).
     idle_timeout: as for serve_tcp (default None: the peer is the parent process).
 
     Raises TypeError when factory is not callable; the factory's own exception when it
@@ -201,6 +205,7 @@ async def serve_stdio(
         write_high_water=write_high_water,
         max_write_buffer=max_write_buffer,
         idle_timeout=idle_timeout,
+        write_timeout=write_timeout,
         log_factory_errors=False,  # raised to the caller instead
     )
     stdin_blocking = os.get_blocking(0)

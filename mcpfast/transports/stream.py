@@ -27,11 +27,15 @@ or a read pipe and a write pipe) and one conn:
   (mcpfast's client, 256 calls in flight over stdio: 80K round trips/s in one write per
   burst, 160-170K in pieces, as many as a client writing every request at once).
 * Flow control (serving side): when the transport's write buffer rises above its
-  high-water mark (the peer reads slowly), reading from the peer is paused, so the peer
-  cannot make us queue replies without bound; it resumes when the buffer has drained below
-  the low-water mark. Either side refuses to queue more than ``max_write_buffer`` bytes
-  for a peer that does not read (the opening side raises WriteBufferFull from send(), a
-  serving side drops the connection): what the application sends is bounded too.
+  high-water mark (the peer reads slowly), reading from the peer is paused and the frames
+  already read but not yet handed to the conn wait, so the peer cannot make us queue
+  replies without bound; when the buffer has drained below the low-water mark the waiting
+  frames are handed over, then reading resumes. Requests already running finish and their
+  replies are queued, never dropped. The opening side refuses to queue more than
+  ``max_write_buffer`` bytes for a peer that does not read (send() raises
+  WriteBufferFull); a serving side drops a peer that leaves more than that unread and
+  reads nothing at all for ``write_timeout`` seconds (logged): a slow reader is served,
+  a peer that stopped reading does not pin that memory for ever.
 * Limits: ``idle_timeout`` closes a connection that does nothing (or holds one incomplete
   line) for that long; an :class:`~mcpfast.transports.budget.InputBudget` bounds the bytes
   of incomplete lines all connections of a server hold. The life of a connection is one
@@ -62,10 +66,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOSE_TIMEOUT",
     "DEFAULT_MAX_WRITE_BUFFER",
+    "DEFAULT_WRITE_TIMEOUT",
     "ConnFactory",
     "ConnectionIdle",
     "FrameProtocol",
     "InputBudgetExceeded",
+    "PeerNotReading",
     "StreamConnection",
     "StreamState",
     "TransportClosed",
@@ -81,6 +87,10 @@ CLOSE_TIMEOUT = 5.0
 #: Bytes that may wait, unread by the peer, in one connection's write buffer (32 MiB: two
 #: frames of the default 16 MiB limit). One frame sent while nothing is queued always goes.
 DEFAULT_MAX_WRITE_BUFFER = 32 * 1024 * 1024
+
+#: Seconds a serving side waits for a peer that leaves more than max_write_buffer bytes
+#: unread to read anything at all, before it drops the connection.
+DEFAULT_WRITE_TIMEOUT = 60.0
 
 NEWLINE = b"\n"
 
@@ -123,8 +133,12 @@ class TransportClosed(ConnectionError):
 
 
 class WriteBufferFull(ConnectionError):
-    """The peer left max_write_buffer bytes unread: the frame was refused (opening side),
-    or the connection was dropped (serving side; what conn.close got)."""
+    """The peer left max_write_buffer bytes unread: the frame was refused (opening side)."""
+
+
+class PeerNotReading(WriteBufferFull):
+    """What a serving side's conn.close gets when the peer left more than max_write_buffer
+    bytes unread and read nothing for write_timeout seconds."""
 
 
 class ConnectionIdle(ConnectionError):
@@ -161,6 +175,7 @@ def check_stream_options(
     write_high_water: Optional[int] = None,
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
     idle_timeout: Optional[float] = None,
+    write_timeout: Optional[float] = None,
 ) -> None:
     """Raise TypeError / ValueError for options a FrameProtocol would refuse."""
     if not callable(factory):
@@ -172,6 +187,8 @@ def check_stream_options(
     check_positive_int("max_write_buffer", max_write_buffer)
     if idle_timeout is not None:
         check_timeout("idle_timeout", idle_timeout)
+    if write_timeout is not None:
+        check_timeout("write_timeout", write_timeout)
 
 
 def _discard(data: bytes) -> None:
@@ -239,10 +256,16 @@ class FrameProtocol(asyncio.Protocol):
     write_high_water: high-water mark of the write buffer in bytes (None: the transport's
         default); the low-water mark is a quarter of it.
     max_write_buffer: the most bytes queued for a peer that does not read (default
-        DEFAULT_MAX_WRITE_BUFFER). A frame that would queue more is refused: on the opening
-        side send() raises :class:`WriteBufferFull` (the call fails at once, the connection
-        stays); on a serving side the connection is dropped (logged) and send() raises
-        TransportClosed. A frame sent while nothing is queued always goes.
+        DEFAULT_MAX_WRITE_BUFFER). On the opening side a frame that would queue more is
+        refused: send() raises :class:`WriteBufferFull` (the call fails at once, the
+        connection stays); a frame sent while nothing is queued always goes. A serving
+        side queues it (replies are never dropped) and watches the peer: see
+        write_timeout.
+    write_timeout: serving side, seconds (default DEFAULT_WRITE_TIMEOUT; None: never). A
+        peer that leaves more than max_write_buffer bytes unread and reads nothing for a
+        whole period of that length is dropped (logged; conn.close gets
+        :class:`PeerNotReading`). Checked once per period while the write buffer is above
+        its high-water mark, so it drops between 1 and 2 periods after the peer stopped.
     idle_timeout: seconds (None: never). The connection is closed (conn.close gets a
         :class:`ConnectionIdle`) when, for a whole period of that length, no frame was
         received and none sent, or one incomplete line was held without completing.
@@ -271,13 +294,15 @@ class FrameProtocol(asyncio.Protocol):
         write_high_water: Optional[int] = None,
         max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
         idle_timeout: Optional[float] = None,
+        write_timeout: Optional[float] = DEFAULT_WRITE_TIMEOUT,
         budget: Optional[InputBudget] = None,
         logger: Optional[logging.Logger] = None,
         flow_control: Optional[bool] = None,
         log_factory_errors: Optional[bool] = None,
     ) -> None:
         check_stream_options(factory, write_high_water=write_high_water,
-                             max_write_buffer=max_write_buffer, idle_timeout=idle_timeout)
+                             max_write_buffer=max_write_buffer, idle_timeout=idle_timeout,
+                             write_timeout=write_timeout)
         self._factory = factory
         self._framer = LineFramer(max_frame_size)
         self._client_side = client_side
@@ -288,6 +313,7 @@ class FrameProtocol(asyncio.Protocol):
         self._high_water = write_high_water
         self._max_write_buffer = max_write_buffer
         self._idle_timeout = idle_timeout
+        self._write_timeout = None if client_side else write_timeout
         self._budget = budget
         self._logger = logger if logger is not None else LOGGER
         self.conn: Any = None
@@ -317,6 +343,14 @@ class FrameProtocol(asyncio.Protocol):
         self._held = 0  # bytes of the incomplete line last reported to the budget
         self._idle_timer: Optional[asyncio.TimerHandle] = None
         self._idle_mark: tuple = ()
+        # Frames read but not yet handed to the conn because our writes backed up (flow
+        # control); None when there are none. Reading stays paused while it is not None.
+        self._waiting: Optional[List[Any]] = None
+        # The write_timeout watch (serving side, while backed up): its timer, the write
+        # buffer's size at the last check and the bytes written since.
+        self._stall_timer: Optional[asyncio.TimerHandle] = None
+        self._stall_mark = 0
+        self._stall_written = 0
         self._loop = asyncio.get_running_loop()
         self.closed: asyncio.Future = self._loop.create_future()
 
@@ -329,8 +363,9 @@ class FrameProtocol(asyncio.Protocol):
 
     @property
     def reading_paused(self) -> bool:
-        """True while reading from the peer is paused because our writes are backed up."""
-        return self._state is BACKED_UP and self._flow_control
+        """True while reading from the peer is paused because our writes are backed up
+        (or the frames read meanwhile are still being handed over)."""
+        return self._flow_control and (self._state is BACKED_UP or self._waiting is not None)
 
     @property
     def write_buffer_size(self) -> int:
@@ -383,6 +418,11 @@ class FrameProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._state >= CLOSING:
             return  # closing: what the peer still sends has nobody to go to
+        if self._waiting is not None:
+            # Read before the pause took effect: in order, after the frames waiting.
+            self._waiting.extend(self._framer.feed(data))
+            self._report_held()
+            return
         # The next send outside this chunk is written at once (see BURST_GAP_NS).
         self._burst_until_ns = 0
         # Replies sent while this chunk is processed are gathered and written at the end,
@@ -397,7 +437,8 @@ class FrameProtocol(asyncio.Protocol):
             frames = framer.feed(data)
             if frames:
                 self._frames_seen = True
-            for frame in frames:
+            pending = iter(frames)
+            for frame in pending:
                 if type(frame) is memoryview:
                     try:
                         feed(frame)
@@ -405,21 +446,30 @@ class FrameProtocol(asyncio.Protocol):
                         self._feed_failed(frame)
                 else:
                     self._deliver_error(frame)
+                if self._state is not OPEN and self._stop_delivering(pending):
+                    break
         finally:
             if own:
                 self._flush_gathered()
+        if self._budget is not None:
+            self._report_held()
+
+    def _report_held(self) -> None:
+        """Tell the budget (if any) how many bytes of an incomplete line are held now."""
         budget = self._budget
         if budget is not None:
-            held = framer.buffered
+            held = self._framer.buffered
             if held != self._held and self._state < CLOSING:
                 self._held = held
                 budget.update(self, held)
 
     def _deliver_frames(self, frames: list) -> None:
         """Hand the framer's output to the conn: frames to conn.feed, FrameTooLarge to
-        conn.feed_error. A conn that raises is logged and gets the next frame."""
+        conn.feed_error. A conn that raises is logged and gets the next frame. Stops as
+        data_received does (see _stop_delivering)."""
         feed = self._feed
-        for frame in frames:
+        pending = iter(frames)
+        for frame in pending:
             if type(frame) is memoryview:
                 try:
                     feed(frame)
@@ -427,6 +477,40 @@ class FrameProtocol(asyncio.Protocol):
                     self._feed_failed(frame)
             else:
                 self._deliver_error(frame)
+            if self._state is not OPEN and self._stop_delivering(pending):
+                break
+
+    def _stop_delivering(self, pending: Any) -> bool:
+        """After a frame, outside OPEN: True to stop handing frames over. The conn is
+        closed: the rest has nobody to go to. Our writes backed up (flow control): the
+        rest waits for them to drain, so the peer's requests are paused, not dropped."""
+        if self._state >= CLOSING:
+            return True
+        if self._state is BACKED_UP and self._flow_control:
+            rest = list(pending)
+            if rest:
+                self._waiting = rest
+            return True
+        return False
+
+    def _deliver_waiting(self) -> None:
+        """The write buffer drained: hand over the frames that waited, then read again
+        (unless our writes backed up once more on the way)."""
+        frames = self._waiting
+        if frames is None or self._state is not OPEN:
+            return  # backed up again (resume_writing calls again) or closed
+        self._waiting = None
+        own = self._gathered is None
+        if own:
+            self._gathered = []
+        try:
+            self._deliver_frames(frames)
+        finally:
+            if own:
+                self._flush_gathered()
+        reader = self._reader
+        if self._waiting is None and self._state is OPEN and reader is not None:
+            reader.resume_reading()  # type: ignore[attr-defined]
 
     def _deliver_error(self, error: FrameTooLarge) -> None:
         try:
@@ -525,21 +609,20 @@ class FrameProtocol(asyncio.Protocol):
             if self._state is NEW:
                 raise TransportClosed("the connection is not connected yet")
             raise TransportClosed("the connection is closed; the frame cannot be sent")
-        queued = self.write_buffer_size + self._piece - self._gather_room
-        if queued and queued + len(frame) + 1 > self._max_write_buffer:
-            message = (
-                f"the peer has not read {queued} bytes sent to it (max_write_buffer="
-                f"{self._max_write_buffer})"
-            )
-            if self._client_side:
-                raise WriteBufferFull(f"{message}; the frame was not sent")
-            self._drop(f"{message}: it does not read; dropping the connection",
-                       WriteBufferFull(message))
-            raise TransportClosed("the connection was dropped; the frame cannot be sent")
+        if self._client_side:
+            queued = self.write_buffer_size + self._piece - self._gather_room
+            if queued and queued + len(frame) + 1 > self._max_write_buffer:
+                raise WriteBufferFull(
+                    f"the peer has not read {queued} bytes sent to it (max_write_buffer="
+                    f"{self._max_write_buffer}); the frame was not sent"
+                )
+        # A serving side queues it whatever the size: a reply is never dropped; a peer
+        # that stopped reading altogether is dropped by the write_timeout watch.
         # Backed up, gathering saves nothing: what was gathered goes first, then this frame.
         self._flush_gathered()
         self._last_write_ns = now = monotonic_ns()
         self._burst_until_ns = now + BURST_GAP_NS
+        self._stall_written += len(frame) + 1
         try:
             self._write(frame + NEWLINE)  # type: ignore[misc]
         except RuntimeError as exc:
@@ -571,6 +654,8 @@ class FrameProtocol(asyncio.Protocol):
         self._gather_room = self._piece = GATHER_LIMIT
         if not frames:
             return
+        if self._state is BACKED_UP:
+            self._stall_written += sum(map(len, frames)) + len(frames)
         try:
             if len(frames) == 1:
                 self._write(frames[0] + NEWLINE)  # type: ignore[misc]
@@ -595,21 +680,33 @@ class FrameProtocol(asyncio.Protocol):
     # -- flow control ------------------------------------------------------------------
 
     def pause_writing(self) -> None:
-        """The write buffer is above the high-water mark: stop reading from the peer."""
+        """The write buffer is above the high-water mark: stop reading from the peer (and
+        handing it what was read: see _stop_delivering)."""
         if self._state is not OPEN:
             return
         self._state = BACKED_UP
         reader = self._reader
-        if self._flow_control and reader is not None:
+        if self._flow_control and reader is not None and self._waiting is None:
             reader.pause_reading()  # type: ignore[attr-defined]
+        if self._write_timeout is not None and self._stall_timer is None:
+            self._arm_stall_timer()
 
     def resume_writing(self) -> None:
-        """The write buffer drained: read from the peer again."""
+        """The write buffer drained: hand over the frames that waited, read again."""
         if self._state is not BACKED_UP:
             return
         self._state = OPEN
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
+        if not self._flow_control:
+            return
+        if self._waiting is not None:
+            # From a loop callback, not inside the transport's write-ready handler.
+            self._loop.call_soon(self._deliver_waiting)
+            return
         reader = self._reader
-        if self._flow_control and reader is not None:
+        if reader is not None:
             reader.resume_reading()  # type: ignore[attr-defined]
 
     # -- the write end of a pipe pair ----------------------------------------------------
@@ -650,6 +747,28 @@ class FrameProtocol(asyncio.Protocol):
         self._close_conn(ConnectionIdle(f"connection closed: {reason}"))
         self._close_gracefully()
 
+    def _arm_stall_timer(self) -> None:
+        self._stall_mark = self.write_buffer_size
+        self._stall_written = 0
+        self._stall_timer = self._loop.call_later(self._write_timeout, self._stall_check)  # type: ignore[arg-type]
+
+    def _stall_check(self) -> None:
+        """Once per write_timeout while backed up: drop a peer that left more than
+        max_write_buffer bytes unread and read nothing of them for the whole period."""
+        self._stall_timer = None
+        if self._state is not BACKED_UP:
+            return
+        queued = self.write_buffer_size
+        read = self._stall_mark + self._stall_written - queued
+        if read <= 0 and queued > self._max_write_buffer:
+            message = (
+                f"the peer read nothing for {self._write_timeout:g} s of {queued} bytes sent "
+                f"to it (max_write_buffer={self._max_write_buffer})"
+            )
+            self._drop(f"{message}; dropping the connection", PeerNotReading(message))
+            return
+        self._arm_stall_timer()
+
     def drop_for_budget(self, total: int, limit: int) -> None:
         """Called by an InputBudget: this connection holds the largest incomplete line."""
         reason = (
@@ -674,6 +793,13 @@ class FrameProtocol(asyncio.Protocol):
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
+        self._waiting = None
+        # Nothing more is read: the framer's buffer (up to max_frame_size of a line the
+        # peer never finished) goes now, not when the protocol object is collected.
+        self._framer.release()
         if self._budget is not None:
             self._budget.release(self)
         conn = self.conn

@@ -19,6 +19,7 @@ from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
 from mcpfast.transports.budget import InputBudget
 from mcpfast.transports.stream import (
     DEFAULT_MAX_WRITE_BUFFER,
+    DEFAULT_WRITE_TIMEOUT,
     LOGGER,
     ConnFactory,
     FrameProtocol,
@@ -116,6 +117,7 @@ async def serve_tcp(
     idle_timeout: Optional[float] = DEFAULT_IDLE_TIMEOUT,
     max_buffered: Optional[int] = None,
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+    write_timeout: Optional[float] = DEFAULT_WRITE_TIMEOUT,
 ) -> None:
     """Accept TCP connections on host:port forever; each gets its own conn from factory(send).
 
@@ -134,13 +136,17 @@ async def serve_tcp(
         ConnectionIdle); checked once per period, so it closes within two periods.
     max_buffered: bytes of incomplete lines all connections may hold together (default
         4 x max_frame_size); beyond it the connection holding the largest is dropped.
-    max_write_buffer: bytes queued for one peer that does not read; beyond it that
-        connection is dropped.
+    max_write_buffer, write_timeout: a peer that leaves more than max_write_buffer bytes
+        unread and reads nothing for write_timeout seconds (None: never) is dropped
+        (conn.close gets PeerNotReading). Above the write high-water mark reading from a
+        peer and handing its requests over pause until its writes drain; replies of the
+        requests already running are queued, never dropped.
     """
     # Bad values fail here, before listening, not in the first connection.
     check_stream_options(factory, max_frame_size=max_frame_size,
                          write_high_water=write_high_water,
-                         max_write_buffer=max_write_buffer, idle_timeout=idle_timeout)
+                         max_write_buffer=max_write_buffer, idle_timeout=idle_timeout,
+                         write_timeout=write_timeout)
     budget = InputBudget(4 * max_frame_size if max_buffered is None else max_buffered)
     admission = Admission(max_connections, LOGGER)
     live = admission.live
@@ -157,6 +163,7 @@ async def serve_tcp(
             idle_timeout=idle_timeout,
             budget=budget,
             max_write_buffer=max_write_buffer,
+            write_timeout=write_timeout,
         )
         live.add(protocol)
         protocol.closed.add_done_callback(lambda _: live.discard(protocol))

@@ -308,3 +308,12 @@ def test_run_http_says_where_and_fails_in_one_line_when_the_port_is_taken(server
 def test_run_refuses_bad_network_flags(server_file, flags, message):
     done = _mcpfast("run", str(server_file), *flags)
     assert done.returncode == 2 and message in done.stderr
+
+
+def test_version_prints_the_package_version(capsys):
+    import mcpfast
+
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mcpfast {mcpfast.__version__}"

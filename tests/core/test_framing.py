@@ -778,3 +778,17 @@ def test_oversize_lines_carry_the_id_and_kind_from_their_first_bytes():
     assert (partial.kind, partial.request_id) == ("request", 8)
     copy = pickle.loads(pickle.dumps(partial))
     assert (copy.kind, copy.request_id, copy.limit, copy.size) == ("request", 8, 100, partial.size)
+
+
+def test_release_frees_the_buffer_and_ends_the_stream():
+    framer = LineFramer(1 << 20)
+    (frame,) = framer.feed(b'{"kept": 1}\n' + b"x" * 300_000)
+    assert framer.buffered == 300_000
+    framer.release()
+    assert framer.buffered == 0 and framer.closed
+    assert bytes(frame) == b'{"kept": 1}'  # frames handed out stay valid
+    assert framer.close() == []
+    with pytest.raises(RuntimeError, match="after close"):
+        framer.feed(b"more\n")
+    framer.release()  # again: nothing
+

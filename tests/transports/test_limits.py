@@ -6,6 +6,7 @@ behaviour the limit must produce, or drives the idle check directly.
 """
 
 import asyncio
+import json
 import logging
 import os
 import socket
@@ -18,6 +19,7 @@ from mcpfast.transports import (
     FrameProtocol,
     InputBudget,
     InputBudgetExceeded,
+    PeerNotReading,
     StreamState,
     TransportClosed,
     WriteBufferFull,
@@ -269,60 +271,182 @@ def test_opening_side_refuses_frames_a_server_does_not_read(run, recorder):
     assert recorder.conns[0].closes == [None]
 
 
-def test_serving_side_drops_a_client_that_does_not_read(run, make_recorder, caplog):
+def test_serving_side_drops_a_client_that_stopped_reading_after_write_timeout(run, make_recorder, caplog):
     recorder = make_recorder(echo=False)
     frame = b'"' + b"n" * 4000 + b'"'
 
     async def go():
-        async with Server(recorder, write_high_water=16 * 1024,
-                          max_write_buffer=256 * 1024) as server:
+        async with Server(recorder, write_high_water=16 * 1024, max_write_buffer=256 * 1024,
+                          write_timeout=0.2) as server:
             sock = socket.socket()
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
             sock.setblocking(False)
             await asyncio.get_running_loop().sock_connect(sock, server.address)
             await wait_until(lambda: recorder.conns)
             conn = recorder.conns[0]
-            sent = 0
-            with pytest.raises(TransportClosed):
-                for _ in range(100_000):
-                    conn.send(frame)  # server-initiated traffic nobody reads
-                    sent += 1
+            for _ in range(5000):  # 20 MB of server-initiated traffic nobody reads: queued
+                conn.send(frame)  # (more than the kernel's socket buffers take)
+            assert conn.closes == []  # not dropped after a burst...
+            await wait_until(lambda: conn.closes)  # ... but once it read nothing for a period
             sock.close()
-            return sent
 
     with caplog.at_level(logging.WARNING, logger="mcpfast.transports"):
-        sent = run(go(), timeout=60)
-    assert sent < 100_000
+        run(go(), timeout=60)
     (exc,) = recorder.conns[0].closes
-    assert isinstance(exc, WriteBufferFull)
-    assert any("does not read; dropping the connection" in r.getMessage()
-               for r in caplog.records)
+    assert isinstance(exc, PeerNotReading) and isinstance(exc, WriteBufferFull)
+    assert any("the peer read nothing for 0.2 s of" in r.getMessage()
+               and "dropping the connection" in r.getMessage() for r in caplog.records)
+
+
+async def piped_server(factory, **options):
+    """A serving FrameProtocol on two fresh pipes (serve_stdio's wiring), its write
+    high-water mark 16 KiB; (protocol, the peer's write fd, the peer's read fd)."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    protocol = FrameProtocol(factory, write_high_water=16 * 1024, **options)
+    await _connect_fds(asyncio.get_running_loop(), protocol, in_r, out_w)
+    return protocol, in_w, out_r
 
 
 def test_stdio_serving_side_drops_a_reader_that_stopped(run, make_recorder):
-    """serve_stdio's wiring (pipes): stdout nobody reads is bounded by max_write_buffer."""
+    """serve_stdio's wiring (pipes): stdout nobody reads is dropped after write_timeout."""
     recorder = make_recorder(echo=False)
     frame = b'"' + b"s" * 4000 + b'"'
 
     async def go():
-        loop = asyncio.get_running_loop()
-        in_r, in_w = os.pipe()
-        out_r, out_w = os.pipe()
-        protocol = FrameProtocol(recorder, write_high_water=16 * 1024,
-                                 max_write_buffer=256 * 1024)
-        await _connect_fds(loop, protocol, in_r, out_w)
-        sent = 0
-        with pytest.raises(TransportClosed):
-            for _ in range(100_000):
-                recorder.conns[0].send(frame)
-                sent += 1
+        protocol, in_w, out_r = await piped_server(recorder, max_write_buffer=256 * 1024,
+                                                   write_timeout=0.2)
+        for _ in range(200):
+            recorder.conns[0].send(frame)
+        assert not protocol.closed.done()
         await protocol.closed
         os.close(in_w)
         os.close(out_r)
-        return sent
 
-    assert run(go(), timeout=60) < 100_000
-    assert isinstance(recorder.conns[0].closes[0], WriteBufferFull)
+    run(go(), timeout=60)
+    assert isinstance(recorder.conns[0].closes[0], PeerNotReading)
+
+
+def test_a_peer_reading_again_before_write_timeout_is_kept(run, make_recorder):
+    """More than max_write_buffer unread, then read: the watch re-arms, nothing is lost."""
+    recorder = make_recorder(echo=False)
+    frame = b'"' + b"k" * 4000 + b'"'
+
+    async def reading():
+        protocol, in_w, out_r = await piped_server(recorder, max_write_buffer=64 * 1024,
+                                                   write_timeout=30)
+        os.set_blocking(out_r, False)
+        for _ in range(100):
+            recorder.conns[0].send(frame)
+        assert protocol.write_buffer_size > 64 * 1024
+        before = protocol.write_buffer_size
+        got = os.read(out_r, 4096)  # the peer reads a little during the period
+        await wait_until(lambda: protocol.write_buffer_size < before)
+        protocol._stall_check()  # a whole period in which it read something: kept
+        assert not protocol.closed.done()
+        received = len(got)
+        while received < 100 * 4003:
+            await asyncio.sleep(0)
+            try:
+                received += len(os.read(out_r, 1 << 20))
+            except BlockingIOError:
+                pass
+        assert received == 100 * 4003
+        os.close(in_w)
+        await protocol.closed
+        os.close(out_r)
+
+    run(reading(), timeout=60)
+    assert recorder.conns[0].closes == [None]
+
+
+def _catalogue_server():
+    """A real MCP server whose tools/list answer is large (about 9 KB) and its request small."""
+    from mcpfast.server import Server as MCPServer
+
+    app = MCPServer("backpressure")
+    for number in range(30):
+        def tool(text: str, count: int = 1) -> str:
+            return text * count
+
+        tool.__name__ = f"tool_{number}"
+        tool.__doc__ = f"Tool {number}: repeats a text a number of times, for the backpressure tests."
+        app.tool()(tool)
+    return app
+
+
+PIPELINED = 3000
+HANDSHAKE = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"pipeliner","version":"1"}}}\n'
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+)
+
+
+async def _pipeline_and_read_slowly(send_all, recv) -> list:
+    """Send the handshake and PIPELINED tools/list at once; read the answers 4 KB at a time;
+    the ids answered, in order (the stream ends early if the server drops the connection)."""
+    requests = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % i
+                        for i in range(1, PIPELINED + 1))
+    sender = asyncio.ensure_future(send_all(HANDSHAKE + requests))
+    ids, buffered = [], b""
+    while len(ids) < PIPELINED + 1:
+        data = await recv(4096)
+        if not data:
+            break
+        buffered += data
+        *lines, buffered = buffered.split(b"\n")
+        ids.extend(json.loads(line)["id"] for line in lines)
+        await asyncio.sleep(0)
+    sender.cancel()
+    return ids
+
+
+@pytest.mark.parametrize("wiring", ["tcp", "pipes"])
+def test_pipelined_requests_of_a_slow_reader_are_all_answered(run, wiring):
+    """Issue 34.3: backpressure pauses reading and dispatch; nothing asked is dropped,
+    even when the replies of what was read at once exceed max_write_buffer."""
+    app = _catalogue_server()
+
+    async def over_tcp():
+        loop = asyncio.get_running_loop()
+        bound = loop.create_future()
+        serving = asyncio.ensure_future(app.serve_tcp(port=0, ready=lambda h, p: bound.set_result(p),
+                                                      write_high_water=16 * 1024,
+                                                      max_write_buffer=256 * 1024))
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", await bound))
+        try:
+            return await _pipeline_and_read_slowly(lambda data: loop.sock_sendall(sock, data),
+                                                   lambda n: loop.sock_recv(sock, n))
+        finally:
+            sock.close()
+            serving.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await serving
+
+    async def over_pipes():
+        loop = asyncio.get_running_loop()
+        protocol, in_w, out_r = await piped_server(app.connect, max_write_buffer=256 * 1024)
+        reader = asyncio.StreamReader(limit=1 << 20)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                     os.fdopen(out_r, "rb", buffering=0))
+        writer_transport, _ = await loop.connect_write_pipe(asyncio.Protocol,
+                                                            os.fdopen(in_w, "wb", buffering=0))
+
+        async def send_all(data):
+            writer_transport.write(data)
+
+        try:
+            return await _pipeline_and_read_slowly(send_all, reader.read)
+        finally:
+            writer_transport.close()
+            await protocol.closed
+
+    ids = run(over_tcp() if wiring == "tcp" else over_pipes(), timeout=120)
+    assert ids == list(range(PIPELINED + 1))
 
 
 def test_stdio_opening_side_refuses_frames_a_child_does_not_read(run, recorder, child_env):

@@ -90,7 +90,7 @@ def workers():
 
 
 def test_requests_spread_over_the_workers_and_signed_values_hold_on_any(workers):
-    group = workers(2)
+    group = workers(2, "--stateless")
     assert len(set(group.pids)) == 2
     seen = {group.worker_pid() for _ in range(40)}
     assert seen == set(group.pids)
@@ -117,7 +117,7 @@ def test_requests_spread_over_the_workers_and_signed_values_hold_on_any(workers)
 
 
 def test_a_dead_worker_is_replaced(workers):
-    group = workers(2)
+    group = workers(2, "--stateless")
     victim = group.pids[0]
     os.kill(victim, signal.SIGKILL)
     replaced = group.wait_line(rf"worker {victim} exited with status -9; starting another")
@@ -130,7 +130,7 @@ def test_a_dead_worker_is_replaced(workers):
 
 
 def test_sighup_restarts_the_workers_one_at_a_time_without_failing_requests(workers):
-    group = workers(2)
+    group = workers(2, "--stateless")
     failures: list[BaseException] = []
     answered: list[int] = []
     stop = threading.Event()
@@ -160,10 +160,13 @@ def test_sighup_restarts_the_workers_one_at_a_time_without_failing_requests(work
     assert group.stop() == 0
 
 
-def test_workers_need_http_and_a_count(tmp_path):
+def test_workers_need_http_a_count_and_shared_sessions(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for extra, message in ((["--transport", "tcp", "--workers", "2"], "--workers applies to --transport http"),
-                           (["--transport", "http", "--workers", "0"], "--workers must be >= 1")):
+                           (["--transport", "http", "--workers", "0"], "--workers must be >= 1"),
+                           (["--transport", "http", "--workers", "2"],
+                            "--workers 2 needs --redis URL (sessions shared by every worker) "
+                            "or --stateless (no sessions)")):
         done = subprocess.run([sys.executable, "-m", "mcpfast", "run", f"{APP}:app", *extra],
                               env=env, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and message in done.stderr
@@ -178,7 +181,7 @@ def test_a_port_in_use_stops_the_start(workers):
         port = taken.getsockname()[1]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         done = subprocess.run([sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--transport", "http",
-                               "--port", str(port), "--workers", "2"],
+                               "--port", str(port), "--workers", "2", "--stateless"],
                               env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 1
     # Said before any worker starts: the supervisor opens the listening sockets.
@@ -226,3 +229,35 @@ def test_redis_down_at_start_stops_the_workers():
     assert done.returncode == 1
     assert "cannot reach Redis at redis://127.0.0.1:" in done.stderr
     assert "cannot start the workers" in done.stderr
+
+
+def _running(pid: int) -> bool:
+    """pid is a live process (not gone, not a zombie waiting for its new parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process states from /proc")
+def test_workers_exit_when_the_supervisor_is_killed(workers):
+    import socket
+
+    group = workers(2, "--stateless")
+    assert all(_running(pid) for pid in group.pids)
+    group.process.kill()  # SIGKILL: the supervisor cannot tell anyone
+    group.process.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    try:
+        while time.monotonic() < deadline and any(_running(pid) for pid in group.pids):
+            time.sleep(0.05)
+        assert not any(_running(pid) for pid in group.pids)
+    finally:
+        for pid in group.pids:  # orphans of a failed run must not outlive the test
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert group.wait_line(r"the supervisor is gone; shutting down")
+    # Nobody serves the port any more.
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.1", group.port))
