@@ -265,6 +265,14 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
+    if args.rate_limit is not None:
+        from mcpfast.server.middleware import RateLimit
+
+        try:
+            server.add_middleware(RateLimit.from_flag(args.rate_limit))
+        except (ValueError, RuntimeError) as exc:
+            _error(str(exc))
+            return EXIT_USAGE
     options: dict[str, Any] = {}
     if args.host is not None:
         options["host"] = args.host
@@ -498,6 +506,9 @@ def _parser() -> argparse.ArgumentParser:
                           "reach the clients of every process on this Redis, tasks are "
                           "answered by any of them, and (http) any of them serves a session "
                           "and resumes its streams (default: this process only)")
+    run.add_argument("--rate-limit", default=None, metavar="RATE[:BURST]",
+                     help="tools/call per second per caller and tool, a token bucket of BURST "
+                          "(default: RATE) in each process; beyond it -32010 with retryAfter")
     add_stream_limit_flags(run)
     add_http_flags(run)
     return parser

@@ -5,6 +5,7 @@ hook, a lifespan holding what the middleware saw."""
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from typing import Any
 
@@ -71,8 +72,15 @@ async def lifespan(app: Server) -> Any:
     state["stopped"] = True
 
 
-def make_app() -> Server:
-    app = Server("middleware", middleware=[Exercise()], lifespan=lifespan, task_poll_interval_ms=20)
+class EagerExercise(Exercise):
+    """The same, run inline until it suspends."""
+
+    eager = True
+
+
+def make_app(eager: bool = False) -> Server:
+    exercise = EagerExercise() if eager else Exercise()
+    app = Server("middleware", middleware=[exercise], lifespan=lifespan, task_poll_interval_ms=20)
     app.lifespans = []  # type: ignore[attr-defined]
 
     @app.tool()
@@ -119,7 +127,7 @@ def make_app() -> Server:
     return app
 
 
-app = make_app()
+app = make_app(eager=os.environ.get("MIDDLEWARE_EAGER") == "1")
 
 if __name__ == "__main__":
     app.run(sys.argv[1] if len(sys.argv) > 1 else "stdio")

@@ -7,6 +7,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import re
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -73,7 +77,7 @@ async def served(app: Server, transport: str) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def client_of(app: Server, transport: str, version: str) -> AsyncIterator[Any]:
+async def client_of(app: Server, transport: str, version: str, eager: bool = False) -> AsyncIterator[Any]:
     options: dict[str, Any] = {"protocol_version": version, "elicitation": confirm}
     if version == V2026:
         options["tasks"] = True
@@ -81,8 +85,8 @@ async def client_of(app: Server, transport: str, version: str) -> AsyncIterator[
         async with mcpfast.connect(app, **options) as client:
             yield client
     elif transport == "stdio":
-        async with mcpfast.connect([sys.executable, str(APP)], env={"PYTHONPATH": str(ROOT)},
-                                   **options) as client:
+        env = {"PYTHONPATH": str(ROOT), "MIDDLEWARE_EAGER": "1" if eager else "0"}
+        async with mcpfast.connect([sys.executable, str(APP)], env=env, **options) as client:
             yield client
     else:
         async with served(app, transport) as url, mcpfast.connect(url, **options) as client:
@@ -93,15 +97,16 @@ def text_of(result: dict) -> list[str]:
     return [item["text"] for item in result["content"]]
 
 
+@pytest.mark.parametrize("eager", [False, True], ids=["task", "eager"])
 @pytest.mark.parametrize("version", [V2025, V2026])
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_every_hook_on_every_transport_and_era(transport, version):
+def test_every_hook_on_every_transport_and_era(transport, version, eager):
     if transport == "legacy-sse" and version == V2026:
         pytest.skip("the 2024-11-05 HTTP+SSE transport carries the handshake versions only")
-    app = make_app()
+    app = make_app(eager)
 
     async def main() -> dict:
-        async with client_of(app, transport, version) as client:
+        async with client_of(app, transport, version, eager) as client:
             assert client.instructions == ("from on_discover" if version == V2026 else "from on_initialize")
             # Params changed before the handler, the result after it.
             assert text_of(await client.call_tool("echo", {"text": "hi"})) == ["HI", "after"]
@@ -405,5 +410,145 @@ def test_in_process_client_goes_through_the_framer_limits():
             assert text_of(await client.call_tool("big", {"n": 1})) == ["x"]
         with pytest.raises(TypeError, match="args apply"):
             mcpfast.connect(app, ["x"])
+
+    asyncio.run(main())
+
+
+def test_run_rate_limit_flag_limits_each_caller_and_tool():
+    async def main() -> None:
+        command = [sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--rate-limit", "0.01:2"]
+        async with mcpfast.connect(command, env={"PYTHONPATH": str(ROOT)}) as client:
+            for _ in range(2):
+                assert text_of(await client.call_tool("echo", {"text": "a"})) == ["A", "after"]
+            with pytest.raises(JSONRPCError) as limited:
+                await client.call_tool("echo", {"text": "a"})
+            assert limited.value.code == RATE_LIMITED and limited.value.data["retryAfter"] > 0
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    done = subprocess.run([sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--rate-limit", "fast"],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "--rate-limit takes RATE[:BURST]" in done.stderr
+
+
+WORKERS_APP = '''
+import contextlib, os, pathlib
+from mcpfast import Context, Server
+
+FOLDER = pathlib.Path(os.environ["LIFESPAN_DIR"])
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    (FOLDER / f"{os.getpid()}.in").write_text("in")
+    yield {"pid": os.getpid()}
+    (FOLDER / f"{os.getpid()}.out").write_text("out")
+
+
+app = Server("lifespans", lifespan=lifespan)
+
+
+@app.tool()
+def pid(ctx: Context) -> int:
+    return ctx.lifespan["pid"]
+'''
+
+
+def test_each_worker_enters_and_exits_the_lifespan(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text(WORKERS_APP)
+    folder = tmp_path / "lifespans"
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LIFESPAN_DIR": str(folder)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpfast", "run", f"{script}:app", "--transport", "http", "--port", "0",
+         "--workers", "2"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            found = re.search(r"pids ([\d, ]+)\) listening on 127\.0\.0\.1:(\d+)", line)
+            if found:
+                break
+        else:
+            raise AssertionError("the workers never listened")
+        port, pids = int(found.group(2)), sorted(int(p) for p in found.group(1).split(", "))
+        # Each worker entered its lifespan before it announced itself ready.
+        assert sorted(int(path.stem) for path in folder.glob("*.in")) == pids
+
+        async def ask() -> int:
+            async with mcpfast.connect(f"http://127.0.0.1:{port}/mcp") as client:
+                return int(text_of(await client.call_tool("pid"))[0])
+
+        assert asyncio.run(asyncio.wait_for(ask(), 60)) in pids
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert sorted(int(path.stem) for path in folder.glob("*.out")) == pids
+
+
+def test_eager_chains_answer_inline_in_a_context_of_their_own():
+    import contextvars
+
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
+
+    class Eager(Middleware):
+        eager = True
+
+        async def on_call_tool(self, ctx: Any, call_next: Any) -> Any:
+            marker.set(ctx.params["name"])
+            if ctx.params["name"] == "waits":
+                await asyncio.sleep(0)
+            return {**await call_next(ctx), "_meta": {"marker": marker.get()}}
+
+    async def plain(ctx: Any, call_next: Any) -> Any:
+        return await call_next(ctx)
+
+    def app_with(*middleware: Any) -> Server:
+        app = Server("eager", middleware=middleware)
+
+        @app.tool()
+        def now() -> str:
+            return "now"
+
+        @app.tool()
+        async def waits() -> str:
+            await asyncio.sleep(0)
+            return "later"
+
+        return app
+
+    def call(i: int, name: str) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                           "params": {"name": name, "arguments": {}}}).encode()
+
+    async def check(middleware: tuple[Any, ...], inline: bool) -> None:
+        from loop import until
+
+        out: list[bytes] = []
+        connection = app_with(*middleware).connect(out.append)
+        connection.feed(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": V2025, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode())
+        await until(lambda: len(out) == 1)
+        connection.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        connection.feed(call(1, "now"))
+        # Every middleware eager: answered where the frame was read, no task.
+        assert len(out) == (2 if inline else 1)
+        await until(lambda: len(out) == 2)
+        connection.feed(call(2, "waits"))
+        await until(lambda: len(out) == 3)
+        answers = [json.loads(frame) for frame in out[1:]]
+        assert [a["result"]["_meta"]["marker"] for a in answers] == ["now", "waits"]
+        assert [a["result"]["content"][0]["text"] for a in answers] == ["now", "later"]
+        # What the chain set stayed in its own context.
+        assert marker.get() == "unset"
+        connection.close()
+
+    async def main() -> None:
+        await check((Eager(),), True)
+        await check((Eager(), plain), False)
 
     asyncio.run(main())

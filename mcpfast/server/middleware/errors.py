@@ -24,6 +24,8 @@ __all__ = ["ErrorHandling"]
 class ErrorHandling(Middleware):
     """Exceptions as JSON-RPC errors (module docstring)."""
 
+    eager = True
+
     def __init__(self, codes: Optional[Mapping[type, int]] = None, *,
                  logger: Optional[logging.Logger] = None) -> None:
         self.codes: dict[type, int] = {}

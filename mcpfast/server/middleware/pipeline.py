@@ -23,9 +23,15 @@ it to the connections it makes instead of the Router when middleware is installe
 (:meth:`mcpfast.server.server.Server.dispatch_router`, the one place that choice is
 made). Without middleware nothing here runs and the compiled request path is the whole
 cost. With it, each request's route is the chain around the route's own handler, run as
-the session runs any async handler (a task per request). A notification's chain runs
-inline until its first ``await`` (the rest as a task), so that notifications are handled
-in the order they came (``notifications/initialized`` before the requests after it).
+the session runs any async handler (a task per request) -- unless every middleware of the
+chain is ``eager`` (a class attribute, True for the built-in ones): then the chain runs
+inline where the request is read until something in it suspends, and a request whose
+handler answers at once needs no task (the rest, if it suspends, runs as a task). An eager
+middleware must not need a task before its first ``await`` (``asyncio.current_task()``,
+``asyncio.timeout()`` there find none). A notification's chain always runs that way, so that
+notifications are handled in the order they came (``notifications/initialized`` before the
+requests after it). Each inline chain runs in a copy of the context (context variables set
+in it stay in it).
 
 The chain sees what passes the per-connection checks (the initialization gate and
 ``request_checks``) and the results as their handlers give them, before the 2026-07-28
@@ -69,7 +75,10 @@ METHOD_HOOKS: dict[str, str] = {
 
 class Middleware:
     """A middleware with typed hooks (module docstring); every hook passes on unless
-    overridden. An instance is itself a ``(ctx, call_next)`` middleware."""
+    overridden. An instance is itself a ``(ctx, call_next)`` middleware. ``eager``: whether
+    its hooks may run outside a task until their first ``await`` (module docstring)."""
+
+    eager = False
 
     async def on_message(self, ctx: Any, call_next: CallNext) -> Any:
         """Every request and notification."""
@@ -215,14 +224,16 @@ async def _drive(coroutine: Any, context: contextvars.Context, yielded: Any) -> 
             return stop.value
 
 
-def _notification_handler(chain: CallNext) -> Handler:
+def _inline_handler(chain: CallNext) -> Handler:
+    # The chain's first step where the message is read; a chain that suspends goes on in
+    # the task the session makes of the awaitable returned.
     def handle(params: Any, ctx: Any) -> Any:
-        coroutine = chain(ctx)
+        coroutine: Any = chain(ctx)  # a coroutine: middleware are coroutine functions
         context = contextvars.copy_context()
         try:
             yielded = context.run(coroutine.send, None)
-        except StopIteration:
-            return None
+        except StopIteration as stop:
+            return stop.value
         return _drive(coroutine, context, yielded)
 
     return handle
@@ -239,22 +250,23 @@ class _Routes(Mapping[str, Route]):
     """The routes of one table of a Router, each wrapped in the chain when first asked
     for (and again when the Router's route for the method changed)."""
 
-    __slots__ = ("_base", "_middleware", "_request", "_wrapped")
+    __slots__ = ("_base", "_middleware", "_request", "_inline", "_wrapped")
 
     def __init__(self, base: dict[str, Route], middleware: tuple[Any, ...], request: bool) -> None:
         self._base = base
         self._middleware = middleware
         self._request = request
+        self._inline = not request or all(getattr(mw, "eager", False) is True for mw in middleware)
         # method -> (the Router's route, its wrapped route): one per registered method.
         self._wrapped: dict[str, tuple[Route, Route]] = {}
 
     def _wrap(self, method: str, endpoint: CallNext) -> Route:
         chain = _chain(self._middleware, method, self._request, endpoint)
-        if self._request:
-            return Route(method, _request_handler(chain), is_async=True)
-        return Route(method, _notification_handler(chain), is_async=False)
+        if self._inline:
+            return Route(method, _inline_handler(chain), is_async=False)
+        return Route(method, _request_handler(chain), is_async=True)
 
-    def get(self, method: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, method: str, default: Any = None) -> Any:
         route = self._base.get(method)
         if route is None:
             if type(method) is not str or method.startswith("rpc."):

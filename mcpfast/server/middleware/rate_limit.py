@@ -66,6 +66,8 @@ def _positive(label: str, value: Any) -> float:
 class RateLimit(Middleware):
     """A token bucket per caller and tool (module docstring)."""
 
+    eager = True
+
     def __init__(self, rate: float, burst: Optional[float] = None, *,
                  key: Optional[Callable[[Any], Hashable]] = None,
                  methods: Optional[Iterable[str]] = (mcp_methods.TOOLS_CALL,),
@@ -82,6 +84,17 @@ class RateLimit(Middleware):
         self.max_keys = max_keys
         self.clock = clock
         self._buckets: dict[Hashable, TokenBucket] = {}
+
+    @classmethod
+    def from_flag(cls, text: str) -> RateLimit:
+        """The limiter of ``mcpfast run --rate-limit RATE[:BURST]`` (ValueError, saying
+        why, for anything else)."""
+        rate, _, burst = text.partition(":")
+        try:
+            return cls(float(rate), float(burst) if burst else None)
+        except ValueError as exc:
+            raise ValueError(f"--rate-limit takes RATE[:BURST] (calls per second, bucket size), "
+                             f"got {text!r}: {exc}") from None
 
     def default_key(self, ctx: Any) -> Hashable:
         """(the subject or "anonymous", the registered tool's name or "?"; the method

@@ -37,6 +37,8 @@ class RequestLogging(Middleware):
     ``mcpfast.requests`` logger unless given); ``clock``: seconds, for the duration
     (``time.perf_counter`` unless given)."""
 
+    eager = True
+
     def __init__(self, logger: Optional[logging.Logger] = None, *,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.logger = logger if logger is not None else logging.getLogger("mcpfast.requests")
