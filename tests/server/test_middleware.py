@@ -552,3 +552,59 @@ def test_eager_chains_answer_inline_in_a_context_of_their_own():
         await check((Eager(), plain), False)
 
     asyncio.run(main())
+
+
+def test_rate_limit_shared_through_redis_by_two_processes():
+    from redis_server import redis_server
+
+    async def main(url: str) -> None:
+        command = [sys.executable, "-m", "mcpfast", "run", f"{APP}:app", "--redis", url, "--rate-limit", "0.001:3"]
+        env = {"PYTHONPATH": str(ROOT)}
+        async with mcpfast.connect(command, env=env) as first, mcpfast.connect(command, env=env) as second:
+            # One bucket of 3 for the caller and tool, whichever process serves the call.
+            await first.call_tool("echo", {"text": "a"})
+            await second.call_tool("echo", {"text": "a"})
+            await first.call_tool("echo", {"text": "a"})
+            for client in (second, first):
+                with pytest.raises(JSONRPCError) as limited:
+                    await client.call_tool("echo", {"text": "a"})
+                assert limited.value.code == RATE_LIMITED and limited.value.data["retryAfter"] > 900
+            # Another tool has its own bucket.
+            assert text_of(await second.call_tool("answered")) == ["answered by the middleware"]
+
+    with redis_server() as redis:
+        asyncio.run(asyncio.wait_for(main(redis.url), 90))
+
+
+def test_redis_buckets_refill_expire_and_let_calls_through_while_redis_is_down(caplog):
+    from mcpfast.server.middleware.redis_rate_limit import RedisBuckets
+    from redis_server import redis_server
+
+    async def main(redis: Any) -> None:
+        import redis.asyncio as redis_asyncio
+
+        buckets = RedisBuckets(redis.url)
+        assert [await buckets.take(("ada", "echo"), 0.001, 2) for _ in range(3)][:2] == [0.0, 0.0]
+        assert await buckets.take(("ada", "echo"), 0.001, 2) > 900
+        assert await buckets.take(("bob", "echo"), 0.001, 2) == 0.0
+        # A fast bucket: refilled between two takes (1,000 tokens a second).
+        assert await buckets.take("fast", 1000, 1) == 0.0
+        direct = redis_asyncio.Redis.from_url(redis.url)
+        key = buckets.redis_key(("ada", "echo"))
+        assert key == 'mcpfast:ratelimit:["ada", "echo"]'
+        # Every bucket expires once it would be full again (plus a second).
+        assert 0 < await direct.pttl(key) <= 2000 * 1000 + 1000
+        await direct.aclose()
+        redis.stop()
+        with caplog.at_level(logging.WARNING, logger="mcpfast.server"):
+            assert await buckets.take(("ada", "echo"), 0.001, 2) == 0.0
+            assert await buckets.take(("ada", "echo"), 0.001, 2) == 0.0
+        warnings = [r.getMessage() for r in caplog.records if "RedisBuckets" in r.getMessage()]
+        assert len(warnings) == 1 and "not limited" in warnings[0]
+        redis.start()
+        assert await buckets.take(("carol", "echo"), 0.001, 1) == 0.0
+        assert await buckets.take(("carol", "echo"), 0.001, 1) > 900
+        await buckets.aclose()
+
+    with redis_server() as redis:
+        asyncio.run(asyncio.wait_for(main(redis), 60))

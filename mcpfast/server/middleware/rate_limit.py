@@ -15,7 +15,10 @@ are limited ("tools/call" unless given; every request: ``methods=None``, keyed b
 instead of tool). At most ``max_keys`` buckets are kept (10,000): beyond, the bucket used
 least recently is dropped (a dropped bucket comes back full). ``clock``: seconds
 (``time.monotonic`` unless given; a test passes a fake one). The buckets live in this
-process.
+process unless ``store=`` holds them elsewhere: an object whose ``async take(key, rate,
+burst) -> float`` does what :meth:`RateLimit.retry_after` does, such as
+:class:`~mcpfast.server.middleware.redis_rate_limit.RedisBuckets` (one bucket per key for
+every process of a deployment; ``mcpfast run --rate-limit ... --redis URL``).
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ class RateLimit(Middleware):
                  key: Optional[Callable[[Any], Hashable]] = None,
                  methods: Optional[Iterable[str]] = (mcp_methods.TOOLS_CALL,),
                  max_keys: int = DEFAULT_MAX_KEYS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 store: Any = None) -> None:
         self.rate = _positive("rate", rate)
         self.burst = _positive("burst", burst if burst is not None else max(1.0, self.rate))
         if self.burst < 1:
@@ -83,15 +87,18 @@ class RateLimit(Middleware):
         self.key = key if key is not None else self.default_key
         self.max_keys = max_keys
         self.clock = clock
+        if store is not None and not callable(getattr(store, "take", None)):
+            raise TypeError(f"store must have an async take(key, rate, burst), not {type(store).__name__}")
+        self.store = store
         self._buckets: dict[Hashable, TokenBucket] = {}
 
     @classmethod
-    def from_flag(cls, text: str) -> RateLimit:
+    def from_flag(cls, text: str, store: Any = None) -> RateLimit:
         """The limiter of ``mcpfast run --rate-limit RATE[:BURST]`` (ValueError, saying
         why, for anything else)."""
         rate, _, burst = text.partition(":")
         try:
-            return cls(float(rate), float(burst) if burst else None)
+            return cls(float(rate), float(burst) if burst else None, store=store)
         except ValueError as exc:
             raise ValueError(f"--rate-limit takes RATE[:BURST] (calls per second, bucket size), "
                              f"got {text!r}: {exc}") from None
@@ -122,7 +129,9 @@ class RateLimit(Middleware):
 
     async def on_request(self, ctx: Any, call_next: CallNext) -> Any:
         if self.methods is None or ctx.method in self.methods:
-            wait = self.retry_after(self.key(ctx))
+            key = self.key(ctx)
+            store = self.store
+            wait = self.retry_after(key) if store is None else await store.take(key, self.rate, self.burst)
             if wait > 0.0:
                 raise JSONRPCError(
                     RATE_LIMITED, f"{default_message(RATE_LIMITED)}: retry after {wait:.3f} s",
