@@ -242,6 +242,7 @@ class Server:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self._loop_thread: Optional[int] = None
         self._connections: dict[ServerConnection, None] = {}
+        self._disabled_tools: dict[str, Tool] = {}
         install_handlers(self)
 
     def __repr__(self) -> str:
@@ -295,11 +296,13 @@ class Server:
         structured_output: Optional[bool] = None,
         task_support: str = "forbidden",
         task_start: str = "call",
+        tags: Iterable[str] = (),
     ) -> Any:
         """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
         or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function.
         ``task_support`` ("forbidden", "optional", "required") and ``task_start`` ("call",
-        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`)."""
+        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`).
+        ``tags``: groups to enable or disable it with (:meth:`disable_tools`)."""
         if isinstance(fn, str):
             name, fn = fn, None
 
@@ -308,7 +311,7 @@ class Server:
                 function, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta, input_schema=input_schema,
                 structured_output=structured_output, task_support=task_support,
-                task_start=task_start,
+                task_start=task_start, tags=tags,
             )
             return function
 
@@ -318,12 +321,46 @@ class Server:
         """Register (or replace, by name) a tool; options as for ``tool()``. Connected
         clients get notifications/tools/list_changed."""
         tool = Tool(fn, context_type=Context, **options)
+        self._disabled_tools.pop(tool.name, None)
         self.tools_catalog.add(tool.name, tool)
         return tool
 
     def remove_tool(self, name: str) -> Tool:
-        """Unregister a tool (KeyError when unknown); clients get list_changed."""
-        return self.tools_catalog.remove(name)
+        """Unregister a tool, enabled or disabled (KeyError when unknown); clients get
+        list_changed when it was enabled."""
+        disabled = self._disabled_tools.pop(name, None)
+        return disabled if disabled is not None else self.tools_catalog.remove(name)
+
+    @property
+    def disabled_tools(self) -> Mapping[str, Tool]:
+        """Tools registered but disabled, by name (read-only view)."""
+        return types.MappingProxyType(self._disabled_tools)
+
+    def disable_tools(self, *names: str, tags: Iterable[str] = ()) -> list[str]:
+        """Take tools out of sight while keeping them registered: the ones named and the
+        ones carrying any of ``tags``. A disabled tool is not listed and a call of it is an
+        unknown tool (-32602); clients get list_changed once. Returns the names disabled
+        (KeyError for a name that is not a registered tool)."""
+        chosen = self._chosen_tools(names, tags, self.tools_catalog.items)
+        for name in chosen:
+            self._disabled_tools[name] = self.tools_catalog.items[name]
+        self.tools_catalog.remove_many(chosen)
+        return chosen
+
+    def enable_tools(self, *names: str, tags: Iterable[str] = ()) -> list[str]:
+        """Bring disabled tools back (by name and by tag, as :meth:`disable_tools`);
+        clients get list_changed once. Returns the names enabled."""
+        chosen = self._chosen_tools(names, tags, self._disabled_tools)
+        self.tools_catalog.add_many([(name, self._disabled_tools.pop(name)) for name in chosen])
+        return chosen
+
+    def _chosen_tools(self, names: tuple[str, ...], tags: Iterable[str],
+                      among: Mapping[str, Tool]) -> list[str]:
+        tags = frozenset((tags,) if isinstance(tags, str) else tags)
+        for name in names:
+            if name not in among and name not in self.tools_catalog.items and name not in self._disabled_tools:
+                raise KeyError(f"no tool named {name!r}")
+        return [name for name, tool in among.items() if name in names or tool.tags & tags]
 
     # -- resources ---------------------------------------------------------------------
 

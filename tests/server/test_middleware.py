@@ -608,3 +608,50 @@ def test_redis_buckets_refill_expire_and_let_calls_through_while_redis_is_down(c
 
     with redis_server() as redis:
         asyncio.run(asyncio.wait_for(main(redis), 60))
+
+
+def test_tools_disabled_and_enabled_by_name_and_tag_with_one_list_changed_each():
+    app = Server("visible")
+
+    @app.tool(tags={"admin"})
+    def drop() -> str:
+        return "dropped"
+
+    @app.tool(tags=("admin", "danger"))
+    def wipe() -> str:
+        return "wiped"
+
+    @app.tool()
+    def read() -> str:
+        return "read"
+
+    changes: list[str] = []
+
+    async def main() -> None:
+        from loop import until
+
+        async with mcpfast.connect(app, on_list_changed=changes.append) as client:
+            await client.ping()
+            assert app.disable_tools(tags={"admin"}) == ["drop", "wipe"]
+            await until(lambda: changes == ["tools"])
+            assert [tool["name"] for tool in await client.list_tools()] == ["read"]
+            with pytest.raises(JSONRPCError) as hidden:
+                await client.call_tool("drop")
+            assert hidden.value.code == -32602 and hidden.value.data == {"tool": "drop"}
+            assert sorted(app.disabled_tools) == ["drop", "wipe"] and list(app.tools) == ["read"]
+            # Disabling again changes nothing (and tells nobody).
+            assert app.disable_tools("drop") == []
+            assert app.enable_tools("wipe") == ["wipe"]
+            await until(lambda: changes == ["tools", "tools"])
+            assert text_of(await client.call_tool("wipe")) == ["wiped"]
+            assert app.enable_tools(tags="admin") == ["drop"]
+            await until(lambda: len(changes) == 3)
+            assert sorted(tool["name"] for tool in await client.list_tools()) == ["drop", "read", "wipe"]
+            app.disable_tools("read")
+            assert app.remove_tool("read").name == "read" and "read" not in app.disabled_tools
+
+    asyncio.run(main())
+    with pytest.raises(KeyError, match="no tool named 'nope'"):
+        app.disable_tools("nope")
+    with pytest.raises(TypeError, match="tags must be non-empty strs"):
+        app.add_tool(lambda: 1, name="bad", tags={""})
