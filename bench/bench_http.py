@@ -73,6 +73,12 @@ SERVERS = {
                 CONNECTIONS),
     "floor": ("floor: uvloop+httptools", [os.path.join(SERVERS_DIR, "http_floor.py"), "{port}"],
               CONNECTIONS),
+    # The same server with one middleware that only calls on: the request pipeline's cost.
+    "mcpfast-mw": ("mcpfast, one trivial middleware",
+                   [os.path.join(SERVERS_DIR, "mcpfast_echo.py"), "http-stateless-mw", "{port}"], CONNECTIONS),
+    "mcpfast-eager": ("mcpfast, one trivial eager middleware",
+                      [os.path.join(SERVERS_DIR, "mcpfast_echo.py"), "http-stateless-eager", "{port}"],
+                      CONNECTIONS),
     "official": ("official mcp SDK (uvicorn)",
                  [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless", "{port}"], CONNECTIONS),
     # Two processes on one port (the scaling of an added worker; this machine has 2 cores,

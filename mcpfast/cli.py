@@ -266,6 +266,20 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
+    if args.rate_limit is not None:
+        from mcpfast.server.middleware import RateLimit
+
+        try:
+            store = None
+            if args.redis is not None:
+                # One bucket per caller and tool for every process on this Redis.
+                from mcpfast.server.middleware.redis_rate_limit import RedisBuckets
+
+                store = RedisBuckets(args.redis)
+            server.add_middleware(RateLimit.from_flag(args.rate_limit, store))
+        except (ImportError, ValueError, RuntimeError) as exc:
+            _error(str(exc))
+            return EXIT_USAGE
     options: dict[str, Any] = {}
     if args.host is not None:
         options["host"] = args.host
@@ -511,6 +525,10 @@ def _parser() -> argparse.ArgumentParser:
                           "reach the clients of every process on this Redis, tasks are "
                           "answered by any of them, and (http) any of them serves a session "
                           "and resumes its streams (default: this process only)")
+    run.add_argument("--rate-limit", default=None, metavar="RATE[:BURST]",
+                     help="tools/call per second per caller and tool, a token bucket of BURST "
+                          "(default: RATE) in each process (with --redis: shared by all of them); "
+                          "beyond it -32010 with retryAfter")
     add_stream_limit_flags(run)
     add_http_flags(run)
     return parser

@@ -4,6 +4,8 @@
     python bench/servers/mcpfast_echo.py tcp PORT    (newline-framed JSON-RPC on 127.0.0.1:PORT)
     python bench/servers/mcpfast_echo.py http PORT   (Streamable HTTP at http://127.0.0.1:PORT/mcp)
     python bench/servers/mcpfast_echo.py http-stateless PORT   (no sessions, JSON answers)
+    python bench/servers/mcpfast_echo.py http-stateless-mw PORT   (the same, one trivial middleware)
+    python bench/servers/mcpfast_echo.py http-stateless-eager PORT   (one trivial eager middleware)
 
 The same tool as bench/servers/official_echo.py, written with mcpfast's server API
 (``mcpfast.Server``, the ``tool`` decorator and ``Server.run(transport, host=..., port=...)``).
@@ -16,6 +18,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from mcpfast import Server  # noqa: E402
+from mcpfast.server.middleware import Middleware  # noqa: E402
 
 server = Server("bench-echo")
 
@@ -26,6 +29,20 @@ async def echo(text: str) -> str:
     return text
 
 
+async def passing(ctx, call_next):
+    """The trivial middleware: the cost of the request pipeline itself."""
+    return await call_next(ctx)
+
+
+class Passing(Middleware):
+    """The trivial eager middleware: run inline until it suspends (no task when nothing does)."""
+
+    eager = True
+
+    async def on_message(self, ctx, call_next):
+        return await call_next(ctx)
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["stdio"]:
         server.run("stdio")
@@ -33,8 +50,11 @@ def main(argv: list[str]) -> None:
         server.run(argv[0], host="127.0.0.1", port=int(argv[1]))
     elif argv[:1] == ["http-stateless"] and len(argv) == 2:
         server.run("http", host="127.0.0.1", port=int(argv[1]), stateless=True, json_response=True)
+    elif argv[:1] in (["http-stateless-mw"], ["http-stateless-eager"]) and len(argv) == 2:
+        server.add_middleware(passing if argv[0] == "http-stateless-mw" else Passing())
+        server.run("http", host="127.0.0.1", port=int(argv[1]), stateless=True, json_response=True)
     else:
-        sys.exit("usage: mcpfast_echo.py stdio | tcp PORT | http PORT | http-stateless PORT")
+        sys.exit("usage: mcpfast_echo.py stdio | tcp PORT | http PORT | http-stateless[-mw|-eager] PORT")
 
 
 if __name__ == "__main__":

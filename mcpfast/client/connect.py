@@ -5,6 +5,14 @@
 
     async with mcpfast.connect("tcp://127.0.0.1:9000") as client: ...  # newline-framed TCP
 
+    async with mcpfast.connect(app) as client: ...    # a Server object, in this process
+
+A Server object (anything with a ``connection_factory``) is connected in this process, with
+no subprocess and no socket (:class:`InProcessStream`): the frames each side sends pass
+through the same line framing, codec and session code as over stdio, delivered from the
+event loop in order. The server's lifespan (``app.running()``) is entered for the
+connection unless it is running already.
+
     client = await mcpfast.connect("uvx some-server", env={"TOKEN": t})
     try: ...
     finally: await client.aclose()
@@ -38,16 +46,17 @@ is closed before the error propagates.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 from typing import Any, NamedTuple, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
-from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
+from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE, FrameTooLarge, LineFramer
 from mcpfast.client.client import DEFAULT_INITIALIZE_TIMEOUT, Client
 from mcpfast.client.errors import TransportUnavailable
 
-__all__ = ["Connector", "Target", "connect", "parse_target"]
+__all__ = ["Connector", "InProcessStream", "Target", "connect", "parse_target"]
 
 # Transports named by URL scheme that this build cannot reach (none at present; kept so
 # that a scheme can be declared before its transport exists).
@@ -134,16 +143,67 @@ def is_legacy_sse_url(url: str) -> bool:
     return urlsplit(url).path.rstrip("/").endswith("/sse")
 
 
+class InProcessStream:
+    """A client and a server connection joined in this process (module docstring): each
+    side's frames go, newline-terminated, through a LineFramer of ``max_frame_size`` to
+    the other side's ``feed`` (``feed_error`` for a frame over the limit), one loop
+    callback per frame so that neither side runs inside the other's send."""
+
+    def __init__(self, connection_factory: Any, bind: Any, max_frame_size: int) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._closed = False
+        self._to_server = LineFramer(max_frame_size)
+        self._to_client = LineFramer(max_frame_size)
+        self.server_conn = connection_factory(self._server_sends)
+        self.conn = bind(self._client_sends)
+        self._scope: Any = None
+
+    def _client_sends(self, frame: bytes) -> None:
+        self._loop.call_soon(self._deliver, self._to_server, self.server_conn, bytes(frame))
+
+    def _server_sends(self, frame: bytes) -> None:
+        self._loop.call_soon(self._deliver, self._to_client, self.conn, bytes(frame))
+
+    def _deliver(self, framer: LineFramer, conn: Any, frame: bytes) -> None:
+        if self._closed:
+            return
+        for item in framer.feed(frame + b"\n"):
+            if isinstance(item, FrameTooLarge):
+                conn.feed_error(item)
+            else:
+                conn.feed(item)
+
+    async def enter(self, app: Any) -> None:
+        """Enter ``app.running()`` (its lifespan) for as long as this stream is open."""
+        running = getattr(app, "running", None)
+        if running is not None:
+            scope = running()
+            await scope.__aenter__()
+            self._scope = scope
+
+    async def close(self) -> None:
+        """Close both sides, then leave the server's lifespan scope (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.server_conn.close()
+        self.conn.close()
+        scope, self._scope = self._scope, None
+        if scope is not None:
+            await scope.__aexit__(None, None, None)
+
+
 class Connector:
     """What ``connect`` returns: ``async with`` it, or ``await`` it (module docstring)."""
 
     __slots__ = ("target", "_client", "_stdio", "_max_frame_size", "_initialize_timeout", "_opened",
-                 "_http")
+                 "_http", "_app")
 
     def __init__(self, target: Target, client: Client, *, stdio: dict, max_frame_size: int,
                  initialize_timeout: Optional[float],
-                 http: Optional[dict[str, Any]] = None) -> None:
+                 http: Optional[dict[str, Any]] = None, app: Any = None) -> None:
         self.target = target
+        self._app = app
         self._http = http or {}
         self._client = client
         self._stdio = stdio
@@ -157,7 +217,14 @@ class Connector:
         self._opened = True
         target, client = self.target, self._client
         stream: Any
-        if target.kind == "stdio" and target.command is not None:
+        if target.kind == "in-process":
+            stream = InProcessStream(self._app.connection_factory, client.bind, self._max_frame_size)
+            try:
+                await stream.enter(self._app)
+            except BaseException:
+                await stream.close()
+                raise
+        elif target.kind == "stdio" and target.command is not None:
             from mcpfast.transports import open_stdio
 
             stream = await open_stdio(
@@ -234,8 +301,14 @@ def connect(
     InitializeError, RequestTimeout (initialize unanswered), ConnectionClosed (the server
     went away during the handshake), JSONRPCError (initialize refused).
     """
-    parsed = parse_target(target, args)
-    if parsed.kind not in ("stdio", "tcp", "http", "websocket"):
+    app = None
+    if hasattr(target, "connection_factory") and not isinstance(target, (str, list, tuple)):
+        if args is not None:
+            raise TypeError("args apply to a command target, not to a server object")
+        app, parsed = target, Target("in-process")
+    else:
+        parsed = parse_target(target, args)
+    if parsed.kind not in ("stdio", "tcp", "http", "websocket", "in-process"):
         raise TransportUnavailable(parsed.kind, parsed.url or str(target))
     if (headers is not None or auth is not None) and parsed.kind not in ("http", "websocket"):
         raise TypeError("headers and auth apply to an http(s):// or ws(s):// target only")
@@ -261,4 +334,4 @@ def connect(
     if parsed.kind == "stdio":
         stdio = {"env": env, "cwd": cwd, "stderr": stderr}
     return Connector(parsed, client, stdio=stdio, max_frame_size=max_frame_size,
-                     initialize_timeout=initialize_timeout, http=http)
+                     initialize_timeout=initialize_timeout, http=http, app=app)

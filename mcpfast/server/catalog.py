@@ -18,7 +18,7 @@ remove (the server sends list_changed notifications from it).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, Optional, TypeVar
 
 from mcpfast.jsonrpc.errors import InvalidParams
 from mcpfast.protocol.features import VersionFeatures
@@ -86,6 +86,21 @@ class Catalog(Generic[T]):
         item = self.items.pop(key)
         self._changed()
         return item
+
+    def add_many(self, entries: Iterable[tuple[str, T]]) -> None:
+        """Register several items at once: one change (one list_changed) when any."""
+        entries = list(entries)
+        for key, item in entries:
+            self.items.pop(key, None)
+            self.items[key] = item
+        if entries:
+            self._changed()
+
+    def remove_many(self, keys: Iterable[str]) -> None:
+        """Unregister the items under ``keys`` (absent ones ignored): one change when any."""
+        removed = [self.items.pop(key) for key in keys if key in self.items]
+        if removed:
+            self._changed()
 
     def _changed(self) -> None:
         self._definitions = {}

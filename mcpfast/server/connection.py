@@ -101,7 +101,7 @@ class ServerConnection(ConnectionCore):
                 "a stateless HTTP request has no channel back to the client")
         self.session = Session(
             send,
-            router=server.router,
+            router=server.dispatch_router,
             context_factory=self._context_factory(),
             loop=loop,
             runtime=runtime,

@@ -156,6 +156,12 @@ class Context(RequestContext):
         return connection.server
 
     @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (None when it has none;
+        :meth:`~mcpfast.server.server.Server.lifespan_state`)."""
+        return self.server.lifespan_state
+
+    @property
     def auth(self) -> Optional[AccessToken]:
         """The caller's verified access token (HTTP with bearer auth), else None."""
         connection = self.connection

@@ -45,11 +45,12 @@ loop (uvloop when installed).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import threading
 import types
-from typing import Any, Callable, Coroutine, Iterable, Mapping, Optional
+from typing import Any, AsyncContextManager, AsyncIterator, Callable, Coroutine, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.runtime import Runtime
@@ -64,6 +65,7 @@ from mcpfast.server.context import Context
 from mcpfast.server.handlers import install_handlers
 from mcpfast.server.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from mcpfast.server.logs import MCPLogHandler, level_index
+from mcpfast.server.middleware.pipeline import PipelineRouter, check_middleware
 from mcpfast.server.prompts import Prompt
 from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
@@ -89,6 +91,8 @@ _UNAVAILABLE_TRANSPORTS = ("sse",)
 _WEBSOCKET_TRANSPORTS = ("websocket", "ws")
 # "Not given": the transport's own default applies (None means something there).
 _UNSET: Any = object()
+# The lifespan's value while it is not running.
+_NOT_RUNNING: Any = object()
 
 
 class Server:
@@ -127,6 +131,11 @@ class Server:
     time (proxies, gateways): a client is only told about list changes for capabilities it
     was given at initialize.
     logger: where protocol problems and handler failures are logged.
+    middleware: the request pipeline, outermost first (:mod:`mcpfast.server.middleware`;
+    more with :meth:`add_middleware` before serving).
+    lifespan: ``lifespan(app)`` -> an async context manager, entered before the server
+    serves and exited when it stops (every ``serve_*``, the ASGI app's lifespan events,
+    ``mcpfast.connect(app)``); what it yields is ``ctx.lifespan`` in every request.
     """
 
     def __init__(
@@ -156,6 +165,8 @@ class Server:
         task_store: Optional[TaskStore] = None,
         task_ttl_ms: Optional[int] = DEFAULT_TASK_TTL_MS,
         task_poll_interval_ms: Optional[int] = DEFAULT_POLL_INTERVAL_MS,
+        middleware: Iterable[Any] = (),
+        lifespan: Optional[Callable[[Server], AsyncContextManager[Any]]] = None,
     ) -> None:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
@@ -204,6 +215,17 @@ class Server:
                 raise TypeError(f"a request check must be callable, not {type(check).__name__}")
         self.logger = logger if logger is not None else logging_module.getLogger("mcpfast.server")
         self.router = Router()
+        self._middleware: list[Any] = [check_middleware(mw) for mw in middleware]
+        self._pipeline: Optional[PipelineRouter] = None
+        # Whether a connection was made (middleware is fixed from then on).
+        self._served = False
+        if lifespan is not None and not callable(lifespan):
+            raise TypeError(f"lifespan must be callable as lifespan(app), not {type(lifespan).__name__}")
+        self.lifespan = lifespan
+        self._lifespan_value: Any = _NOT_RUNNING
+        # Scopes inside the running lifespan (connect(app) in a served app nests).
+        self._lifespan_depth = 0
+        self._lifespan_exit: Optional[contextlib.AsyncExitStack] = None
         # Whether a task tool is registered (None: to be counted again after a change).
         self._offers_tasks: Optional[bool] = None
         self.tools_catalog: Catalog[Tool] = Catalog(
@@ -220,6 +242,7 @@ class Server:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self._loop_thread: Optional[int] = None
         self._connections: dict[ServerConnection, None] = {}
+        self._disabled_tools: dict[str, Tool] = {}
         install_handlers(self)
 
     def __repr__(self) -> str:
@@ -273,11 +296,13 @@ class Server:
         structured_output: Optional[bool] = None,
         task_support: str = "forbidden",
         task_start: str = "call",
+        tags: Iterable[str] = (),
     ) -> Any:
         """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
         or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function.
         ``task_support`` ("forbidden", "optional", "required") and ``task_start`` ("call",
-        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`)."""
+        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`).
+        ``tags``: groups to enable or disable it with (:meth:`disable_tools`)."""
         if isinstance(fn, str):
             name, fn = fn, None
 
@@ -286,7 +311,7 @@ class Server:
                 function, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta, input_schema=input_schema,
                 structured_output=structured_output, task_support=task_support,
-                task_start=task_start,
+                task_start=task_start, tags=tags,
             )
             return function
 
@@ -296,12 +321,46 @@ class Server:
         """Register (or replace, by name) a tool; options as for ``tool()``. Connected
         clients get notifications/tools/list_changed."""
         tool = Tool(fn, context_type=Context, **options)
+        self._disabled_tools.pop(tool.name, None)
         self.tools_catalog.add(tool.name, tool)
         return tool
 
     def remove_tool(self, name: str) -> Tool:
-        """Unregister a tool (KeyError when unknown); clients get list_changed."""
-        return self.tools_catalog.remove(name)
+        """Unregister a tool, enabled or disabled (KeyError when unknown); clients get
+        list_changed when it was enabled."""
+        disabled = self._disabled_tools.pop(name, None)
+        return disabled if disabled is not None else self.tools_catalog.remove(name)
+
+    @property
+    def disabled_tools(self) -> Mapping[str, Tool]:
+        """Tools registered but disabled, by name (read-only view)."""
+        return types.MappingProxyType(self._disabled_tools)
+
+    def disable_tools(self, *names: str, tags: Iterable[str] = ()) -> list[str]:
+        """Take tools out of sight while keeping them registered: the ones named and the
+        ones carrying any of ``tags``. A disabled tool is not listed and a call of it is an
+        unknown tool (-32602); clients get list_changed once. Returns the names disabled
+        (KeyError for a name that is not a registered tool)."""
+        chosen = self._chosen_tools(names, tags, self.tools_catalog.items)
+        for name in chosen:
+            self._disabled_tools[name] = self.tools_catalog.items[name]
+        self.tools_catalog.remove_many(chosen)
+        return chosen
+
+    def enable_tools(self, *names: str, tags: Iterable[str] = ()) -> list[str]:
+        """Bring disabled tools back (by name and by tag, as :meth:`disable_tools`);
+        clients get list_changed once. Returns the names enabled."""
+        chosen = self._chosen_tools(names, tags, self._disabled_tools)
+        self.tools_catalog.add_many([(name, self._disabled_tools.pop(name)) for name in chosen])
+        return chosen
+
+    def _chosen_tools(self, names: tuple[str, ...], tags: Iterable[str],
+                      among: Mapping[str, Tool]) -> list[str]:
+        tags = frozenset((tags,) if isinstance(tags, str) else tags)
+        for name in names:
+            if name not in among and name not in self.tools_catalog.items and name not in self._disabled_tools:
+                raise KeyError(f"no tool named {name!r}")
+        return [name for name, tool in among.items() if name in names or tool.tags & tags]
 
     # -- resources ---------------------------------------------------------------------
 
@@ -529,6 +588,83 @@ class Server:
     def _list_changed(self, kind: str) -> None:
         self.publisher.publish(ListChanged(kind))
 
+    # -- request pipeline and lifespan ----------------------------------------------------
+
+    @property
+    def middleware(self) -> tuple[Any, ...]:
+        """The middleware every request passes, outermost first."""
+        return tuple(self._middleware)
+
+    def add_middleware(self, middleware: Any) -> None:
+        """Add a middleware inside those already there (:mod:`mcpfast.server.middleware`).
+        RuntimeError once the server has made a connection: connections keep the chain
+        they were made with."""
+        middleware = check_middleware(middleware)
+        if self._served:
+            raise RuntimeError("add middleware before the server serves: connections already "
+                               "made keep the chain they were made with")
+        self._middleware.append(middleware)
+        self._pipeline = None
+
+    @property
+    def dispatch_router(self) -> Router:
+        """The Router connections dispatch through: the server's own Router when no
+        middleware is installed (the compiled request path, untouched), else the same
+        routes inside the middleware chain. The one place that choice is made."""
+        if not self._middleware:
+            return self.router
+        if self._pipeline is None:
+            self._pipeline = PipelineRouter(self.router, self._middleware)
+        return self._pipeline
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the lifespan yielded (None without a lifespan); RuntimeError while the
+        lifespan is not running."""
+        if self.lifespan is None:
+            return None
+        value = self._lifespan_value
+        if value is _NOT_RUNNING:
+            raise RuntimeError(f"the lifespan of server {self.name!r} is not running: serve the "
+                               f"server (run, serve_*, the ASGI app) or use mcpfast.connect(app)")
+        return value
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Server]:
+        """Enter what the server needs to serve: what it shares with other processes
+        (publisher, task store), then its lifespan; exited in reverse order. Nested
+        scopes (an in-process client of a served server) share one lifespan."""
+        await self.start_lifespan()
+        try:
+            yield self
+        finally:
+            await self.stop_lifespan()
+
+    async def start_lifespan(self) -> None:
+        """The first half of :meth:`running` (for a host with separate start and stop
+        events, such as ASGI's lifespan)."""
+        if self._lifespan_depth:
+            self._lifespan_depth += 1
+            return
+        await self._start_shared()
+        if self.lifespan is not None:
+            stack = contextlib.AsyncExitStack()
+            self._lifespan_value = await stack.enter_async_context(self.lifespan(self))
+            self._lifespan_exit = stack
+        self._lifespan_depth = 1
+
+    async def stop_lifespan(self) -> None:
+        """The second half of :meth:`running`."""
+        if self._lifespan_depth == 0:
+            return
+        self._lifespan_depth -= 1
+        if self._lifespan_depth:
+            return
+        stack, self._lifespan_exit = self._lifespan_exit, None
+        self._lifespan_value = _NOT_RUNNING
+        if stack is not None:
+            await stack.aclose()
+
     # -- connections -------------------------------------------------------------------
 
     def connect(self, send: Callable[[bytes], None], *,
@@ -580,6 +716,7 @@ class Server:
         return self.connect
 
     def _attach(self, connection: ServerConnection) -> None:
+        self._served = True
         self._connections[connection] = None
         self.publisher.attach(connection)
 
@@ -646,8 +783,8 @@ class Server:
         from mcpfast.transports import serve_stdio
 
         self.loop = asyncio.get_running_loop()
-        await self._start_shared()
-        await serve_stdio(self.connect, **options)
+        async with self.running():
+            await serve_stdio(self.connect, **options)
 
     async def serve_tcp(self, host: str = "127.0.0.1", port: int = 8000, *,
                         ready: Optional[Callable[[str, int], None]] = None, **options: Any) -> None:
@@ -655,8 +792,8 @@ class Server:
         from mcpfast.transports import serve_tcp
 
         self.loop = asyncio.get_running_loop()
-        await self._start_shared()
-        await serve_tcp(self.connect, host, port, ready=ready, **options)
+        async with self.running():
+            await serve_tcp(self.connect, host, port, ready=ready, **options)
 
     async def serve_websocket(self, host: str = "127.0.0.1", port: int = 8000, *,
                               ready: Optional[Callable[[str, int], None]] = None,
@@ -669,9 +806,9 @@ class Server:
         from mcpfast.transports.websocket import serve_websocket
 
         self.loop = asyncio.get_running_loop()
-        await self._start_shared()
         policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts, extra_origins=allowed_origins)
-        await serve_websocket(self.connect, host, port, host_policy=policy, ready=ready, **options)
+        async with self.running():
+            await serve_websocket(self.connect, host, port, host_policy=policy, ready=ready, **options)
 
     def http_endpoint(self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
                       allowed_origins: Iterable[str] = (),
@@ -717,10 +854,10 @@ class Server:
         endpoint = self.http_endpoint(**options)
 
         async def startup() -> None:
-            await self._start_shared()
+            await self.start_lifespan()
             await endpoint.start()
 
-        return ASGIApp(endpoint, on_startup=startup)
+        return ASGIApp(endpoint, on_startup=startup, on_shutdown=self.stop_lifespan)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *,
                          ready: Optional[Callable[[str, int], None]] = None,
@@ -737,9 +874,7 @@ class Server:
         from mcpfast.transports.http import serve_http
 
         self.loop = asyncio.get_running_loop()
-        await self._start_shared()
         endpoint = self.http_endpoint(host=host, **options)
-        await endpoint.start()
         limits: dict[str, Any] = {}
         if keepalive_timeout is not None:
             limits["keepalive_timeout"] = keepalive_timeout
@@ -747,5 +882,7 @@ class Server:
             limits["max_connections"] = max_connections
         if shutdown_timeout is not _UNSET:
             limits["shutdown_timeout"] = shutdown_timeout
-        await serve_http(endpoint, host, port, ready=ready, reuse_port=reuse_port, sock=sock, **limits)
+        async with self.running():
+            await endpoint.start()
+            await serve_http(endpoint, host, port, ready=ready, reuse_port=reuse_port, sock=sock, **limits)
 

@@ -49,7 +49,7 @@ import inspect
 import json
 import logging
 import re
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from mcpfast._core.calls import KeywordCall, Template, exact_kwargs
 from mcpfast.jsonrpc.router import is_async_handler
@@ -229,13 +229,15 @@ class Tool:
     still validated against the function's signature); structured_output: None derives an
     output schema when the return annotation allows, False never, True requires one;
     context_type: the class whose annotated parameter receives the request context;
-    task_support, task_start: whether and when a call runs as a task (module docstring).
+    task_support, task_start: whether and when a call runs as a task (module docstring);
+    tags: names of groups the tool belongs to, for enabling and disabling tools together
+    (:meth:`mcpfast.server.server.Server.disable_tools`; not sent to clients).
     """
 
     __slots__ = (
         "name", "title", "description", "fn", "signature", "annotations", "icons", "meta",
         "is_async", "context_param", "input_schema", "output_schema", "header_params",
-        "task_support", "task_start",
+        "task_support", "task_start", "tags",
         "_validator", "_dumper", "_wraps", "_definitions", "_invoke", "_invoke_task", "_call",
         "_call_task", "_direct",
     )
@@ -255,9 +257,14 @@ class Tool:
         context_type: Optional[type] = None,
         task_support: str = "forbidden",
         task_start: str = "call",
+        tags: Iterable[str] = (),
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool must be callable, got {fn!r}")
+        tags = frozenset((tags,) if isinstance(tags, str) else tags)
+        if not all(isinstance(tag, str) and tag for tag in tags):
+            raise TypeError(f"tags must be non-empty strs, got {sorted(map(repr, tags))}")
+        self.tags = tags
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"a tool name must be a non-empty str, got {name!r}")
         signature: ToolSignature = function_schema(

@@ -8,7 +8,7 @@ disconnects (``http.disconnect``) ends its stream and, through the endpoint, can
 request. ``lifespan`` startup runs ``on_startup`` (the MCP server connects what it shares
 with other processes: a Redis publisher or task store) -- or, under a server that sends no
 lifespan events (a Starlette ``Mount`` does not pass them on), the first request does;
-shutdown ends every session.
+shutdown ends every session, then runs ``on_shutdown`` (the server's lifespan exits).
 """
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ class ASGIApp:
     """An ASGI application around an HTTP endpoint (module docstring)."""
 
     def __init__(self, endpoint: HTTPEndpoint,
-                 on_startup: Callable[[], Awaitable[None]] | None = None) -> None:
+                 on_startup: Callable[[], Awaitable[None]] | None = None,
+                 on_shutdown: Callable[[], Awaitable[None]] | None = None) -> None:
         self.endpoint = endpoint
         self.on_startup = on_startup
+        self.on_shutdown = on_shutdown
         self._started: asyncio.Future[None] | None = None
 
     async def _startup(self) -> None:
@@ -87,6 +89,12 @@ class ASGIApp:
             elif message["type"] == "lifespan.shutdown":
                 self.endpoint.begin_shutdown()
                 self.endpoint.close()
+                if self.on_shutdown is not None:
+                    try:
+                        await self.on_shutdown()
+                    except Exception as exc:
+                        await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
+                        return
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
