@@ -1,6 +1,12 @@
 """What the Redis components share: the client (redis-py's asyncio client, pooled), the
-error of an unreachable Redis, the one pub/sub connection of a process, which reconnects,
-and the ordered sending of a component's messages to its channel.
+error of an unreachable Redis, a command run with one retry when its connection broke, the
+one pub/sub connection of a process, which reconnects, and the ordered sending of a
+component's messages to its channel, resent after an outage.
+
+After Redis restarts, every pooled connection is dead: the pool replaces one that saw its
+socket closed when it is next taken (redis-py's check, which its maintenance notifications
+turn off -- so they are off here), and :func:`command` retries once, on a fresh connection,
+a command whose connection broke under it (an idempotent one only: the caller says).
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``)."""
 
@@ -9,17 +15,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from typing import Any, Callable, Iterable, Optional
+from collections import deque
+from typing import Any, Awaitable, Callable, Iterable, Optional
 
-__all__ = ["ChannelSubscription", "ChannelWriter", "Outage", "RedisUnavailable", "redis_client", "safe_url",
-           "subscribe"]
+__all__ = ["ChannelSubscription", "ChannelWriter", "Outage", "RedisUnavailable", "Sequence", "command", "redis_client",
+           "safe_url", "subscribe", "unreachable"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
-# Seconds between reconnection attempts of a subscription, growing to the last.
-BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
+# Seconds between reconnection attempts of a subscription (and resends of a writer's
+# messages), growing to the last: at most a second, so that a process hears its channels
+# again within a second of Redis answering.
+BACKOFF = (0.05, 0.1, 0.25, 0.5, 1.0)
 # A component's connections to Redis at most, and how long a command waits for a free one.
 POOL_CONNECTIONS = 100
 POOL_WAIT = 10.0
+# Messages a ChannelWriter keeps for resending while Redis is out of reach; beyond, the
+# oldest are dropped (one warning per outage).
+MAX_UNSENT = 10_000
 
 
 class RedisUnavailable(ConnectionError):
@@ -68,9 +80,50 @@ def redis_client(url: str, user: str) -> Any:
         raise ImportError(f"{user} needs the redis package: pip install 'mcpfast[redis]'") from None
     if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
         raise ValueError(f"a Redis URL starts with redis://, rediss:// or unix://, got {url!r}")
+    options: dict[str, Any] = {}
+    try:
+        from redis.maint_notifications import MaintNotificationsConfig
+    except ImportError:  # redis-py before 7: no maintenance notifications to turn off
+        pass
+    else:
+        # Enabled (redis-py's default with RESP3), they skip the pool's check that a
+        # connection it hands out is not closed: after a restart every pooled connection
+        # failed its next command.
+        options["maint_notifications_config"] = MaintNotificationsConfig(enabled=False)
     pool = redis_asyncio.BlockingConnectionPool.from_url(url, max_connections=POOL_CONNECTIONS,
-                                                         timeout=POOL_WAIT)
+                                                         timeout=POOL_WAIT, **options)
     return redis_asyncio.Redis.from_pool(pool)
+
+
+def unreachable(url: str, exc: BaseException) -> RedisUnavailable:
+    """The error of a command that Redis at ``url`` did not answer."""
+    return RedisUnavailable(f"cannot reach Redis at {safe_url(url)}: {exc}")
+
+
+async def command(operation: Callable[[], Awaitable[Any]], url: str, *, idempotent: bool) -> Any:
+    """``operation()``'s result; RedisUnavailable when Redis at ``url`` fails it.
+
+    An ``idempotent`` operation (one that leaves the same state however often it runs: a
+    read, a SET of a given value, a DEL) whose connection broke is run once more, on a
+    fresh connection (the pool drops the broken one). Why: a connection can die in the
+    instant between the pool's check and the command (Redis restarted), and the caller
+    would fail although Redis answers. Others (a PUBLISH, an RPUSH, an INCR) are not: the
+    first attempt may have reached Redis before the connection broke, and a second would
+    deliver or add twice."""
+    from redis.exceptions import ConnectionError as BrokenConnection
+    from redis.exceptions import RedisError
+
+    try:
+        return await operation()
+    except (BrokenConnection, OSError) as exc:
+        if not idempotent:
+            raise unreachable(url, exc) from None
+    except RedisError as exc:
+        raise unreachable(url, exc) from None
+    try:
+        return await operation()
+    except (RedisError, OSError) as exc:
+        raise unreachable(url, exc) from None
 
 
 async def _subscribed(client: Any, channels: list[str], url: str) -> Any:
@@ -82,7 +135,7 @@ async def _subscribed(client: Any, channels: list[str], url: str) -> Any:
         await pubsub.subscribe(*channels)
     except (RedisError, OSError) as exc:
         await pubsub.aclose()
-        raise RedisUnavailable(f"cannot reach Redis at {safe_url(url)}: {exc}") from None
+        raise unreachable(url, exc) from None
     return pubsub
 
 
@@ -132,22 +185,34 @@ class ChannelWriter:
     Why: a publish per task, on the pool's connections, let Redis receive two messages
     sent one after the other in either order (a relayed stream's end overtaking its last
     event), and a burst of more messages than the pool has connections failed with "Too
-    many connections". A batch that fails is lost (other processes miss it, as they miss
-    messages while their subscription reconnects): one warning per outage through
+    many connections".
+
+    A batch that fails is sent again -- at once (a dead pooled connection is replaced),
+    then with backoff until Redis answers -- in order, before anything sent after it; the
+    messages of ``send_now`` are not (their caller is told, and decides). Up to
+    ``max_unsent`` messages wait; beyond, the oldest are dropped with a warning. A batch can reach Redis
+    although its connection broke before the answer, so a resent message may arrive
+    twice: receivers skip repeats with :class:`Sequence`. One warning per outage through
     ``outage``, ``failure`` and then ``recovery`` (formats of ``url`` and ``error``)."""
 
-    __slots__ = ("client", "channel", "url", "outage", "failure", "recovery", "_queue", "_sender")
+    __slots__ = ("client", "channel", "url", "outage", "failure", "recovery", "max_unsent", "_queue",
+                 "_sender", "_closing", "_dropped")
 
     def __init__(self, client: Any, channel: str, url: str, outage: Outage, failure: str,
-                 recovery: str) -> None:
+                 recovery: str, max_unsent: int = MAX_UNSENT) -> None:
+        if type(max_unsent) is not int or max_unsent < 1:
+            raise ValueError(f"max_unsent must be an int >= 1, got {max_unsent!r}")
+        self.max_unsent = max_unsent
         self.client = client
         self.channel = channel
         self.url = url
         self.outage = outage
         self.failure = failure
         self.recovery = recovery
-        self._queue: list[tuple[str, Optional[asyncio.Future[None]]]] = []
+        self._queue: deque[tuple[str, Optional[asyncio.Future[None]]]] = deque()
         self._sender: Optional[asyncio.Task[None]] = None
+        self._closing = False
+        self._dropped = 0
 
     def send(self, payload: str) -> None:
         """Queue ``payload`` (sent in the background, after everything sent before it)."""
@@ -164,43 +229,101 @@ class ChannelWriter:
         """The sending under way (for :func:`close_redis` to wait for)."""
         return [] if self._sender is None else [self._sender]
 
+    def finish(self) -> list[asyncio.Task[None]]:
+        """The sending under way, which now tries once more at most (a closing component
+        must not wait for an absent Redis)."""
+        self._closing = True
+        return self.pending()
+
     def _enqueue(self, payload: str, sent: Optional[asyncio.Future[None]]) -> None:
-        self._queue.append((payload, sent))
+        queue = self._queue
+        queue.append((payload, sent))
+        if len(queue) > self.max_unsent:
+            _, lost = queue.popleft()
+            if lost is not None and not lost.done():
+                lost.set_exception(RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: "
+                                                    f"{self.max_unsent} messages wait already"))
+            if not self._dropped:
+                _LOGGER.warning("%s: more than %d messages wait for %s; dropping the oldest",
+                                self.outage.user, self.max_unsent, safe_url(self.url))
+            self._dropped += 1
         if self._sender is None:
             self._sender = asyncio.get_running_loop().create_task(self._send_queued())
+
+    async def _publish(self, batch: list[tuple[str, Optional[asyncio.Future[None]]]]) -> None:
+        async with self.client.pipeline(transaction=False) as pipe:
+            for payload, _ in batch:
+                pipe.publish(self.channel, payload)
+            await pipe.execute()
 
     async def _send_queued(self) -> None:
         from redis.exceptions import RedisError
 
         batch: list[tuple[str, Optional[asyncio.Future[None]]]] = []
+        failures = 0
         try:
             while self._queue:
-                batch, self._queue = self._queue, []
+                if failures > 1:
+                    await asyncio.sleep(BACKOFF[min(failures - 2, len(BACKOFF) - 1)])
+                batch = list(self._queue)
+                self._queue.clear()
                 try:
-                    async with self.client.pipeline(transaction=False) as pipe:
-                        for payload, _ in batch:
-                            pipe.publish(self.channel, payload)
-                        await pipe.execute()
+                    await self._publish(batch)
                 except (RedisError, OSError) as exc:
+                    failures += 1
                     url = safe_url(self.url)
                     self.outage.failed(self.failure.format(url=url, error=exc))
-                    _settle(batch, RedisUnavailable(f"cannot reach Redis at {url}: {exc}"))
+                    _settle(batch, unreachable(self.url, exc))
+                    if not self._closing or failures < 2:
+                        # Sent again before what came since (waiters were told already).
+                        self._queue.extendleft(reversed([item for item in batch if item[1] is None]))
+                    batch = []
                     continue
                 except Exception as exc:  # not Redis's: said, and the batch's waiters told
                     _LOGGER.exception("%s: could not publish on %r", self.outage.user, self.channel)
                     _settle(batch, exc)
                     continue
+                failures = 0
+                if self._dropped:
+                    _LOGGER.warning("%s: %d messages to %s were dropped while it was out of reach",
+                                    self.outage.user, self._dropped, safe_url(self.url))
+                    self._dropped = 0
                 self.outage.worked(self.recovery.format(url=safe_url(self.url), error=None))
                 _settle(batch, None)
         except asyncio.CancelledError:
             # The loop is going away: whoever waits for a message is told it was not sent.
-            for _, sent in batch + self._queue:
+            for _, sent in batch + list(self._queue):
                 if sent is not None and not sent.done():
                     sent.cancel()
-            self._queue = []
+            self._queue.clear()
             raise
         finally:
             self._sender = None
+
+
+class Sequence:
+    """Message numbers of one sender, and the repeats a receiver skips: a ChannelWriter
+    may deliver a resent message twice (its docstring). ``stamp`` gives the next number;
+    ``fresh(origin, number)`` is False for a number of ``origin`` seen already (messages
+    of one sender arrive in order: one writer, one subscription)."""
+
+    __slots__ = ("_next", "_seen")
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._seen: dict[str, int] = {}
+
+    def stamp(self) -> int:
+        self._next += 1
+        return self._next
+
+    def fresh(self, origin: str, number: Any) -> bool:
+        if type(number) is not int:
+            return True  # a sender that does not number its messages
+        if number <= self._seen.get(origin, 0):
+            return False
+        self._seen[origin] = number
+        return True
 
 
 def _settle(batch: list[tuple[str, Optional[asyncio.Future[None]]]], exc: Optional[BaseException]) -> None:
@@ -258,7 +381,7 @@ class _ChannelHub:
                 try:
                     await self._pubsub.subscribe(channel)
                 except (RedisError, OSError) as exc:
-                    raise RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: {exc}") from None
+                    raise unreachable(self.url, exc) from None
         except BaseException:
             await self.remove(subscription)
             raise

@@ -13,8 +13,12 @@ their connections and their 2026-07-28 ``subscriptions/listen`` streams.
   :class:`RedisUnavailable` names the URL when Redis cannot be reached, so a deployment
   fails at start instead of serving half its events.
 - At run time a lost Redis costs only the cross-process part: local delivery goes on,
-  sending fails with a warning (once per outage), and the subscription reconnects with
-  backoff; events published during the outage are not replayed to other processes.
+  sending fails with a warning (once per outage) and is tried again, in order, until Redis
+  answers (:class:`~mcpfast.server.redis_connection.ChannelWriter`: at most ``max_unsent``
+  events wait); the subscription reconnects with backoff (at most a second apart), so
+  events published while a process is not subscribed do not reach it. Each event carries
+  its process's number for it: one sent twice (resent after a connection broke under a
+  publish that Redis had carried out) is delivered once.
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``: redis-py's asyncio client,
 whose connection pool every send shares).
@@ -38,10 +42,12 @@ from mcpfast.server.publisher import (
     TaskStatus,
 )
 from mcpfast.server.redis_connection import (
+    MAX_UNSENT,
     ChannelSubscription,
     ChannelWriter,
     Outage,
     RedisUnavailable,
+    Sequence,
     close_redis,
     redis_client,
     safe_url,
@@ -58,9 +64,10 @@ _EVENTS: dict[str, Any] = {"ListChanged": ListChanged, "ResourceUpdated": Resour
 class RedisPublisher:
     """A publisher whose events reach every process on the same Redis channel (module
     docstring). ``url``: ``redis://[:password@]host:port/db``; ``channel``: the pub/sub
-    channel (one per deployment)."""
+    channel (one per deployment); ``max_unsent``: events kept for resending while Redis
+    is out of reach (beyond, the oldest are dropped, with a warning)."""
 
-    def __init__(self, url: str, channel: str = DEFAULT_CHANNEL) -> None:
+    def __init__(self, url: str, channel: str = DEFAULT_CHANNEL, *, max_unsent: int = MAX_UNSENT) -> None:
         self._redis = redis_client(url, "RedisPublisher")
         self.url = url
         self.channel = channel
@@ -70,7 +77,8 @@ class RedisPublisher:
         self._writer = ChannelWriter(
             self._redis, channel, url, Outage("RedisPublisher"),
             failure="cannot send events to {url} ({error}); other processes miss them until Redis is back",
-            recovery="sending events to {url} again")
+            recovery="sending events to {url} again", max_unsent=max_unsent)
+        self._numbers = Sequence()
         # Events from other processes delivered here (for tests and monitoring).
         self.received = 0
 
@@ -94,7 +102,8 @@ class RedisPublisher:
     def publish(self, event: Event) -> int:
         delivered = self._local.publish(event)
         try:
-            payload = json.dumps({"o": self.origin, "t": type(event).__name__, "v": list(event)},
+            payload = json.dumps({"o": self.origin, "n": self._numbers.stamp(), "t": type(event).__name__,
+                                  "v": list(event)},
                                  separators=(",", ":"))
         except (TypeError, ValueError) as exc:
             # A value JSON cannot carry (a tool's result holding a Python object, say):
@@ -122,15 +131,16 @@ class RedisPublisher:
     async def close(self) -> None:
         """Stop listening and close the connections (what is being sent is sent first)."""
         subscription, self._subscription = self._subscription, None
-        await close_redis(self._writer.pending(), subscription, self._redis)
+        await close_redis(self._writer.finish(), subscription, self._redis)
 
     # -- Redis --------------------------------------------------------------------------
 
     def _arrived(self, data: Any) -> None:
         try:
             message = json.loads(data)
-            if message["o"] == self.origin:
-                return  # our own, delivered when published
+            origin = message["o"]
+            if origin == self.origin or not self._numbers.fresh(origin, message.get("n")):
+                return  # our own, delivered when published; or a repeat
             event = _EVENTS[message["t"]](*message["v"])
         except (ValueError, KeyError, TypeError) as exc:
             _LOGGER.warning("RedisPublisher: ignored a malformed message on %r: %s", self.channel, exc)

@@ -12,7 +12,10 @@ is written before the client learns the task's id (Redis answers the write first
 
 Keys: ``<prefix>task:<id>`` holds a record as JSON, expiring with the task's TTL;
 ``<prefix>tasks:<principal>`` indexes a principal's tasks by creation time (for
-``tasks/list``). Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
+``tasks/list``). Redis out of reach: RedisUnavailable. Every record command is
+idempotent (SET of a given record, ZADD NX, reads, ZREM), so one whose connection broke is
+run again on a fresh one; the relay's PUBLISH is not (a second cancel or set of answers
+would reach the owner). Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ import json
 import logging
 import math
 import time
+from functools import partial
 from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import InvalidParams
-from mcpfast.server.redis_connection import ChannelSubscription, close_redis, redis_client, safe_url, subscribe
+from mcpfast.server.redis_connection import ChannelSubscription, close_redis, command, redis_client, safe_url, subscribe
 from mcpfast.server.task_record import TaskRecord
 
 __all__ = ["RedisTaskStore"]
@@ -61,41 +65,49 @@ class RedisTaskStore:
     def _index(self, principal: Optional[str]) -> str:
         return f"{self.prefix}tasks:{principal or ''}"
 
+    async def _run(self, operation: Callable[[], Any], idempotent: bool = True) -> Any:
+        return await command(operation, self.url, idempotent=idempotent)
+
     async def put(self, record: TaskRecord) -> None:
         expires = record.expires_at()
         seconds = UNLIMITED_TTL_SECONDS if expires is None else max(1, math.ceil(expires - time.time()))
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(self._key(record.task_id), json.dumps(record.to_json(), separators=(",", ":")),
-                     ex=seconds)
-            if record.principal is not None:
-                index = self._index(record.principal)
-                pipe.zadd(index, {record.task_id: record.created_at}, nx=True)
-                pipe.expire(index, UNLIMITED_TTL_SECONDS)
-            await pipe.execute()
+
+        async def write() -> None:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.set(self._key(record.task_id), json.dumps(record.to_json(), separators=(",", ":")),
+                         ex=seconds)
+                if record.principal is not None:
+                    index = self._index(record.principal)
+                    pipe.zadd(index, {record.task_id: record.created_at}, nx=True)
+                    pipe.expire(index, UNLIMITED_TTL_SECONDS)
+                await pipe.execute()
+
+        await self._run(write)
 
     async def get(self, task_id: str) -> Optional[TaskRecord]:
-        data = await self._redis.get(self._key(task_id))
+        data = await self._run(lambda: self._redis.get(self._key(task_id)))
         return None if data is None else TaskRecord.from_json(json.loads(data))
 
     async def list(self, principal: Optional[str], cursor: Optional[str],
                    limit: int) -> tuple[list[TaskRecord], Optional[str]]:
+        redis = self._redis
         index = self._index(principal)
         start = 0
         if cursor is not None:
             if type(cursor) is not str:
                 raise InvalidParams("Invalid params: the cursor must be a string", {"param": "cursor"})
-            rank = await self._redis.zrank(index, cursor)
+            rank = await self._run(lambda: redis.zrank(index, cursor))
             if rank is None:
                 raise InvalidParams("Invalid params: the cursor is not valid (any more)", {"param": "cursor"})
             start = rank + 1
         records: list[TaskRecord] = []
         position = start
         while len(records) < limit:
-            ids = await self._redis.zrange(index, position, position + limit - 1)
+            ids = await self._run(partial(redis.zrange, index, position, position + limit - 1))
             if not ids:
                 break
             position += len(ids)
-            values = await self._redis.mget([self._key(i.decode()) for i in ids])
+            values = await self._run(partial(redis.mget, [self._key(i.decode()) for i in ids]))
             gone = []
             for task_id, data in zip(ids, values):
                 if data is None:
@@ -103,9 +115,9 @@ class RedisTaskStore:
                 elif len(records) < limit:
                     records.append(TaskRecord.from_json(json.loads(data)))
             if gone:
-                await self._redis.zrem(index, *gone)
+                await self._run(partial(redis.zrem, index, *gone))
                 position -= len(gone)
-        more = len(records) == limit and await self._redis.zcard(index) > position
+        more = len(records) == limit and await self._run(lambda: redis.zcard(index)) > position
         return records, (records[-1].task_id if more and records else None)
 
     # -- relay to a task's owner -------------------------------------------------------
@@ -113,7 +125,7 @@ class RedisTaskStore:
     async def relay(self, task_id: str, operation: str, payload: Any = None) -> None:
         """Ask the process running ``task_id`` to apply ``operation`` ("cancel", "update")."""
         message = json.dumps({"id": task_id, "op": operation, "payload": payload}, separators=(",", ":"))
-        await self._redis.publish(self.channel, message)
+        await self._run(lambda: self._redis.publish(self.channel, message), idempotent=False)
 
     async def start(self, on_relay: Relayed) -> None:
         """Connect and listen for relayed operations (RedisUnavailable when Redis cannot be

@@ -17,3 +17,14 @@ async def until(predicate, rounds: int = 200) -> None:
             return
         await asyncio.sleep(0)
     raise AssertionError("condition not reached")
+
+
+async def eventually(predicate, timeout: float = 10.0) -> None:
+    """Let the loop run until predicate() holds, for what waits on another process (a
+    real server restarting, a subscription coming back): AssertionError after
+    ``timeout`` seconds, a bound for a hung test, not a speed assertion."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)

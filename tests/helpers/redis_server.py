@@ -19,7 +19,8 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """One redis-server process: ``url``, ``stop()`` and ``start()`` again on the same port."""
+    """One redis-server process: ``url``, ``stop()`` (or ``kill()``) and ``start()`` again on the
+    same port."""
 
     def __init__(self) -> None:
         binary = shutil.which("redis-server")
@@ -47,6 +48,13 @@ class RedisServer:
             except OSError:
                 time.sleep(0.05)
         raise AssertionError(f"redis-server did not answer on port {self.port}")
+
+    def kill(self) -> None:
+        """kill -9: no goodbye to its clients beyond what the kernel does."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -177,3 +177,27 @@ def test_malformed_messages_on_the_channel_are_ignored(caplog):
 
     with redis_server() as redis:
         asyncio.run(main(redis.url))
+
+
+def test_an_event_received_twice_is_delivered_once():
+    # A ChannelWriter resends a batch whose connection broke, which Redis may have
+    # carried out already: the receiver skips a number of its sender seen before.
+    async def main(url: str) -> None:
+        import redis.asyncio as redis_asyncio
+
+        publisher = RedisPublisher(url, channel="t5")
+        await publisher.start()
+        seen = Collecting()
+        publisher.attach(seen)
+        raw = redis_asyncio.Redis.from_url(url)
+        for number, uri in ((1, "test://a"), (1, "test://a"), (2, "test://b"), (2, "test://b")):
+            await raw.publish("t5", json.dumps({"o": "other", "n": number, "t": "ResourceUpdated", "v": [uri]}))
+        await raw.publish("t5", json.dumps({"o": "other", "n": 3, "t": "ResourceUpdated", "v": ["test://end"]}))
+        await until(lambda: ResourceUpdated("test://end") in seen.events)
+        assert seen.events == [ResourceUpdated("test://a"), ResourceUpdated("test://b"),
+                               ResourceUpdated("test://end")]
+        await raw.aclose()
+        await publisher.close()
+
+    with redis_server() as redis:
+        asyncio.run(main(redis.url))

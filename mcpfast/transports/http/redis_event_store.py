@@ -17,7 +17,9 @@ resumes with ``Last-Event-ID`` on any process and gets every event it missed.
   kept. An unknown stream: None.
 - Redis out of reach: ``start()`` raises :class:`RedisUnavailable`; at run time writes fail
   with a warning (once per outage; the events stay unresumable), a resume fails with
-  RedisUnavailable (the endpoint answers 503).
+  RedisUnavailable (the endpoint answers 503). A read or a write whose connection broke
+  (Redis restarted) is run again on a fresh connection: an RPUSH is not idempotent, so a
+  write may land twice, and a replay skips an entry whose tag it has given already.
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
 """
@@ -29,9 +31,10 @@ import itertools
 import logging
 import secrets
 from collections import deque
+from functools import partial
 from typing import Any, Optional
 
-from mcpfast.server.redis_connection import Outage, RedisUnavailable, redis_client, safe_url
+from mcpfast.server.redis_connection import Outage, RedisUnavailable, command, redis_client, safe_url
 from mcpfast.transports.http.event_store import Replay
 
 __all__ = ["RedisEventStore"]
@@ -89,22 +92,23 @@ class RedisEventStore:
         self._write_soon()
 
     async def replay_after(self, event_id: str) -> Replay:
-        from redis.exceptions import RedisError
-
         stream_id, _, tag = event_id.rpartition(".")
         if not stream_id:
             return None
         await self.written()
-        try:
-            entries = await self._redis.lrange(self._key(stream_id), 0, -1)
-        except (RedisError, OSError) as exc:
-            raise RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: {exc}") from None
+        entries = await command(lambda: self._redis.lrange(self._key(stream_id), 0, -1), self.url,
+                                idempotent=True)
         if not entries:
             return None
         parsed = [entry.partition(b" ") for entry in entries]
         start = _resume_index([entry_tag.decode("ascii", "replace") for entry_tag, _, _ in parsed], tag)
-        return stream_id, [(f"{stream_id}.{entry_tag.decode('ascii', 'replace')}", frame)
-                           for entry_tag, _, frame in parsed[start:] if frame]
+        given: set[bytes] = set()
+        events = []
+        for entry_tag, _, frame in parsed[start:]:
+            if frame and entry_tag not in given:  # (a write run twice: module docstring)
+                given.add(entry_tag)
+                events.append((f"{stream_id}.{entry_tag.decode('ascii', 'replace')}", frame))
+        return stream_id, events
 
     # -- writing -----------------------------------------------------------------------
 
@@ -136,30 +140,32 @@ class RedisEventStore:
             # Whatever happened, nobody waits for writes that will not come.
             self._batch_written(self._queued - self._done)
 
-    async def _write_queue(self) -> None:
-        from redis.exceptions import RedisError
+    async def _write_batch(self, batch: list[tuple[str, Optional[bytes]]]) -> None:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            touched: dict[str, None] = {}
+            for key, entry in batch:
+                if entry is None:
+                    pipe.delete(key)
+                    touched.pop(key, None)
+                else:
+                    pipe.rpush(key, entry)
+                    touched[key] = None
+            for key in touched:
+                pipe.ltrim(key, -self.max_events_per_stream, -1)
+                pipe.expire(key, max(1, int(self.ttl)))
+            await pipe.execute()
 
+    async def _write_queue(self) -> None:
         queue = self._queue
         while queue:
             batch = list(queue)
             queue.clear()
             try:
-                async with self._redis.pipeline(transaction=False) as pipe:
-                    touched: dict[str, None] = {}
-                    for key, entry in batch:
-                        if entry is None:
-                            pipe.delete(key)
-                            touched.pop(key, None)
-                        else:
-                            pipe.rpush(key, entry)
-                            touched[key] = None
-                    for key in touched:
-                        pipe.ltrim(key, -self.max_events_per_stream, -1)
-                        pipe.expire(key, max(1, int(self.ttl)))
-                    await pipe.execute()
-            except (RedisError, OSError) as exc:
+                # Run again when its connection broke: a replay skips the repeats.
+                await command(partial(self._write_batch, batch), self.url, idempotent=True)
+            except RedisUnavailable as exc:
                 self._batch_written(len(batch))
-                self._outage.failed(f"cannot store events in {safe_url(self.url)} ({exc}); "
+                self._outage.failed(f"cannot store events ({exc}); "
                                     f"streams cannot be resumed from them")
                 continue
             self._batch_written(len(batch))
@@ -169,12 +175,7 @@ class RedisEventStore:
 
     async def start(self) -> None:
         """Check that Redis answers (RedisUnavailable otherwise)."""
-        from redis.exceptions import RedisError
-
-        try:
-            await self._redis.ping()
-        except (RedisError, OSError) as exc:
-            raise RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: {exc}") from None
+        await command(self._redis.ping, self.url, idempotent=True)
 
     async def close(self) -> None:
         """Write what is queued, then close the connections."""

@@ -9,17 +9,20 @@ The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mc
   was last touched. ``create`` and ``update`` wait for Redis (a client may send its next
   request to another process at once); ``touch`` and ``remove`` are sent in the background.
 - Messages: JSON on the pub/sub channel ``<prefix>sessions``, tagged with the sender's
-  origin so that it skips its own, received on the process's one pub/sub connection
+  origin and number so that it skips its own and repeats, received on the process's one pub/sub connection
   (:func:`~mcpfast.server.redis_connection.subscribe`: in order with the fan-out's events);
   ``publish`` waits for Redis, ``broadcast`` does not; both keep the order they were
-  called in (:class:`~mcpfast.server.redis_connection.ChannelWriter`). The subscription
-  reconnects with backoff when Redis drops it (messages sent meanwhile are lost: a
-  client's answer then times out on the server, as one lost on the network would).
+  called in (:class:`~mcpfast.server.redis_connection.ChannelWriter`: a ``broadcast``
+  that failed is sent again once Redis answers). The subscription reconnects with
+  backoff when Redis drops it (messages sent meanwhile are lost: a client's answer then
+  times out on the server, as one lost on the network would).
 - Liveness: ``<prefix>alive:<origin>`` is set every 2 s with a 6 s expiry while a process
   runs (``alive``: whether another process's stream can still go on).
 - Redis out of reach: ``start`` raises :class:`RedisUnavailable`; at run time ``create``
   and ``lookup`` raise it (the endpoint answers 503), background writes fail with one
-  warning per outage.
+  warning per outage. Every command here is idempotent, so one whose connection broke
+  (Redis restarted) is run again on a fresh one
+  (:func:`~mcpfast.server.redis_connection.command`).
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
 """
@@ -33,11 +36,14 @@ import secrets
 from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast.server.redis_connection import (
+    MAX_UNSENT,
     ChannelSubscription,
     ChannelWriter,
     Outage,
     RedisUnavailable,
+    Sequence,
     close_redis,
+    command,
     redis_client,
     safe_url,
     subscribe,
@@ -59,9 +65,10 @@ _ANSWERS_AGAIN = "{url} answers again"
 
 class RedisSessionDirectory:
     """A SessionDirectory in Redis (module docstring). ``url``:
-    ``redis://[:password@]host:port/db``; ``prefix``: of every key and of the channel."""
+    ``redis://[:password@]host:port/db``; ``prefix``: of every key and of the channel;
+    ``max_unsent``: broadcasts kept for resending while Redis is out of reach."""
 
-    def __init__(self, url: str, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, url: str, prefix: str = DEFAULT_PREFIX, *, max_unsent: int = MAX_UNSENT) -> None:
         self._redis: Any = redis_client(url, "RedisSessionDirectory")
         self.url = url
         self.prefix = prefix
@@ -72,9 +79,11 @@ class RedisSessionDirectory:
         self._heartbeat: Optional[asyncio.Task[None]] = None
         self._background: set[asyncio.Task[Any]] = set()
         self._outage = Outage("RedisSessionDirectory")
+        self._numbers = Sequence()
         self._writer = ChannelWriter(
             self._redis, self.channel, url, self._outage,
-            failure="cannot reach Redis at {url}: {error}; " + _SHARED_AGAIN, recovery=_ANSWERS_AGAIN)
+            failure="cannot reach Redis at {url}: {error}; " + _SHARED_AGAIN, recovery=_ANSWERS_AGAIN,
+            max_unsent=max_unsent)
 
     def __repr__(self) -> str:
         return f"<RedisSessionDirectory {safe_url(self.url)} prefix={self.prefix!r}>"
@@ -132,7 +141,7 @@ class RedisSessionDirectory:
         await self._writer.send_now(self._payload(message))
 
     def _payload(self, message: DirectoryMessage) -> str:
-        return json.dumps({**message, "o": self.origin}, separators=(",", ":"))
+        return json.dumps({**message, "o": self.origin, "#": self._numbers.stamp()}, separators=(",", ":"))
 
     async def alive(self, origin: str) -> bool:
         return bool(await self._call(lambda: self._redis.exists(self._alive_key(origin))))
@@ -158,17 +167,14 @@ class RedisSessionDirectory:
             await asyncio.gather(heartbeat, return_exceptions=True)
             self._in_background(lambda: self._redis.delete(self._alive_key(self.origin)))
         subscription, self._subscription = self._subscription, None
-        await close_redis([*self._background, *self._writer.pending()], subscription, self._redis)
+        await close_redis([*self._background, *self._writer.finish()], subscription, self._redis)
 
     # -- Redis -------------------------------------------------------------------------
 
     async def _call(self, operation: Callable[[], Awaitable[Any]]) -> Any:
-        from redis.exceptions import RedisError
-
-        try:
-            return await operation()
-        except (RedisError, OSError) as exc:
-            raise RedisUnavailable(f"cannot reach Redis at {safe_url(self.url)}: {exc}") from None
+        # Every command of the directory is idempotent (reads, HSET/EXPIRE of given values,
+        # HDEL, DEL, the HSET-if-exists script): run again when its connection broke.
+        return await command(operation, self.url, idempotent=True)
 
     def _in_background(self, operation: Callable[[], Awaitable[Any]]) -> None:
         task = asyncio.get_running_loop().create_task(self._quietly(operation))
@@ -186,8 +192,9 @@ class RedisSessionDirectory:
     def _arrived(self, data: Any) -> None:
         try:
             message = json.loads(data)
-            if message.get("o") == self.origin:
-                return
+            origin = message.get("o")
+            if origin == self.origin or not self._numbers.fresh(origin, message.pop("#", None)):
+                return  # our own, or a repeat (ChannelWriter)
         except (ValueError, AttributeError) as exc:
             _LOGGER.warning("RedisSessionDirectory: ignored a malformed message on %r: %s", self.channel, exc)
             return
