@@ -58,7 +58,14 @@ from mcpfast.protocol.header_params import header_params_of
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
 from mcpfast.server.invocation import PASS_JSONRPC_ERRORS, invoker
 from mcpfast.server.requests_to_client import ClientCapabilityError
-from mcpfast.server.schema import ArgumentError, OutputError, ToolSignature, function_schema, serialize_output
+from mcpfast.server.schema import (
+    ArgumentError,
+    OutputError,
+    ToolSignature,
+    UnstructuredOutput,
+    function_schema,
+    serialize_output,
+)
 from mcpfast.server.schema.sentinels import REQUIRED
 from mcpfast.server.tasks import TASK_STARTS, TASK_SUPPORT
 
@@ -151,10 +158,12 @@ class ToolAnnotations:
 
 
 @dataclasses.dataclass(frozen=True)
-class ToolResult:
+class ToolResult(UnstructuredOutput):
     """A tool result spelled out: ``content`` (anything `to_content` maps, or a list of
     blocks), ``structured_content`` (a dict, sent from 2025-06-18 on), ``is_error`` and
-    ``meta``. Returned from a tool, it is used as given (no output-schema check)."""
+    ``meta``. Returned from a tool, it is used as given (no output-schema check); a tool
+    annotated ``-> ToolResult`` has no output schema (its fields are the result's, not
+    structured content: a schema of them made every client refuse its results)."""
 
     content: Any = None
     structured_content: Optional[dict[str, Any]] = None

@@ -459,11 +459,29 @@ def test_explicit_tool_results(ready_client, version):
         return ToolResult("plain")
 
     client = ready_client(app, version)
+    # A ToolResult spells out the whole result: its fields are not structured content, so
+    # no output schema (one made of them made every official client refuse the calls).
+    assert "outputSchema" not in tool_by_name(client, "custom")
     result = client.call_tool("custom", {})
     assert result["content"] == [{"type": "text", "text": "partial"}]
     assert result["isError"] is True and result["_meta"] == {"k": "v"}
     assert ("structuredContent" in result) == (version >= "2025-06-18")
     assert client.call_tool("simple", {}) == {"content": [{"type": "text", "text": "plain"}]}
+
+
+def test_a_tool_result_annotation_cannot_force_structured_output():
+    app = Server("x")
+
+    def forced() -> ToolResult:
+        return ToolResult("x")
+
+    with pytest.raises(TypeError, match="no structured output possible, the function returns MCP content"):
+        app.add_tool(forced, structured_output=True)
+
+    def maybe() -> Optional[ToolResult]:
+        return None
+
+    assert app.add_tool(maybe).output_schema is None
 
 
 # -- context ----------------------------------------------------------------------------

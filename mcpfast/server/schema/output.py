@@ -19,7 +19,8 @@ from .sentinels import MISSING
 
 class UnstructuredOutput:
     """Base of classes whose instances a tool returns as MCP content rather than as data (see
-    the module docstring): a return annotation mentioning one gets no output schema."""
+    the module docstring): a return annotation mentioning one gets no output schema. (The
+    content classes, and ToolResult: a whole result, whose structured content is free.)"""
 
     __slots__ = ()
 
