@@ -30,3 +30,30 @@ def ensure_ts_sdk():
     """A function installing a test folder's npm packages (the TypeScript SDK unless
     another package is named) when they are missing."""
     return _install_ts_sdk
+
+
+SDK1_PIN = "mcp==1.30.0"  # the official Python SDK's last 1.x release
+
+
+@pytest.fixture(scope="session")
+def sdk1_python() -> str:
+    """A Python with the official SDK 1.x (``SDK1_PIN``): $MCPFAST_SDK1_PYTHON, else a venv
+    made in tests/interop/sdk1_server/.venv on first use (a failed install fails the test:
+    CI reaches PyPI)."""
+    import os
+    import sys
+
+    given = os.environ.get("MCPFAST_SDK1_PYTHON")
+    if given:
+        return given
+    venv = Path(__file__).resolve().parent / "sdk1_server" / ".venv"
+    python = venv / "bin" / "python"
+    check = [str(python), "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{SDK1_PIN[5:]}'"]
+    if python.is_file() and subprocess.run(check, capture_output=True).returncode == 0:
+        return str(python)
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--quiet", SDK1_PIN],
+                               capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, f"pip install {SDK1_PIN} failed:\n{installed.stderr}"
+    return str(python)

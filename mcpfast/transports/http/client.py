@@ -11,9 +11,10 @@ session exists it opens the GET stream for the server's own messages, reconnecti
 
 HTTP/1.1 on asyncio (uvloop) with httptools' response parser; connections are kept alive
 and reused, one request at a time each (an SSE answer holds its connection until it ends).
-A POST that fails (connection refused, an HTTP error status without a JSON-RPC body, a
-body over ``max_frame_size``) fails the requests it carried with a JSON-RPC error fed
-back to the connection, so no caller waits forever. POSTs leave in the official SDKs'
+A POST that fails (connection refused, a status other than 2xx whose body answers none of
+its requests by id -- whatever else the body says --, a body over ``max_frame_size``) fails
+the requests it carried with a JSON-RPC error fed back to the connection (naming the status
+and the server's message), so no caller waits forever. POSTs leave in the official SDKs'
 order (:mod:`~mcpfast.transports.http.post_order`): a notification or a response is
 answered before anything sent after it leaves; requests go side by side.
 """
@@ -82,13 +83,20 @@ def routing_headers(method: str, params: Any) -> dict[str, str]:
     return headers
 
 
-def _answers_a_request(body: bytes) -> bool:
-    """Whether an HTTP error body is a JSON-RPC answer to a request (an id, not null)."""
+def _refusal(body: bytes, carried: tuple[Any, ...]) -> tuple[tuple[Any, ...], str]:
+    """What an HTTP error body says: (the requests of ``carried`` it answers by id, the
+    server's message). Servers of the official SDK 1.x answer a missing or unknown
+    session, or an unsupported version, with an error whose id is "server-error": it
+    answers none of them, and says why they failed."""
     try:
         message = decode(body)
     except DecodeError:
-        return False
-    return isinstance(message, (Response, ErrorResponse)) and message.id is not None
+        return (), body[:300].decode("utf-8", "replace")
+    if isinstance(message, (Response, ErrorResponse)) and message.id is not None and message.id in carried:
+        return (message.id,), ""
+    if isinstance(message, ErrorResponse):
+        return (), message.message[:300]
+    return (), body[:300].decode("utf-8", "replace")
 
 
 class _EventCursor:
@@ -394,6 +402,10 @@ class HTTPClientStream:
                 await self._read_answer(response, message, initialize)
             except (ConnectionError, ValueError) as exc:
                 self._fail(message, str(exc))
+            except Exception as exc:  # a defect here must not leave the callers waiting
+                _LOGGER.exception("reading the answer of a POST to %s failed", self.url)
+                response.keep_alive = False
+                self._fail(message, f"reading the answer from {self.url} failed: {exc!r}")
             except BaseException:
                 response.keep_alive = False  # cancelled mid-answer: not reusable
                 raise
@@ -425,18 +437,21 @@ class HTTPClientStream:
             self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} "
                                 f"bytes", MESSAGE_TOO_LARGE)
             return
-        if status >= 400:
-            if content_type == h.JSON and _answers_a_request(body):
+        if not 200 <= status < 300:
+            # A failed POST fails the requests it carried, whatever its body says -- unless
+            # the body is the server's answer to one of them (by its id).
+            answered, said = _refusal(body, request_ids_of(message)) if body else ((), "")
+            if answered and content_type == h.JSON:
                 self._deliver(body, initialize)
-                return
-            # A transport-level refusal (no JSON-RPC answer naming a request): fail them.
+            else:
+                answered = ()
             reason = f"HTTP {status} from {self.url}"
-            if body:
-                reason += f": {body[:300].decode('utf-8', 'replace')}"
+            if said:
+                reason += f": {said}"
             challenge = response.headers.get(h.WWW_AUTHENTICATE)
             if challenge is not None:
                 reason += f" (WWW-Authenticate: {challenge[:300]})"
-            self._fail(message, reason)
+            self._fail(message, reason, skip=answered)
             return
         if content_type == h.JSON and body:
             self._deliver(body, initialize)
@@ -511,11 +526,11 @@ class HTTPClientStream:
         if not self._closed:
             self.conn.feed(frame)
 
-    def _fail(self, message: Any, reason: str, code: int = TRANSPORT_ERROR) -> None:
-        """Fail the requests of a POST that got no MCP answer."""
+    def _fail(self, message: Any, reason: str, code: int = TRANSPORT_ERROR, skip: tuple[Any, ...] = ()) -> None:
+        """Fail the requests of a POST that got no MCP answer (but those of ``skip``)."""
         items = message if isinstance(message, list) else [message]
         for item in items:
-            if type(item) is Request and not self._closed:
+            if type(item) is Request and not self._closed and item.id not in skip:
                 self.conn.feed(encode_error(item.id, code, reason))
 
     # -- the GET stream ----------------------------------------------------------------
