@@ -114,3 +114,12 @@ def test_the_servers_own_error_answer_to_the_request_is_kept():
 
     error = b'{"jsonrpc":"2.0","id":$ID,"error":{"code":-32602,"message":"no such thing"}}'
     run(("400 Bad Request", error), check)
+
+
+def test_a_2xx_answer_that_answers_nothing_fails_the_request():
+    # JSON naming another id (as a non-JSON page): the call fails instead of waiting for ever.
+    async def page(client) -> None:
+        with pytest.raises(JSONRPCError, match=r"HTTP 200 from .*/mcp with no answer to it"):
+            await client.list_tools(timeout=math.inf)
+
+    run(("200 OK", b'{"jsonrpc":"2.0","id":"server-error","result":{}}'), page)

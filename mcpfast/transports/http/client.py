@@ -453,8 +453,15 @@ class HTTPClientStream:
                 reason += f" (WWW-Authenticate: {challenge[:300]})"
             self._fail(message, reason, skip=answered)
             return
+        # A 2xx answer: what it does not answer of the requests carried fails (not JSON --
+        # a proxy's page, say --, or JSON answering another id), instead of waiting for ever.
+        cursor = _EventCursor(request_ids_of(message))
         if content_type == h.JSON and body:
+            cursor.answered(body)
             self._deliver(body, initialize)
+        if cursor.waiting:
+            what = "no answer to it" if content_type == h.JSON else f"Content-Type {content_type or 'none'!r}"
+            self._fail_waiting(cursor, f"HTTP {status} from {self.url} with {what}")
 
     async def _read_events(self, response: _Response, initialize: bool,
                            cursor: _EventCursor) -> None:
@@ -508,6 +515,10 @@ class HTTPClientStream:
             failures = 0 if cursor.last_event_id != seen else failures + 1
         else:
             return
+        self._fail_waiting(cursor, reason)
+
+    def _fail_waiting(self, cursor: _EventCursor, reason: str) -> None:
+        """Fail the requests still awaited on ``cursor``."""
         for request_id in list(cursor.waiting):
             if not self._closed:
                 self.conn.feed(encode_error(request_id, TRANSPORT_ERROR, reason))
