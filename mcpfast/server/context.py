@@ -52,7 +52,7 @@ from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.auth import AccessToken
-from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel
+from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
 from mcpfast.server.input_required import input_channel
 from mcpfast.server.logs import level_index
 from mcpfast.server.requests_to_client import (
@@ -194,6 +194,19 @@ class Context(RequestContext):
             raise RuntimeError("the connection has not completed initialize yet")
         return state, features
 
+    def _capable(self, method: str, *capabilities: str) -> VersionFeatures:
+        """The negotiated features, once the request can ask ``method`` of the client: a
+        channel to it exists (else BackChannelUnavailable, first: a stateless HTTP request
+        knows no capabilities, so "not declared" would be wrong) and it declared each of
+        ``capabilities`` (else ClientCapabilityError)."""
+        state, features = self._negotiated()
+        channel = self.back_channel
+        if isinstance(channel, NoBackChannel):
+            raise BackChannelUnavailable(method, channel.reason)
+        for capability in capabilities:
+            require_capability(state.client_capabilities, features, capability)
+        return features
+
     async def _ask_client(self, method: str, params: Any, timeout: Optional[float],
                           key: Optional[str] = None) -> Any:
         return await self.back_channel.request(self, method, params, timeout=timeout, key=key)
@@ -282,10 +295,8 @@ class Context(RequestContext):
         Raises ClientCapabilityError when the client did not declare ``sampling`` (or
         ``sampling.tools`` when ``tools`` are given), JSONRPCError when the client refuses.
         """
-        state, features = self._negotiated()
-        require_capability(state.client_capabilities, features, "sampling")
-        if tools is not None or tool_choice is not None:
-            require_capability(state.client_capabilities, features, "sampling.tools")
+        needs = ("sampling", "sampling.tools") if tools is not None or tool_choice is not None else ("sampling",)
+        features = self._capable(methods.SAMPLING_CREATE_MESSAGE, *needs)
         params = sampling_params(
             features, messages, max_tokens=max_tokens, system_prompt=system_prompt,
             temperature=temperature, stop_sequences=stop_sequences,
@@ -304,8 +315,7 @@ class Context(RequestContext):
         Raises ClientCapabilityError when the client did not declare ``elicitation`` or the
         negotiated version predates it.
         """
-        state, features = self._negotiated()
-        require_capability(state.client_capabilities, features, "elicitation")
+        features = self._capable(methods.ELICITATION_CREATE, "elicitation")
         params, convert = elicitation_params(features, message, schema)
         result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout, input_key)
         return parse_elicitation_result(result, convert)
@@ -317,8 +327,7 @@ class Context(RequestContext):
 
         Raises ClientCapabilityError unless the client declared ``elicitation.url``.
         """
-        state, features = self._negotiated()
-        require_capability(state.client_capabilities, features, "elicitation.url")
+        self._capable(methods.ELICITATION_CREATE, "elicitation.url")
         params = elicitation_url_params(message, url, elicitation_id or uuid.uuid4().hex)
         result = await self._ask_client(methods.ELICITATION_CREATE, params, timeout, input_key)
         return parse_elicitation_result(result)
@@ -326,8 +335,7 @@ class Context(RequestContext):
     async def list_roots(self, *, timeout: Optional[float] = None,
                          input_key: Optional[str] = None) -> list[Root]:
         """The client's roots (roots/list); ClientCapabilityError unless it declared ``roots``."""
-        state, features = self._negotiated()
-        require_capability(state.client_capabilities, features, "roots")
+        self._capable(methods.ROOTS_LIST, "roots")
         result = await self._ask_client(methods.ROOTS_LIST, None, timeout, input_key)
         return parse_roots(result)
 

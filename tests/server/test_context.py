@@ -4,9 +4,11 @@
 import asyncio
 import dataclasses
 import enum
+import json
 
 import pytest
 
+from loop import until
 from mcpfast.jsonrpc.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcpfast.server import ClientCapabilityError, Context, PromptMessage, Root, Server
 from mcpfast.server.context import NOT_SENT, SENT
@@ -188,6 +190,24 @@ def test_sampling_without_the_capability_is_refused_before_sending(ready_client)
 
     asyncio.run(main())
     assert client.requests() == []
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [("ask_simple", {"question": "hi"}), ("ask_with_tools", {})])
+def test_sampling_in_a_stateless_request_says_there_is_no_way_back(tool, arguments):
+    # A stateless HTTP request knows none of the client's capabilities: the reason is that
+    # nothing can be asked of the client, not that it declared no sampling.
+    async def main():
+        frames = []
+        connection = sampling_server().connect_stateless(frames.append, "2025-11-25")
+        connection.feed(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                    "params": {"name": tool, "arguments": arguments}}).encode())
+        await until(lambda: frames)
+        result = json.loads(frames[0])["result"]
+        assert result["isError"] is True
+        assert text(result) == ("[-32008] cannot send sampling/createMessage to the client: "
+                                "a stateless HTTP request has no channel back to the client")
+
+    asyncio.run(main())
 
 
 def test_sampling_with_tools_needs_the_tools_capability_and_2025_11_25(ready_client):
