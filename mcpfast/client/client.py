@@ -551,8 +551,15 @@ class Client:
         self._session.notify(method, params)
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:
-        """Ping the server (allowed at any time); raises if it does not answer."""
-        await self._request("ping", None, timeout=timeout)
+        """Ping the server (allowed at any time); raises if it does not answer. 2026-07-28
+        has no ``ping``: there a ``server/discover`` sent to the server (never answered from
+        the cache) stands for it."""
+        if self.discover_result is not None:
+            session = self._session
+            assert session is not None
+            await session.request(methods.DISCOVER, {"_meta": self._meta}, timeout=timeout)
+            return
+        await self._request(methods.PING, None, timeout=timeout)
 
     # -- tools ---------------------------------------------------------------------------
 

@@ -133,6 +133,16 @@ def test_a_capability_the_client_lacks_is_refused_by_the_server():
     run(main())
 
 
+def test_ping_is_not_sent_under_2026_07_28_where_it_does_not_exist():
+    async def main():
+        async with serving(make_server()) as url, connect(url, protocol_version="2026-07-28") as client:
+            # A ping would be answered -32601 (2026-07-28 removed it): server/discover is sent.
+            await client.ping()
+            await client.ping()
+
+    run(main())
+
+
 def test_log_level_travels_in_meta():
     async def main():
         logs: list[dict] = []
