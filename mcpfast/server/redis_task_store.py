@@ -12,7 +12,9 @@ is written before the client learns the task's id (Redis answers the write first
 
 Keys: ``<prefix>task:<id>`` holds a record as JSON, expiring with the task's TTL;
 ``<prefix>tasks:<principal>`` indexes a principal's tasks by creation time (for
-``tasks/list``). Redis out of reach: RedisUnavailable. Every record command is
+``tasks/list``). Redis out of reach: ``start()`` raises RedisUnavailable; at run time a
+request that needs a record fails with -32603 "the task store is out of reach" (logged
+with the reason). Every record command is
 idempotent (SET of a given record, ZADD NX, reads, ZREM), so one whose connection broke is
 run again on a fresh one; the relay's PUBLISH is not (a second cancel or set of answers
 would reach the owner). Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
@@ -27,8 +29,16 @@ import time
 from functools import partial
 from typing import Any, Callable, Optional
 
-from mcpfast.jsonrpc.errors import InvalidParams
-from mcpfast.server.redis_connection import ChannelSubscription, close_redis, command, redis_client, safe_url, subscribe
+from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
+from mcpfast.server.redis_connection import (
+    ChannelSubscription,
+    RedisUnavailable,
+    close_redis,
+    command,
+    redis_client,
+    safe_url,
+    subscribe,
+)
 from mcpfast.server.task_record import TaskRecord
 
 __all__ = ["RedisTaskStore"]
@@ -66,7 +76,13 @@ class RedisTaskStore:
         return f"{self.prefix}tasks:{principal or ''}"
 
     async def _run(self, operation: Callable[[], Any], idempotent: bool = True) -> Any:
-        return await command(operation, self.url, idempotent=idempotent)
+        try:
+            return await command(operation, self.url, idempotent=idempotent)
+        except RedisUnavailable as exc:
+            # The request fails with a reason (not a bare "Internal error"); the URL is
+            # the operator's, for the log.
+            _LOGGER.warning("RedisTaskStore: %s", exc)
+            raise JSONRPCError(INTERNAL_ERROR, "Internal error: the task store is out of reach") from None
 
     async def put(self, record: TaskRecord) -> None:
         expires = record.expires_at()

@@ -97,3 +97,20 @@ def test_any_process_answers_for_a_task_and_relays_cancel_and_update(mcp_schema)
 
     with redis_server() as redis:
         run(main(redis.url))
+
+
+def test_a_request_needing_the_store_says_it_is_out_of_reach(mcp_schema):
+    async def main(redis) -> None:
+        app = make_server()
+        app.tasks.store = RedisTaskStore(redis.url, prefix="t3:")
+        await app.tasks.start()
+        client = Client2026(app, mcp_schema)
+        redis.kill()
+        error = await client.error("tasks/get", {"taskId": "any"})
+        assert error == {"code": -32603, "message": "Internal error: the task store is out of reach"}
+        await asyncio.to_thread(redis.start)
+        assert (await client.error("tasks/get", {"taskId": "any"}))["code"] == INVALID_PARAMS  # answers again
+        await app.tasks.store.close()
+
+    with redis_server() as redis:
+        run(main(redis))
