@@ -1,10 +1,13 @@
-"""The run stops at once, with one message, when the MCP JSON schemas are missing.
+"""The run stops at once, with one message, when the MCP JSON schemas are missing; the
+repository carries them, so a clone made anywhere finds them.
 
-Each case runs pytest in a subprocess on a small test file of this repository, with
+Each gate case runs pytest in a subprocess on a small test file of this repository, with
 MCPFAST_SPEC_DIR pointing at a folder made for the case.
 """
 
+import hashlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 PROBE = "tests/core/test_pending.py"
 
 
-def run_pytest(spec_folder: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MCPFAST_SPEC_DIR": str(spec_folder)}
+def run_pytest(spec_folder: Path | None, repo: Path = REPO) -> subprocess.CompletedProcess:
+    """pytest --collect-only on PROBE in `repo`; MCPFAST_SPEC_DIR is `spec_folder`, or unset."""
+    env = {k: v for k, v in os.environ.items() if k != "MCPFAST_SPEC_DIR"}
+    if spec_folder is not None:
+        env["MCPFAST_SPEC_DIR"] = str(spec_folder)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", PROBE],
-        cwd=REPO,
+        cwd=repo,
         env=env,
         capture_output=True,
         text=True,
@@ -58,6 +64,33 @@ def test_complete_folder_lets_the_run_go_on(tmp_path):
     for version in SPEC_VERSIONS:
         (tmp_path / version).symlink_to(spec_dir() / version, target_is_directory=True)
     run = run_pytest(tmp_path)
+    output = run.stdout + run.stderr
+    assert run.returncode == pytest.ExitCode.OK, output
+    assert "MCP JSON schemas not found" not in output
+    assert "test_pending.py::" in run.stdout
+
+
+def test_repository_schemas_are_the_recorded_upstream_files():
+    """spec/README.md records each schema's upstream git blob id and SHA-256: the files match."""
+    readme = (REPO / "spec" / "README.md").read_text(encoding="utf-8")
+    rows = dict(
+        (m.group(1), (m.group(2), m.group(3)))
+        for m in re.finditer(r"^\| (\S+) \| `[^`]+` \| `([0-9a-f]{40})` \| `([0-9a-f]{64})` \|$", readme, re.M)
+    )
+    assert sorted(rows) == sorted(SPEC_VERSIONS)
+    for version, (blob, sha256) in rows.items():
+        data = (REPO / "spec" / version / "schema.json").read_bytes()
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, version
+        assert hashlib.sha256(data).hexdigest() == sha256, version
+    assert "Apache License" in (REPO / "spec" / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_clone_without_shared_beside_it_finds_the_schemas(tmp_path):
+    """A clone of the committed tree in a folder with no ../shared needs no MCPFAST_SPEC_DIR."""
+    clone = tmp_path / "elsewhere" / "mcpfast"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=120)
+    assert not (clone.parent / "shared").exists()
+    run = run_pytest(None, repo=clone)
     output = run.stdout + run.stderr
     assert run.returncode == pytest.ExitCode.OK, output
     assert "MCP JSON schemas not found" not in output
