@@ -20,13 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 PROBE = "tests/core/test_pending.py"
 
 
-def run_pytest(spec_folder: Path | None, repo: Path = REPO) -> subprocess.CompletedProcess:
-    """pytest --collect-only on PROBE in `repo`; MCPFAST_SPEC_DIR is `spec_folder`, or unset."""
+def run_pytest(spec_folder: Path | None, repo: Path = REPO, probe: str = PROBE) -> subprocess.CompletedProcess:
+    """pytest --collect-only on `probe` in `repo`; MCPFAST_SPEC_DIR is `spec_folder`, or unset."""
     env = {k: v for k, v in os.environ.items() if k != "MCPFAST_SPEC_DIR"}
     if spec_folder is not None:
         env["MCPFAST_SPEC_DIR"] = str(spec_folder)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", PROBE],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", probe],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -90,8 +90,9 @@ def test_clone_without_shared_beside_it_finds_the_schemas(tmp_path):
     clone = tmp_path / "elsewhere" / "mcpfast"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=120)
     assert not (clone.parent / "shared").exists()
-    run = run_pytest(None, repo=clone)
+    # This file as the probe: the clone's own mcpfast (first on its path) is not compiled.
+    run = run_pytest(None, repo=clone, probe="tests/test_spec_gate.py")
     output = run.stdout + run.stderr
     assert run.returncode == pytest.ExitCode.OK, output
     assert "MCP JSON schemas not found" not in output
-    assert "test_pending.py::" in run.stdout
+    assert "test_spec_gate.py::" in run.stdout
