@@ -667,12 +667,14 @@ def main(argv: list[str]) -> None:
     elif len(argv) == 2 and argv[0] == "websocket":
         app.run("websocket", host="127.0.0.1", port=int(argv[1]))
     elif len(argv) >= 2 and argv[0] == "http":
-        # http PORT [stateless] [json]: Streamable HTTP on 127.0.0.1:PORT/mcp
+        # http PORT [stateless] [json] [legacy]: Streamable HTTP on 127.0.0.1:PORT/mcp
+        # (legacy: also 2024-11-05 HTTP+SSE on /sse and /messages)
         app.run("http", host="127.0.0.1", port=int(argv[1]),
-                stateless="stateless" in argv[2:], json_response="json" in argv[2:])
+                stateless="stateless" in argv[2:], json_response="json" in argv[2:],
+                legacy_sse="legacy" in argv[2:])
     else:
         sys.exit("usage: everything_server.py [stdio | tcp PORT | websocket PORT | "
-                 "http PORT [stateless] [json]]")
+                 "http PORT [stateless] [json] [legacy]]")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ Server) on a transport double that records what is written. Input: byte 0, bit 0
 initialize + notifications/initialized go first (so that later requests can reach a
 session: ``@SID@`` anywhere in the rest is replaced with the minted session id); bit 1: the
 endpoint runs in stateless mode (no sessions, no prelude: the compiled front door routes
-POSTs straight to its legs). Byte 1: how the rest is split into reads; the rest is the
+POSTs straight to its legs); bit 2: the client reads slowly (the transport double goes over
+its high-water mark after 4 KiB written and drains after every read: answers wait, reading
+pauses). A HEAD is fuzzed as a POST (the response parser cannot tell that a HEAD's answer
+has no content). Byte 1: how the rest is split into reads; the rest is the
 byte stream a client sends. On either endpoint a POST with ``MCP-Protocol-Version:
 2026-07-28`` takes the stateless 2026-07-28 leg (routing headers checked against the body).
 Property: nothing raises out of the protocol; everything written parses as a sequence of
@@ -29,7 +32,7 @@ with instrumented():
     from mcpfast.transports.http.server import HTTPServerProtocol
 
 
-STATUSES = {200, 202, 204, 400, 403, 404, 405, 406, 409, 413, 415, 421, 503}
+STATUSES = {100, 200, 202, 204, 400, 403, 404, 405, 406, 408, 409, 413, 415, 421, 503}
 
 app = Server("fuzz-http")
 
@@ -75,28 +78,44 @@ def post(body: bytes, session: bytes = b"") -> bytes:
 class Transport:
     """What HTTPServerProtocol writes to, recorded."""
 
-    def __init__(self, protocol: HTTPServerProtocol) -> None:
+    def __init__(self, protocol: HTTPServerProtocol, slow: bool) -> None:
         self.protocol = protocol
         self.out = bytearray()
         self.closed = False
+        self.slow = slow
+        self.paused = False
+        self.drained = 0
+        self.reading = True
 
     def write(self, data: bytes) -> None:
         assert not self.closed, "write after close"
         self.out += data
+        if self.slow and not self.paused and len(self.out) - self.drained > 4096:
+            self.paused = True
+            self.protocol.pause_writing()
+
+    def drain(self) -> None:
+        """The client read everything written so far."""
+        self.drained = len(self.out)
+        if self.paused:
+            self.paused = False
+            self.protocol.resume_writing()
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             LOOP.call_soon(self.protocol.connection_lost, None)
 
+    abort = close
+
     def is_closing(self) -> bool:
         return self.closed
 
     def pause_reading(self) -> None:
-        pass
+        self.reading = False
 
     def resume_reading(self) -> None:
-        pass
+        self.reading = True
 
     def get_extra_info(self, name: str, default=None):
         return default
@@ -128,11 +147,11 @@ class Responses:
         self._headers, self._body = {}, bytearray()
 
 
-async def drive(prelude: bool, stateless: bool, split: int, stream: bytes) -> bytes:
+async def drive(prelude: bool, stateless: bool, slow: bool, split: int, stream: bytes) -> bytes:
     endpoint = app.http_endpoint(max_body_size=4096, max_sessions=8, keepalive_interval=0.001,
                                  stateless=stateless)
     protocol = HTTPServerProtocol(endpoint, 0, set())
-    transport = Transport(protocol)
+    transport = Transport(protocol, slow)
     protocol.connection_made(transport)  # type: ignore[arg-type]
     if prelude and not stateless:
         protocol.data_received(post(INIT_BODY))
@@ -142,13 +161,20 @@ async def drive(prelude: bool, stateless: bool, split: int, stream: bytes) -> by
         protocol.data_received(post(INITIALIZED, session))
         stream = stream.replace(b"@SID@", session)
     step = max(1, split)
-    for start in range(0, len(stream), step):
-        if transport.closed:
-            break
-        protocol.data_received(stream[start:start + step])
+    start = 0
+    waited = 0
+    while start < len(stream) and not transport.closed and waited < 100:
+        if transport.reading:
+            protocol.data_received(stream[start:start + step])
+            start += step
+            waited = 0
+        else:
+            waited += 1  # (a stream that never ends keeps reading paused: the rest is unsent)
         await asyncio.sleep(0)
+        transport.drain()  # a slow client reads between its writes
     for _ in range(50):  # let answers finish (SSE streams end with their request)
         await asyncio.sleep(0)
+        transport.drain()
     if not transport.closed:
         transport.close()
     await asyncio.sleep(0)
@@ -160,7 +186,8 @@ def check(data: bytes) -> None:
     choices = Choices(data)
     mode = choices.byte()
     split = choices.byte()
-    out = LOOP.run_until_complete(drive(mode & 1 == 1, mode & 2 == 2, split, choices.rest()))
+    stream = choices.rest().replace(b"HEAD ", b"POST ")
+    out = LOOP.run_until_complete(drive(mode & 1 == 1, mode & 2 == 2, mode & 4 == 4, split, stream))
     responses = Responses()
     parser = responses.parser = httptools.HttpResponseParser(responses)
     try:

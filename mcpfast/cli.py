@@ -413,6 +413,17 @@ def add_http_flags(run: argparse.ArgumentParser) -> None:
     group.add_argument("--legacy-sse", action="store_true", default=None,
                        help="also serve 2024-11-05 HTTP+SSE clients on /sse and /messages "
                             "(default: off)")
+    group.add_argument("--max-sessions", type=int, default=None, metavar="N",
+                       help="sessions open at once; a new initialize then gets 503 (default 10000)")
+    group.add_argument("--session-idle-timeout", type=float, default=None, metavar="SECONDS",
+                       help="end a session unused this long (default 1800)")
+    group.add_argument("--keepalive-timeout", type=float, default=None, metavar="SECONDS",
+                       help="close a connection idle, or whose request has not arrived whole, "
+                            "or whose client reads nothing, this long after its last answer "
+                            "(default 75)")
+    group.add_argument("--max-stream-buffer", type=int, default=None, metavar="BYTES",
+                       help="bytes of events an SSE stream holds for a client that does not "
+                            "read; past it the stream ends (default 8 MiB)")
 
 
 def http_options(args: argparse.Namespace) -> dict:
@@ -421,13 +432,17 @@ def http_options(args: argparse.Namespace) -> dict:
         "path": args.path, "stateless": args.stateless, "json_response": args.json_response,
         "allowed_hosts": args.allow_host, "allowed_origins": args.allow_origin,
         "max_body_size": args.max_body_size, "legacy_sse": args.legacy_sse,
+        "max_sessions": args.max_sessions, "session_idle_timeout": args.session_idle_timeout,
+        "keepalive_timeout": args.keepalive_timeout, "max_stream_buffer": args.max_stream_buffer,
     }
     options = {key: value for key, value in given.items() if value is not None}
     if options and args.transport != "http":
         flag = "--" + next(iter(options)).replace("_", "-")
         raise UsageError(f"{flag} applies to the http transport")
-    if options.get("max_body_size", 1) <= 0:
-        raise UsageError(f"--max-body-size must be positive, got {options['max_body_size']}")
+    for key in ("max_body_size", "max_sessions", "session_idle_timeout", "keepalive_timeout",
+                "max_stream_buffer"):
+        if options.get(key, 1) <= 0:
+            raise UsageError(f"--{key.replace('_', '-')} must be positive, got {options[key]}")
     if "path" in options and not options["path"].startswith("/"):
         raise UsageError(f"--path must start with '/', got {options['path']!r}")
     return options
@@ -438,7 +453,7 @@ def http_options(args: argparse.Namespace) -> dict:
 # Flag -> (serve_* keyword, transports it applies to).
 STREAM_LIMIT_FLAGS = {
     "max_frame_size": ("max_frame_size", ("stdio", "tcp")),
-    "max_connections": ("max_connections", ("tcp",)),
+    "max_connections": ("max_connections", ("tcp", "http")),
     "idle_timeout": ("idle_timeout", ("stdio", "tcp")),
     "max_buffered": ("max_buffered", ("tcp",)),
     "write_timeout": ("write_timeout", ("stdio", "tcp")),
@@ -451,7 +466,8 @@ def add_stream_limit_flags(run: argparse.ArgumentParser) -> None:
     group.add_argument("--max-frame-size", type=int, default=None, metavar="BYTES",
                        help="longest message line accepted (default 16 MiB)")
     group.add_argument("--max-connections", type=int, default=None, metavar="N",
-                       help="tcp: connections open at once; more are closed (default 1024)")
+                       help="tcp, http: connections open at once; more are closed (http: "
+                            "with 503) (default 1024)")
     group.add_argument("--idle-timeout", type=float, default=None, metavar="SECONDS",
                        help="close a connection idle (or stuck on an incomplete line) this "
                             "long; 0: never (default: tcp 300, stdio never)")

@@ -11,6 +11,8 @@ cdef class HTTPRequestFramer:
     cdef bint _plain_requests
     cdef readonly Py_ssize_t max_body_size
     cdef readonly Py_ssize_t max_head_size
+    # RFC 9112 3.2 applied: an HTTP/1.1 request without exactly one Host is a parse error.
+    cdef readonly bint require_host
     # The parse error (or HttpParserUpgrade) that ended the stream, else None.
     cdef readonly object error
     # error is set, or the request being read is too large: the caller has to act (True
@@ -35,11 +37,32 @@ cdef class HTTPRequestFramer:
     # llhttp has begun a message it has not completed, or read one that ends the
     # connection: what comes next is llhttp's to read, not the fast path's.
     cdef bint _llhttp_only
+    # A CONNECT (or a too large upgrade request) was read: nothing more is.
+    cdef bint _ended
+    # llhttp is inside a request (its head or body partly read).
+    cdef readonly bint reading
+    # The head read asks for 100 (Continue) and its body has not come (the caller sends
+    # the interim response and clears it).
+    cdef public bint continue_wanted
+    # Host headers of the request being read; why it was refused (a head rule of ours).
+    cdef int _hosts
+    cdef object _head_problem
+    # An upgrade request's body bytes still to read (-1: none), its other parts and the
+    # body read so far (see _upgraded).
+    cdef Py_ssize_t _upgrade_left
+    cdef tuple _upgrade_entry
+    cdef list _upgrade_body
 
     # feed() (see the .pyx), called at C level by the server's connections.
     cpdef feed(self, data)
     cdef Py_ssize_t _fast(self, const char *p, Py_ssize_t size) except -1
     cdef int _begin(self) except -1
+    cdef object _upgraded(self, data, Py_ssize_t offset)
+    cdef object _feed_upgrade_body(self, data)
+    cdef object _done_and_clear(self)
+    cdef int _new_parser(self) except -1
+    cdef int _emit(self, method, path, dict headers, body, query, bint keep_alive,
+                   bint too_large) except -1
 
 
 # Response writers (see the .pyx), callable at C level.

@@ -23,7 +23,7 @@ class HTTPRequestFramer:
 
     feed() returns the requests the bytes complete as (request, keep_alive, too_large)
     tuples, request being ``request_class(method, path, headers, body, query)``; a parse
-    error (or a protocol upgrade) ends the stream and is kept in ``error``.
+    error ends the stream and is kept in ``error``.
 
     Plain requests given as bytes (HTTP/1.1, origin-form target, ordinary headers, a
     Content-Length body, all present) are read without llhttp; they come out exactly as
@@ -31,8 +31,10 @@ class HTTPRequestFramer:
     """
 
     def __new__(cls, request_class: Callable[[str, str, dict[str, str], bytes, str], Any],
-                max_body_size: int, max_head_size: int = 65536) -> HTTPRequestFramer:
-        """Raises ValueError when a limit is negative."""
+                max_body_size: int, max_head_size: int = 65536,
+                require_host: bool = False) -> HTTPRequestFramer:
+        """Raises ValueError when a limit is negative. ``require_host``: an HTTP/1.1
+        request without exactly one Host header is a parse error (RFC 9112 3.2: 400)."""
     @property
     def request_class(self) -> Callable[[str, str, dict[str, str], bytes, str], Any]:
         """What each request is made with."""
@@ -49,15 +51,26 @@ class HTTPRequestFramer:
     def failed(self) -> bool:
         """True after a feed() that left ``error`` set or the request being read refused."""
     @property
+    def require_host(self) -> bool:
+        """Whether an HTTP/1.1 request must carry exactly one Host header."""
+    @property
+    def reading(self) -> bool:
+        """True while a request is partly read (its head or its body still to come)."""
+    #: True once a head asking for 100 (Continue) is read and its body has not come; the
+    #: caller sends the interim response and sets it back to False.
+    continue_wanted: bool
+    @property
     def refusing(self) -> bool:
         """True while the request being read is over max_body_size (its body is dropped)."""
     def feed(self, data: Buffer) -> list[tuple[Any, bool, bool]] | None:
         """Add bytes; return the requests they complete, in order, or None when none.
 
         Each is (request, keep_alive, too_large): too_large when its body was over
-        max_body_size (the body is then b""). A parse error or an upgrade request ends the
-        stream: ``error`` is set, the requests completed before it are returned, and later
-        calls return None.
+        max_body_size (the body is then b""). A parse error (with ``require_host``, an
+        HTTP/1.1 request without exactly one Host among them) ends the stream: ``error`` is set, the requests
+        completed before it are returned, and later calls return None. An Upgrade header is
+        ignored (the request is read as HTTP/1.1, body included); a CONNECT request comes
+        out with keep_alive False and nothing after it is read.
         """
     def on_message_begin(self) -> None:
         """Called by the parser (httptools callback); not for other callers."""

@@ -79,6 +79,8 @@ cdef enum:
 cdef dict HEADER_NAMES = {}
 # Method names as llhttp gives them (bytes) -> str; llhttp knows a fixed set of methods.
 cdef dict METHODS = {}
+# The interned name the endpoint's lookups use (see name_slot).
+cdef str _HOST_NAME = intern("host")
 
 
 cdef inline int add_header(dict headers, object key, str text) except -1:
@@ -372,16 +374,17 @@ cdef class HTTPRequestFramer:
 
     feed() returns the requests the bytes complete as (request, keep_alive, too_large)
     tuples, request being ``request_class(method, path, headers, body, query)``; a parse
-    error (or a protocol upgrade) ends the stream and is kept in ``error``.
+    error ends the stream and is kept in ``error`` (an Upgrade header is ignored: see _upgraded).
     """
 
     def __cinit__(self, request_class, Py_ssize_t max_body_size,
-                  Py_ssize_t max_head_size=DEFAULT_MAX_HEAD_SIZE):
+                  Py_ssize_t max_head_size=DEFAULT_MAX_HEAD_SIZE, bint require_host=False):
         if max_body_size < 0:
             raise ValueError(f"max_body_size must be >= 0, got {max_body_size}")
         if max_head_size < 0:
             raise ValueError(f"max_head_size must be >= 0, got {max_head_size}")
         self.request_class = request_class
+        self.require_host = require_host
         self._plain_requests = request_class is HTTPRequest
         self.max_body_size = max_body_size
         self.max_head_size = max_head_size
@@ -389,12 +392,13 @@ cdef class HTTPRequestFramer:
         self.failed = False
         self._done = None
         self._llhttp_only = False
+        self._ended = False
+        self.reading = False
+        self.continue_wanted = False
+        self._upgrade_entry = None
+        self._upgrade_body = None
         self._begin()
-        # httptools looks its callbacks up once, here: the methods below.
-        self._parser = HttpRequestParser(self)
-        self._feed_data = self._parser.feed_data
-        self._get_method = self._parser.get_method
-        self._should_keep_alive = self._parser.should_keep_alive
+        self._new_parser()
 
     @property
     def refusing(self):
@@ -414,8 +418,10 @@ cdef class HTTPRequestFramer:
         cdef Py_ssize_t size
         cdef Py_ssize_t at = 0
         cdef Py_ssize_t used
-        if self.error is not None:
+        if self.error is not None or self._ended:
             return None
+        if self._upgrade_entry is not None:
+            return self._feed_upgrade_body(data)
         if not self._llhttp_only and type(data) is bytes:
             # Between messages: read what the fast path can, leave the rest to llhttp.
             size = PyBytes_GET_SIZE(data)
@@ -434,15 +440,88 @@ cdef class HTTPRequestFramer:
         try:
             self._feed_data(data)
         except HttpParserUpgrade as exc:
-            # Its argument is where the upgraded stream starts: in all of `data`, not in the
-            # part of it llhttp was given.
-            self.error = exc if at == 0 else HttpParserUpgrade(exc.args[0] + at)
+            # Its argument is where llhttp stopped in what it was given.
+            return self._upgraded(data, exc.args[0])
         except HttpParserError as exc:
-            self.error = exc
+            self.error = HttpParserError(self._head_problem) if self._head_problem else exc
         done = self._done
         self._done = None
         self.failed = True if self.error is not None or self._too_large else False
         return done
+
+    cdef object _upgraded(self, data, Py_ssize_t offset):
+        # llhttp stopped after a request asking for another protocol. The Upgrade header
+        # is ignored (RFC 9110 7.8: a server may): the request is served as HTTP/1.1 and
+        # the connection goes on with a new parser. httptools skips an upgrade request's
+        # body (it tells llhttp there is none), so the body is read here. A CONNECT (or a
+        # request refused as too large) ends the connection once answered.
+        cdef tuple last
+        if self._upgrade_entry is None:
+            if self._done:
+                last = <tuple>self._done[len(self._done) - 1]
+                self._done[len(self._done) - 1] = (last[0], False, last[2])
+            self._ended = True
+            done = self._done
+            self._done = None
+            self.failed = True if self._too_large else False
+            return done
+        self._new_parser()
+        return self._feed_upgrade_body(memoryview(data)[offset:])
+
+    cdef object _feed_upgrade_body(self, data):
+        # The body of an upgrade request (see _upgraded), then what follows it.
+        cdef Py_ssize_t size = len(data)
+        cdef Py_ssize_t take = min(size, self._upgrade_left)
+        cdef tuple entry
+        if take:
+            self._upgrade_body.append(bytes(memoryview(data)[:take]))
+            self._upgrade_left -= take
+        if self._upgrade_left:
+            self.failed = False
+            return self._done_and_clear()
+        entry = self._upgrade_entry
+        self._upgrade_entry = None
+        self.reading = False
+        self._emit(entry[0], entry[1], entry[2], b"".join(self._upgrade_body), entry[3],
+                   entry[4], False)
+        self._upgrade_body = None
+        if take == size:
+            self.failed = False
+            return self._done_and_clear()
+        done = self._done_and_clear()
+        more = self.feed(bytes(memoryview(data)[take:]))
+        if done is None:
+            return more
+        if more is not None:
+            done.extend(more)
+        return done
+
+    cdef object _done_and_clear(self):
+        done = self._done
+        self._done = None
+        return done
+
+    cdef int _new_parser(self) except -1:
+        # httptools looks its callbacks up once, here: the methods below.
+        self._parser = HttpRequestParser(self)
+        self._feed_data = self._parser.feed_data
+        self._get_method = self._parser.get_method
+        self._should_keep_alive = self._parser.should_keep_alive
+        return 0
+
+    cdef int _emit(self, method, path, dict headers, body, query, bint keep_alive,
+                   bint too_large) except -1:
+        # One request read: made (in C when it is mcpfast's HTTPRequest) and kept in order.
+        if self._plain_requests:
+            request = new_request(method, path, headers, body, query)
+        else:
+            request = self.request_class(method, path, headers, body, query)
+        entry = (request, keep_alive, too_large)
+        if self._done is None:
+            self._done = [entry]
+        else:
+            PyList_Append(self._done, entry)
+        return 0
 
     cdef Py_ssize_t _fast(self, const char *p, Py_ssize_t size) except -1:
         # Reads one whole plain request (see "the strict fast path" above) at p and returns
@@ -460,6 +539,7 @@ cdef class HTTPRequestFramer:
         cdef Py_ssize_t i
         cdef HeaderSpan spans[MAX_PLAIN_HEADERS]
         cdef Py_ssize_t count = 0
+        cdef int hosts = 0
         cdef dict headers
         cdef object method
         cdef object path
@@ -536,8 +616,11 @@ cdef class HTTPRequestFramer:
                 if value_size != 10 or strncasecmp(value, b"keep-alive", 10) != 0:
                     return 0
             elif ((name_size == 17 and strncasecmp(name, b"transfer-encoding", 17) == 0)
-                    or (name_size == 7 and strncasecmp(name, b"upgrade", 7) == 0)):
+                    or (name_size == 7 and strncasecmp(name, b"upgrade", 7) == 0)
+                    or (name_size == 6 and strncasecmp(name, b"expect", 6) == 0)):
                 return 0
+            elif name_size == 4 and strncasecmp(name, b"host", 4) == 0:
+                hosts += 1
             if count == MAX_PLAIN_HEADERS:
                 return 0
             spans[count].name = name
@@ -547,19 +630,11 @@ cdef class HTTPRequestFramer:
             count += 1
         if length < 0:
             length = 0
-        if length > self.max_body_size or end - q < length:
-            return 0
+        if (hosts != 1 and self.require_host) or length > self.max_body_size or end - q < length:
+            return 0  # (a Host missing or repeated is llhttp's path's to refuse)
         headers = plain_headers(spans, count)
         body = PyBytes_FromStringAndSize(q, length) if length else b""
-        if self._plain_requests:
-            request = new_request(method, path, headers, body, query)
-        else:
-            request = self.request_class(method, path, headers, body, query)
-        entry = (request, True, False)
-        if self._done is None:
-            self._done = [entry]
-        else:
-            PyList_Append(self._done, entry)
+        self._emit(method, path, headers, body, query, True, False)
         return q + length - p
 
     # -- httptools callbacks: called by the parser, during feed() --------------------------
@@ -573,10 +648,14 @@ cdef class HTTPRequestFramer:
         self._body_size = 0
         self._head_size = 0
         self._too_large = False
+        self._hosts = 0
+        self._head_problem = None
+        self._upgrade_left = -1
         return 0
 
     def on_message_begin(self):
         self._llhttp_only = True
+        self.reading = True
         self._begin()
 
     def on_url(self, bytes url):
@@ -602,13 +681,30 @@ cdef class HTTPRequestFramer:
         else:
             key = <object>cached
         text = PyUnicode_DecodeLatin1(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), NULL)
+        if key is _HOST_NAME:
+            self._hosts += 1
         add_header(self._headers, key, text)
 
     def on_headers_complete(self):
         cdef PyObject *length = PyDict_GetItem(self._headers, "content-length")
+        cdef bint http11 = self._parser.get_http_version() == "1.1"
+        if self._hosts != 1 and http11 and self.require_host:
+            # RFC 9112 3.2: exactly one Host in an HTTP/1.1 request, else 400.
+            self._head_problem = ("no Host header" if self._hosts == 0
+                                  else "more than one Host header")
+            raise HttpParserError(self._head_problem)
         if (length != NULL and is_ascii_digits(<str>length)
                 and over_limit(<str>length, self.max_body_size)):
             self._too_large = True
+        if self._parser.should_upgrade() and self._get_method() != b"CONNECT" and not self._too_large:
+            if "transfer-encoding" in self._headers:
+                self._head_problem = "an Upgrade request with a chunked body"
+                raise HttpParserError(self._head_problem)
+            self._upgrade_left = int(<str>length) if length != NULL and is_ascii_digits(<str>length) else 0
+        expect = self._headers.get("expect")
+        if expect is not None and http11 and not self._too_large:
+            # RFC 9110 10.1.1: the client waits for 100 (Continue) before its body.
+            self.continue_wanted = expect.strip().lower() == "100-continue"
 
     def on_body(self, bytes body):
         if self._too_large:
@@ -643,20 +739,20 @@ cdef class HTTPRequestFramer:
             body = self._body
         else:
             body = b""
-        if self._plain_requests:
-            request = new_request(method, path, self._headers, body, query)
-        else:
-            request = self.request_class(method, path, self._headers, body, query)
         keep_alive = self._should_keep_alive()
-        entry = (request, keep_alive, self._too_large)
-        # Answered in turn by the caller: the next request starts with a clean slate.
-        self._too_large = False
+        self.reading = False
+        self.continue_wanted = False
         # What follows a request that ends the connection is llhttp's to refuse.
         self._llhttp_only = not keep_alive
-        if self._done is None:
-            self._done = [entry]
-        else:
-            PyList_Append(self._done, entry)
+        if self._upgrade_left >= 0:
+            # Its body follows, unread by llhttp (see _upgraded).
+            self._upgrade_entry = (method, path, self._headers, query, keep_alive)
+            self._upgrade_body = []
+            self.reading = self._upgrade_left > 0
+            return
+        self._emit(method, path, self._headers, body, query, keep_alive, self._too_large)
+        # Answered in turn by the caller: the next request starts with a clean slate.
+        self._too_large = False
 
 
 # -- responses ----------------------------------------------------------------------------

@@ -10,7 +10,9 @@ fail its own request whose response this was.
 
 Only decoder refusals of frames that Python's json reads as an object are recovered;
 anything else (invalid JSON, invalid UTF-8, arrays) stays a parse error with id null.
-Runs on the error path only.
+Runs on the error path only. ``refusal`` and ``invalid_params_reply`` are the one rule for
+every transport: a session applies it to what it is fed, and an HTTP endpoint that decodes a
+body before any session does applies it there.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, Optional
 
-__all__ = ["Envelope", "read_envelope"]
+from mcpfast._core.decode import DecodeError
+from mcpfast._core.encode import encode_error
+from mcpfast.jsonrpc.errors import INVALID_PARAMS, PARSE_ERROR
+
+__all__ = ["Envelope", "invalid_params_reply", "read_envelope", "refusal"]
 
 
 class Envelope(NamedTuple):
@@ -66,3 +72,23 @@ def read_envelope(frame: Any) -> Optional[Envelope]:
     if method is None and _is_id(request_id) and ("result" in message or "error" in message):
         return Envelope("response", request_id, None)
     return None
+
+
+def refusal(frame: Any, exc: DecodeError) -> Optional[tuple[Envelope, str]]:
+    """(envelope, reason) when ``exc`` is the decoder refusing valid JSON whose envelope
+    Python's json reads (module docstring), else None (a plain parse error)."""
+    if exc.id is not None or exc.code != PARSE_ERROR:
+        return None
+    envelope = read_envelope(frame)
+    if envelope is None:
+        return None
+    return envelope, exc.message.removeprefix("Parse error: ")
+
+
+def invalid_params_reply(envelope: Envelope, reason: str) -> bytes:
+    """The answer to a refused request: -32602 with its id, saying which value failed."""
+    return encode_error(
+        envelope.id, INVALID_PARAMS,
+        f"Invalid params: {envelope.method!r} holds a value that cannot be decoded: {reason}",
+        {"method": envelope.method, "reason": reason},
+    )

@@ -143,7 +143,6 @@ from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.contract import Frame, ReplyChannel, Send
 from mcpfast.jsonrpc.errors import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     MESSAGE_TOO_LARGE,
     PARSE_ERROR,
@@ -161,7 +160,7 @@ from mcpfast.jsonrpc.outgoing import (
     check_timeout,
 )
 from mcpfast.jsonrpc.progress import PROGRESS_METHOD, is_progress_token, request_id_in
-from mcpfast.jsonrpc.refused_frames import read_envelope
+from mcpfast.jsonrpc.refused_frames import invalid_params_reply, refusal
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Router
 from mcpfast.jsonrpc.runtime import Runtime, TaskLike, as_runtime, bound
 
@@ -411,19 +410,14 @@ class Session(SessionCore):
 
     def _refused(self, frame: Frame, exc: DecodeError, channel: Optional[ReplyChannel]) -> bool:
         """Answer a frame the decoder refused (module docstring); True when a reply went."""
-        envelope = read_envelope(frame) if exc.id is None and exc.code == PARSE_ERROR else None
-        if envelope is None:
+        found = refusal(frame, exc)
+        if found is None:
             self._deliver_reply(channel, encode_error(exc.id, exc.code, exc.message))
             return True
         # Valid JSON holding a value mcpfast cannot represent: say which, to its owner.
-        reason = exc.message.removeprefix("Parse error: ")
+        envelope, reason = found
         if envelope.kind == "request":
-            self._deliver_reply(channel, encode_error(
-                envelope.id, INVALID_PARAMS,
-                f"Invalid params: {envelope.method!r} holds a value that cannot be "
-                f"decoded: {reason}",
-                {"method": envelope.method, "reason": reason},
-            ))
+            self._deliver_reply(channel, invalid_params_reply(envelope, reason))
             return True
         if envelope.kind == "notification":
             self._logger.debug("notification %r dropped: %s", envelope.method, reason)

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.transports.http.security import HostPolicy
+from mcpfast.transports.stream import DEFAULT_MAX_WRITE_BUFFER
 
 __all__ = ["SUBPROTOCOL", "open_websocket", "serve_websocket"]
 
@@ -70,9 +71,12 @@ async def serve_websocket(
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     host_policy: Optional[HostPolicy] = None,
     ready: Optional[Callable[[str, int], None]] = None,
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
 ) -> None:
     """Serve MCP over WebSocket on ``ws://host:port/path`` until cancelled (module
     docstring). ``host_policy``: Host/Origin checks (on for loopback binds unless given).
+    ``max_write_buffer``: the most bytes queued for a peer that does not read (past it the
+    socket is dropped, with a warning; reading pauses above the high-water mark already).
     Cancelled, it stops listening and closes every open socket with 1001 (going away),
     which cancels what their requests still run."""
     picows = _picows()
@@ -100,7 +104,8 @@ async def serve_websocket(
             extra["Sec-WebSocket-Protocol"] = SUBPROTOCOL
         response = picows.WSUpgradeResponse.create_101_response(extra_headers=extra)
         return picows.WSUpgradeResponseWithListener(response,
-                                                    listener_class(factory, live, max_frame_size))
+                                                    listener_class(factory, live, max_frame_size,
+                                                                   max_write_buffer))
 
     server = await picows.ws_create_server(upgrade, host, port, max_frame_size=max_frame_size,
                                            enable_auto_pong=True)

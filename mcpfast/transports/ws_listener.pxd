@@ -10,6 +10,10 @@ cdef class MCPListener(WSListener):
     cdef list _parts
     cdef Py_ssize_t _parts_size
     cdef readonly Py_ssize_t max_message_size
+    # The most bytes queued for a peer that does not read, and whether the transport is
+    # over its high-water mark (reading paused).
+    cdef readonly Py_ssize_t max_write_buffer
+    cdef bint _backed_up
     # The server's set of open sockets' listeners, or None.
     cdef object _live
     # The connection's feed, and its feed_message / feed_request or None.

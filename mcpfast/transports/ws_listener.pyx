@@ -10,7 +10,10 @@ A message in several frames is joined, then fed the same way; it is bounded by
 ``max_message_size`` as a whole (1009 past it), and frames out of order (a continuation
 with no message begun, a new message before the last ended) close the socket with 1002.
 A binary frame closes the socket with 1003, a close frame is answered and the socket
-closed; the socket going away closes the connection. ``live``: a set the listener is in while its socket is open (a
+closed; the socket going away closes the connection. Flow control: above the transport's
+high-water mark reading pauses (resumed below the low-water mark); a send that would leave
+more than ``max_write_buffer`` bytes unread drops a server's socket (a client's send raises
+ConnectionError). ``live``: a set the listener is in while its socket is open (a
 server's, to close them all with 1001 when it shuts down: :meth:`MCPListener.going_away`).
 
 Why compiled: picows calls its listener through a C method table; a Python subclass is
@@ -30,6 +33,11 @@ import picows
 
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE as _DEFAULT_MAX_FRAME_SIZE
+from mcpfast.transports.stream import DEFAULT_MAX_WRITE_BUFFER as _DEFAULT_MAX_WRITE_BUFFER
+
+import logging
+
+_LOGGER = logging.getLogger("mcpfast.transports.websocket")
 
 cdef extern from *:
     """
@@ -56,9 +64,14 @@ cdef class MCPListener(WSListener):
     (module docstring). ``send(frame)``: one text frame (ConnectionError once the socket
     is closed)."""
 
-    def __init__(self, factory, live=None, Py_ssize_t max_message_size=_DEFAULT_MAX_FRAME_SIZE):
+    def __init__(self, factory, live=None, Py_ssize_t max_message_size=_DEFAULT_MAX_FRAME_SIZE,
+                 Py_ssize_t max_write_buffer=_DEFAULT_MAX_WRITE_BUFFER):
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be >= 1, got {max_message_size}")
+        if max_write_buffer < 1:
+            raise ValueError(f"max_write_buffer must be >= 1, got {max_write_buffer}")
+        self.max_write_buffer = max_write_buffer
+        self._backed_up = False
         self.factory = factory
         self.conn = None
         self._transport = None
@@ -82,7 +95,31 @@ cdef class MCPListener(WSListener):
         cdef WSTransport transport = self._transport
         if transport is None or transport.is_disconnected:
             raise ConnectionError("the WebSocket is closed")
+        if self._backed_up:
+            queued = transport.underlying_transport.get_write_buffer_size()
+            if queued + len(frame) > self.max_write_buffer:
+                # The TCP transport's rule (mcpfast.transports.stream): a peer that reads
+                # nothing may not make the server queue without bound.
+                message = (f"the WebSocket peer has not read {queued} bytes sent to it "
+                           f"(max_write_buffer={self.max_write_buffer})")
+                if transport.is_client_side:
+                    raise ConnectionError(f"{message}; the frame was not sent")
+                _LOGGER.warning("%s: it does not read; dropping the connection", message)
+                transport.disconnect(False)  # the unread bytes are dropped, not flushed
+                raise ConnectionError(f"{message}; the connection was dropped")
         transport.send(WSMsgType.TEXT, frame)
+
+    cpdef pause_writing(self):
+        # Over the high-water mark: read no more requests until the peer reads (the rule
+        # of every mcpfast transport; below the low-water mark reading goes on).
+        self._backed_up = True
+        if self._transport is not None:
+            self._transport.underlying_transport.pause_reading()
+
+    cpdef resume_writing(self):
+        self._backed_up = False
+        if self._transport is not None and not self._transport.is_disconnected:
+            self._transport.underlying_transport.resume_reading()
 
     cpdef on_ws_connected(self, WSTransport transport):
         self._transport = transport

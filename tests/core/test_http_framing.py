@@ -24,8 +24,9 @@ from mcpfast.transports.http.messages import HTTPRequest
 MAX_BODY = 1000
 
 
-def framer(max_body_size: int = MAX_BODY, max_head_size: int = DEFAULT_MAX_HEAD_SIZE) -> HTTPRequestFramer:
-    return HTTPRequestFramer(HTTPRequest, max_body_size, max_head_size)
+def framer(max_body_size: int = MAX_BODY, max_head_size: int = DEFAULT_MAX_HEAD_SIZE,
+           require_host: bool = False) -> HTTPRequestFramer:
+    return HTTPRequestFramer(HTTPRequest, max_body_size, max_head_size, require_host)
 
 
 def seen(done) -> list[tuple]:
@@ -67,14 +68,41 @@ class Reference:
         self.done: list[tuple] = []
         self.error = None
         self.too_large = False
+        # The Upgrade header ignored (RFC 9110 7.8): the body httptools skips is read here
+        # (bytes still owed, the request waiting for them); a CONNECT ends the stream.
+        self.upgrade_left = -1
+        self.waiting: list = []
+        self.ended = False
+        self.problem = None
 
     def feed(self, data: bytes) -> None:
-        if self.error is not None:
+        if self.error is not None or self.ended:
             return
+        data = bytes(data)
+        if self.waiting:
+            take = data[:self.upgrade_left]
+            self.waiting[4] += take
+            self.upgrade_left -= len(take)
+            if self.upgrade_left:
+                return
+            self.done.append(tuple(self.waiting))
+            self.waiting = []
+            self.upgrade_left = -1
+            data = data[len(take):]
+            if not data:
+                return
         try:
             self.parser.feed_data(data)
-        except (httptools.HttpParserUpgrade, httptools.HttpParserError) as exc:
-            self.error = exc
+        except httptools.HttpParserUpgrade as exc:
+            if self.upgrade_left < 0:  # a CONNECT or a request refused as too large
+                if self.done:
+                    self.done[-1] = (*self.done[-1][:5], False, self.done[-1][6])
+                self.ended = True
+                return
+            self.parser = httptools.HttpRequestParser(self)
+            self.feed(data[exc.args[0]:])
+        except httptools.HttpParserError as exc:
+            self.error = httptools.HttpParserError(self.problem) if self.problem else exc
 
     def on_message_begin(self) -> None:
         self.url, self.headers, self.body, self.size, self.head = b"", {}, [], 0, 0
@@ -98,6 +126,12 @@ class Reference:
         length = self.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_size:
             self.too_large = True
+        self.upgrade_left = -1
+        if self.parser.should_upgrade() and self.parser.get_method() != b"CONNECT" and not self.too_large:
+            if "transfer-encoding" in self.headers:
+                self.problem = "an Upgrade request with a chunked body"
+                raise httptools.HttpParserError(self.problem)
+            self.upgrade_left = int(length) if length is not None and length.isdigit() else 0
 
     def on_body(self, body: bytes) -> None:
         if self.too_large:
@@ -110,9 +144,14 @@ class Reference:
 
     def on_message_complete(self) -> None:
         url = httptools.parse_url(self.url)
-        self.done.append((self.parser.get_method().decode("latin-1"), url.path.decode("latin-1"),
-                          url.query.decode("latin-1") if url.query else "", self.headers,
-                          b"".join(self.body), self.parser.should_keep_alive(), self.too_large))
+        request = [self.parser.get_method().decode("latin-1"), url.path.decode("latin-1"),
+                   url.query.decode("latin-1") if url.query else "", self.headers,
+                   b"".join(self.body), self.parser.should_keep_alive(), self.too_large]
+        if self.upgrade_left > 0:
+            self.waiting = request
+            return
+        self.upgrade_left = -1
+        self.done.append(tuple(request))
         self.too_large = False
 
 
@@ -337,15 +376,54 @@ def test_requests_before_a_parse_error_are_returned_with_it():
     assert isinstance(f.error, httptools.HttpParserError)
 
 
-def test_an_upgrade_request_ends_the_stream_with_httptools_upgrade():
-    data = post(b"one") + b"GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+def test_an_upgrade_header_is_ignored_and_the_request_read_whole_with_its_body():
+    # RFC 9110 7.8: a server may ignore Upgrade. httptools skips such a request's body
+    # (curl --http2 sends one): it is read all the same, and what follows is read as HTTP/1.1.
+    upgrade = ("Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+               "HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n")
+    data = post(b'{"a":1}', extra=upgrade) + post(b"two")
+    for cuts in ([], [len(data) - len(post(b"two")) - 3], list(range(1, len(data)))):
+        out, error, _ = read(data, cuts)
+        assert error is None
+        assert [(r[1], r[4], r[5]) for r in out] == [("/mcp", b'{"a":1}', True), ("/mcp", b"two", True)]
+
+
+def test_a_connect_request_ends_the_stream_once_answered():
     f = framer()
-    out = seen(f.feed(data))
-    assert [r[1] for r in out] == ["/mcp", "/ws"]
-    assert type(f.error) is httptools.HttpParserUpgrade and f.failed
-    ref = Reference()
-    ref.feed(data)
-    assert type(ref.error) is httptools.HttpParserUpgrade and f.error.args == ref.error.args
+    out = seen(f.feed(b"CONNECT /mcp HTTP/1.1\r\nHost: h\r\n\r\n" + post()))
+    assert [(r[0], r[5]) for r in out] == [("CONNECT", False)]
+    assert f.error is None and f.feed(post()) is None
+
+
+def test_an_upgrade_request_with_a_chunked_body_is_refused():
+    out, error, _ = read(b"POST /mcp HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+    assert out == [] and error == (httptools.HttpParserError, "an Upgrade request with a chunked body")
+
+
+@pytest.mark.parametrize("host", [b"", b"Host: a\r\nHost: b\r\n"])
+def test_an_http_1_1_request_needs_exactly_one_host_when_asked(host):
+    # RFC 9112 3.2: a missing or repeated Host is a 400 (the server's framers ask for it).
+    data = b"POST /mcp HTTP/1.1\r\n" + host + b"Content-Length: 2\r\n\r\n{}"
+    for cuts in ([], [10]):
+        out, error, _ = read(data, cuts, require_host=True)
+        assert out == [] and error == (httptools.HttpParserError,
+                                       "no Host header" if not host else "more than one Host header")
+    out, error, _ = read(data)
+    assert len(out) == 1 and error is None
+    out, error, _ = read(b"GET /mcp HTTP/1.0\r\n\r\n", require_host=True)
+    assert len(out) == 1 and error is None  # HTTP/1.0 has no such rule
+
+
+def test_a_head_asking_for_100_continue_is_told_until_its_body_comes():
+    f = framer()
+    data = post(b"hello", extra="Expect: 100-continue\r\n")
+    head = data[:-5]
+    assert f.feed(head) is None and f.continue_wanted and f.reading
+    f.continue_wanted = False
+    assert seen(f.feed(data[-5:]))[0][4] == b"hello" and not f.reading
+    f = framer()
+    assert seen(f.feed(data))[0][4] == b"hello" and not f.continue_wanted  # body already here
 
 
 @pytest.mark.parametrize("apart", [False, True])

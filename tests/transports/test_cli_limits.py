@@ -78,7 +78,11 @@ def test_run_tcp_enforces_the_limit_flags(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--max-connections", "3"], "--max-connections applies to the tcp transport"),
+    (["--max-connections", "3"], "--max-connections applies to the tcp and http transport(s)"),
+    (["--keepalive-timeout", "3"], "--keepalive-timeout applies to the http transport"),
+    (["--transport", "http", "--max-sessions", "0"], "--max-sessions must be positive"),
+    (["--transport", "http", "--session-idle-timeout", "-1"], "--session-idle-timeout must be positive"),
+    (["--transport", "http", "--max-stream-buffer", "0"], "--max-stream-buffer must be positive"),
     (["--max-buffered", "3"], "--max-buffered applies to the tcp transport"),
     (["--transport", "tcp", "--max-frame-size", "0"], "--max-frame-size must be positive"),
     (["--transport", "tcp", "--idle-timeout", "-1"], "--idle-timeout must be positive"),

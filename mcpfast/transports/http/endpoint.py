@@ -69,6 +69,7 @@ from mcpfast._core.messages import Notification, Request, Response
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
+from mcpfast.jsonrpc.refused_frames import invalid_params_reply, refusal
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.error_codes import (
     HEADER_MISMATCH,
@@ -110,12 +111,13 @@ from mcpfast.transports.http.shared_sessions import (
     holds_response,
 )
 from mcpfast.transports.http.sse import message_event
-from mcpfast.transports.http.sse_stream import SSEStream
+from mcpfast.transports.http.sse_stream import DEFAULT_MAX_STREAM_BUFFER, SSEStream, check_stream_buffer
 
 __all__ = [
     "HTTPEndpoint",
     "error_response",
     "DEFAULT_KEEPALIVE_INTERVAL",
+    "DEFAULT_MAX_STREAM_BUFFER",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
@@ -227,6 +229,7 @@ class StreamableHTTPEndpoint:
         auth: Optional[BearerAuth] = None,
         on_shutdown: Optional[Callable[[], Any]] = None,
         session_directory: Optional[SessionDirectory] = None,
+        max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
     ) -> None:
         if not callable(factory):
             raise TypeError("factory must be a connection factory: factory(send) -> connection")
@@ -240,6 +243,9 @@ class StreamableHTTPEndpoint:
             raise ValueError(f"session_idle_timeout must be > 0 or None, got {session_idle_timeout!r}")
         if not keepalive_interval > 0:
             raise ValueError(f"keepalive_interval must be > 0, got {keepalive_interval!r}")
+        check_stream_buffer(max_stream_buffer)
+        # The most bytes of events an SSE stream holds for a client that does not read.
+        self.max_stream_buffer = max_stream_buffer
         self.factory = factory
         self.stateless_factory = stateless_factory
         # The connections of the stateless legs, reused from POST to POST (Leg): the
@@ -384,7 +390,17 @@ class StreamableHTTPEndpoint:
                                    f"is {self.max_body_size}")
 
     @staticmethod
-    def _post_undecodable(exc: DecodeError) -> HTTPResponse:
+    def _post_undecodable(exc: DecodeError, body: bytes) -> HTTPResponse:
+        # Valid JSON the decoder refuses (a number out of range, a lone surrogate): the
+        # rule every transport applies (refused_frames), before any session sees it.
+        found = refusal(body, exc)
+        if found is not None:
+            envelope, reason = found
+            if envelope.kind == "request":
+                return HTTPResponse(400, list(_JSON_HEADERS), invalid_params_reply(envelope, reason))
+            if envelope.kind == "notification":
+                _LOGGER.debug("notification %r dropped: %s", envelope.method, reason)
+                return HTTPResponse(202)
         return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
 
     def _post_decoded(self, headers: dict[str, str], body: bytes, message: Any,
@@ -543,8 +559,10 @@ class StreamableHTTPEndpoint:
                                    f"try again later", extra=[("retry-after", "5")])
 
     def _new_session(self, session_id: str) -> HTTPSession:
-        return HTTPSession(session_id, self.factory, self.event_store, self.keepalive_interval,
-                           self.retry_ms)
+        session = HTTPSession(session_id, self.factory, self.event_store,
+                              self.keepalive_interval, self.retry_ms)
+        session.max_stream_buffer = self.max_stream_buffer
+        return session
 
     def _admit(self, session: HTTPSession) -> None:
         self.sessions[session.id] = session
@@ -652,7 +670,8 @@ class StreamableHTTPEndpoint:
 
     def _lone_stream(self) -> SSEStream:
         """The SSE stream of a POST outside any session (stateless legs)."""
-        return SSEStream("stateless", None, self.keepalive_interval)
+        return SSEStream("stateless", None, self.keepalive_interval,
+                         max_buffer=self.max_stream_buffer)
 
     def _cancel(self, connection: Connection, message: Any, reason: str) -> None:
         for request_id in request_ids(message):

@@ -48,8 +48,13 @@ cdef class HTTPServerProtocol:
     # A request was received; the grace timer of a fresh connection at shutdown.
     cdef bint _served
     cdef object _grace
+    # The request being answered is a HEAD (its answer goes without content).
+    cdef bint _head_only
+    # Answers wait for the client to read the ones written (see _next).
+    cdef bint _blocked
 
     cdef int _framing_failed(self) except -1
+    cdef int _continue(self) except -1
     cdef int _next(self) except -1
     cdef int _set_drained(self) except -1
     cdef int _write_whole(self, HTTPResponse response, bint keep_alive) except -1

@@ -14,8 +14,6 @@ from mcpfast._core.http_messages cimport HTTPRequest, HTTPResponse
 import asyncio
 import logging
 
-from httptools import HttpParserUpgrade
-
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE as _JSON_HEADER
 from mcpfast.transports.http.messages import json_error_body, json_error_response
 
@@ -26,6 +24,8 @@ MAX_HEAD_SIZE = 64 * 1024
 FRESH_GRACE = 1.0
 
 cdef object CancelledError = asyncio.CancelledError
+cdef str _HEAD = "HEAD"
+cdef bytes CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 cdef object get_running_loop = asyncio.get_running_loop
 
 
@@ -52,7 +52,7 @@ cdef class HTTPServerProtocol:
         self.loop = get_running_loop()
         self._time = self.loop.time
         self.transport = None
-        self._framer = HTTPRequestFramer(HTTPRequest, endpoint.max_body_size, MAX_HEAD_SIZE)
+        self._framer = HTTPRequestFramer(HTTPRequest, endpoint.max_body_size, MAX_HEAD_SIZE, True)
         self._handle = endpoint.handle
         self._queue = None
         self._head = 0
@@ -69,6 +69,8 @@ cdef class HTTPServerProtocol:
         self._drained = None
         self._served = False
         self._grace = None
+        self._head_only = False
+        self._blocked = False
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
@@ -112,6 +114,10 @@ cdef class HTTPServerProtocol:
     def resume_writing(self):
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
+        if self._blocked and not self._busy and not self._closed:
+            # Answers waited for the client to read (see _next): go on with them.
+            self._blocked = False
+            self._next()
 
     # Called once per read by the event loop, always positionally: no keyword parsing.
     @cython.always_allow_keywords(False)
@@ -119,8 +125,8 @@ cdef class HTTPServerProtocol:
         cdef object done
         if self._closed:
             return  # closing: what else the client sent is not read
-        # Not idle while a request arrives (the timer, if armed, finds no deadline).
-        self._idle_due = False
+        # The keep-alive deadline stays where it is: a request has until then to arrive
+        # whole (a partial one must not hold the connection for ever).
         done = self._framer.feed(data)
         if done is not None:
             self._served = True
@@ -132,18 +138,28 @@ cdef class HTTPServerProtocol:
                 self._queue.extend(<list>done)
             if not self._busy:
                 self._next()
-            if self._queue is not None and self._busy and self.transport is not None:
-                # Pipelined: answered after the one in progress; read no further meanwhile.
+            if (self._queue is not None and not self._paused and not self._closed
+                    and self.transport is not None):
+                # Pipelined (answered after the one in progress) or waiting for the client
+                # to read its answers: read no further meanwhile.
                 self.transport.pause_reading()
                 self._paused = True
+        elif self._framer.continue_wanted and not self._busy and self._queue is None:
+            self._continue()
         if self._framer.failed:
             self._framing_failed()
 
+    cdef int _continue(self) except -1:
+        # The interim response a client sending Expect: 100-continue waits for before its
+        # body (sent only between answers: it must not land inside one).
+        self._framer.continue_wanted = False
+        if self.transport is not None and not self._closed:
+            self._write(CONTINUE)
+        return 0
+
     cdef int _framing_failed(self) except -1:
         error = self._framer.error
-        if isinstance(error, HttpParserUpgrade):
-            self._fail(400, "Bad Request: protocol upgrades are not served here")
-        elif error is not None:
+        if error is not None:
             self._fail(400, f"Bad Request: malformed HTTP ({error})")
         elif not self._closed:
             # Refused from its Content-Length: answer now instead of reading the body.
@@ -171,6 +187,15 @@ cdef class HTTPServerProtocol:
                 self.transport.close()
             return 0
         while self._queue is not None and not self._closed:
+            if self._writable is not None and not (<object>self._writable).done():
+                # The client is not reading its answers: the rest wait (resume_writing
+                # goes on), so that what is owed to it stays within the transport's
+                # high-water mark.
+                self._blocked = True
+                if not self._paused and self.transport is not None:
+                    self.transport.pause_reading()
+                    self._paused = True
+                return 0
             entry = <tuple>self._queue[self._head]
             self._head += 1
             if self._head == len(self._queue):
@@ -188,6 +213,7 @@ cdef class HTTPServerProtocol:
                 self._write_whole(json_error_response(
                     413, -32600, f"Payload Too Large: the body is over {limit} bytes"), False)
                 return 0
+            self._head_only = request.method is _HEAD or request.method == _HEAD
             try:
                 outcome = self._handle(request)
             except Exception:
@@ -207,6 +233,8 @@ cdef class HTTPServerProtocol:
             if self._paused:
                 self._paused = False
                 self.transport.resume_reading()
+            if self._framer.continue_wanted:
+                self._continue()
             if self._idle is not None:
                 # The timer is armed: moving its deadline is all _arm_idle would do.
                 self._idle_deadline = <double>self._time() + self.keepalive_timeout
@@ -256,6 +284,9 @@ cdef class HTTPServerProtocol:
             return 0
         try:
             data = whole_response(response.status, response.headers, keep_alive, response.body)
+            if self._head_only:
+                # RFC 9110 9.3.2: the head a GET would get, no content.
+                data = data[:len(data) - len(response.body)]
         except Exception:
             # A response that cannot be written (a header outside latin-1, say): the
             # client gets a 500 instead of a cut connection, then the connection closes.
@@ -285,13 +316,23 @@ cdef class HTTPServerProtocol:
         self._response = response
         transport.write(head)
         try:
+            if self._head_only:
+                transport.write(b"0\r\n\r\n")  # the head alone (see _write_whole)
+                self._response = None
+                response.close(False)
+                if not keep_alive:
+                    transport.close()
+                    self._closed = True
+                return
             async for chunk in stream:
                 if self._closed:
                     return
                 transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 writable = self._writable
                 if writable is not None and not writable.done():
-                    await writable
+                    await self._drained_or_cut(writable)
+                    if self._closed:
+                        return
             if not self._closed:
                 transport.write(b"0\r\n\r\n")
                 self._response = None
@@ -301,8 +342,32 @@ cdef class HTTPServerProtocol:
                     self._closed = True
         except CancelledError:
             pass
+        except Exception as exc:
+            # A stream that fails (one whose client fell too far behind, say) ends as a
+            # broken response: the connection closes, so the client cannot take what it got
+            # for the whole answer.
+            _LOGGER.warning("an HTTP response stream failed (%s); closing the connection", exc)
+            if not self._closed:
+                transport.close()
+                self._closed = True
         finally:
             await stream.aclose()
+
+    async def _drained_or_cut(self, writable):
+        # Waits until the client has read below the low-water mark; a client that reads
+        # nothing for keepalive_timeout seconds loses the connection (it would hold the
+        # answer's bytes, and the connection, for ever).
+        if not self.keepalive_timeout:
+            await writable
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(writable), self.keepalive_timeout)
+        except asyncio.TimeoutError:
+            if not self._closed and self.transport is not None:
+                _LOGGER.warning("dropping an HTTP connection: its client read nothing of a "
+                                "streamed answer for %g s", self.keepalive_timeout)
+                self.transport.abort()  # what it did not read is dropped, not flushed
+                self._closed = True
 
     cdef int _fail(self, int status, str message) except -1:
         transport = self.transport
@@ -341,8 +406,21 @@ cdef class HTTPServerProtocol:
         if remaining > 0:
             self._idle = self.loop.call_later(remaining, self._close_idle)
             return
-        if not self._busy and self.transport is not None:
-            self.transport.close()
+        if self._busy or self.transport is None:
+            return
+        if self._blocked:
+            # Answers wait for a client that has read nothing since: what it did not read
+            # is dropped, not flushed (that would hold the connection for ever).
+            _LOGGER.warning("dropping an HTTP connection: its client read none of its "
+                            "answers for %g s", self.keepalive_timeout)
+            self.transport.abort()
+            return
+        if self._framer.reading:
+            # RFC 9110 15.5.9: the request did not arrive whole in time.
+            self._fail(408, f"Request Timeout: the request did not arrive whole within "
+                            f"{self.keepalive_timeout:g} s")
+            return
+        self.transport.close()
 
     def close_now(self):
         """End the connection at once (the end of a shutdown)."""

@@ -32,6 +32,7 @@ from urllib.parse import parse_qs
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import ConnectionClosed
+from mcpfast.jsonrpc.refused_frames import refusal
 from mcpfast.server.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.endpoint import (
@@ -44,7 +45,7 @@ from mcpfast.transports.http.endpoint import (
 )
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPRequest, HTTPResponse, json_error_body
 from mcpfast.transports.http.security import HostPolicy
-from mcpfast.transports.http.sse_stream import SSEStream
+from mcpfast.transports.http.sse_stream import DEFAULT_MAX_STREAM_BUFFER, SSEStream, check_stream_buffer
 
 __all__ = ["LegacySSEEndpoint"]
 
@@ -80,6 +81,7 @@ class LegacySSEEndpoint:
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         keepalive_interval: float = DEFAULT_KEEPALIVE_INTERVAL,
+        max_stream_buffer: Optional[int] = None,
     ) -> None:
         if not callable(factory):
             raise TypeError("factory must be a connection factory: factory(send) -> connection")
@@ -100,6 +102,13 @@ class LegacySSEEndpoint:
         self._own_body_limit = max_body_size
         self.max_sessions = max_sessions
         self.keepalive_interval = keepalive_interval
+        if max_stream_buffer is None:
+            max_stream_buffer = (streamable.max_stream_buffer if streamable is not None
+                                 else DEFAULT_MAX_STREAM_BUFFER)
+        check_stream_buffer(max_stream_buffer)
+        # The most bytes of events a stream holds for a client that does not read: past
+        # it the stream, and so its session, ends (sse_stream).
+        self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, _LegacySession] = {}
 
     # -- entry point -------------------------------------------------------------------
@@ -151,7 +160,8 @@ class LegacySSEEndpoint:
             return error_response(503, f"Service Unavailable: {self.max_sessions} sessions are "
                                        f"open; try again later", extra=[("retry-after", "5")])
         session_id = secrets.token_hex(16)
-        stream = SSEStream(session_id, None, self.keepalive_interval)
+        stream = SSEStream(session_id, None, self.keepalive_interval,
+                           max_buffer=self.max_stream_buffer)
         session = _LegacySession(session_id, stream, token.subject if token is not None else None)
         stream.attach()
         session.connection = connection = self.factory(stream.push)
@@ -198,8 +208,11 @@ class LegacySSEEndpoint:
         try:
             decode(body)
         except DecodeError as exc:
-            return HTTPResponse(400, [JSON_CONTENT_TYPE],
-                                json_error_body(exc.code, exc.message, exc.id))
+            if refusal(body, exc) is None:
+                return HTTPResponse(400, [JSON_CONTENT_TYPE],
+                                    json_error_body(exc.code, exc.message, exc.id))
+            # Valid JSON the decoder refuses: the session answers it on the stream, by
+            # the rule of every transport (refused_frames), as its request's own error.
         # Replies go to the session's stream (the connection's send).
         try:
             session.connection.feed(body)

@@ -135,7 +135,7 @@ cdef class PostFront:
         try:
             message = decode(body)
         except DecodeError as exc:
-            return self._undecodable(exc)
+            return self._undecodable(exc, body)
         if type(message) is Request:
             # A request of a version spoken here (the verdict of an unspoken one has
             # neither leg): the two common cases, routed without the endpoint's frame.

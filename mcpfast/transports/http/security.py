@@ -10,24 +10,38 @@ Patterns: ``"localhost:*"`` allows any port of that host, ``"example.com:8443"``
 ``"example.com"`` only a Host header without a port. Origins are the same with their
 scheme: ``"http://localhost:*"``.
 
-``HostPolicy.for_bind(host, port)``: on for a loopback bind (127.0.0.1, ::1, localhost),
-allowing exactly the loopback names; off otherwise (a server bound to a real interface is
-named by whatever hostname its deployment uses: give ``allowed_hosts`` for it).
+``HostPolicy.for_bind(host, port)``: on for a loopback bind (any address of 127.0.0.0/8,
+::1, localhost), allowing exactly the loopback names and the bound address; off otherwise
+(a server bound to a real interface is named by whatever hostname its deployment uses:
+give ``allowed_hosts`` for it).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any, Iterable, Optional
 
 from mcpfast._bounded_memo import remember
 
-__all__ = ["HostPolicy", "LOOPBACK_HOSTS"]
+__all__ = ["HostPolicy", "LOOPBACK_HOSTS", "is_loopback"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Verdicts kept per policy, by (Host, Origin) as sent.
 _VERDICTS_KEPT = 256
 # What a verdict lookup answers for values never judged (a kept verdict may be None).
 _UNJUDGED: Any = object()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address is loopback: localhost, ::1 or any of 127.0.0.0/8."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
 
 
 def _matches(value: str, patterns: tuple[str, ...]) -> bool:
@@ -61,11 +75,12 @@ class HostPolicy:
     @classmethod
     def for_bind(cls, host: str, *, extra_hosts: Iterable[str] = (),
                  extra_origins: Iterable[str] = ()) -> HostPolicy:
-        """On for a loopback bind (loopback names, any port, plus the extras), else off
-        unless extras are given (then exactly those)."""
+        """On for a loopback bind (loopback names and the bound address, any port, plus
+        the extras), else off unless extras are given (then exactly those)."""
         extra_hosts, extra_origins = tuple(extra_hosts), tuple(extra_origins)
-        if host in LOOPBACK_HOSTS:
-            names = ("127.0.0.1", "localhost", "[::1]")
+        if is_loopback(host):
+            bound = f"[{host.strip('[]')}]" if ":" in host else host.lower()
+            names = tuple(dict.fromkeys(("127.0.0.1", "localhost", "[::1]", bound)))
             return cls((*(f"{n}:*" for n in names), *extra_hosts),
                        (*(f"{s}://{n}:*" for s in ("http", "https") for n in names), *extra_origins))
         if extra_hosts or extra_origins:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.transports.http.event_store import EventStore
 from mcpfast.transports.http.post_reply import PostReply
-from mcpfast.transports.http.sse_stream import SSEStream
+from mcpfast.transports.http.sse_stream import DEFAULT_MAX_STREAM_BUFFER, SSEStream
 
 if TYPE_CHECKING:
     from mcpfast.transports.http.shared_sessions import SharedSessions
@@ -34,7 +34,7 @@ class HTTPSession:
     """One MCP connection behind a session id (module docstring)."""
 
     __slots__ = ("id", "connection", "get_stream", "streams", "last_active", "closed",
-                 "store", "keepalive", "retry_ms", "prime", "principal", "shared",
+                 "store", "keepalive", "retry_ms", "prime", "max_stream_buffer", "principal", "shared",
                  "shared_touched", "get_taken_at", "stream_prefix", "_stream_ids")
 
     def __init__(self, session_id: str, factory: Callable[[Callable[[bytes], None]], Connection],
@@ -45,6 +45,9 @@ class HTTPSession:
         self.retry_ms = retry_ms
         # Priming events once the client speaks 2025-11-25 (set by the endpoint).
         self.prime = False
+        # The most bytes of events a stream holds for a client that does not read (set by
+        # the endpoint).
+        self.max_stream_buffer = DEFAULT_MAX_STREAM_BUFFER
         # The subject of the access token that created the session (bearer auth), if any.
         self.principal: Optional[str] = None
         self.get_stream: Optional[SSEStream] = None
@@ -79,7 +82,7 @@ class HTTPSession:
     def new_stream(self) -> SSEStream:
         """A fresh stream for one POST's reply."""
         stream = SSEStream(f"{self.stream_prefix}{next(self._stream_ids)}", self.store,
-                           self.keepalive, self.retry_ms, self.prime)
+                           self.keepalive, self.retry_ms, self.prime, self.max_stream_buffer)
         if self.shared is not None and self.store is not None:
             stream.relay = self.shared.relay_of(stream.stream_id)
         if self.store is not None:
@@ -91,7 +94,8 @@ class HTTPSession:
         stream = self.get_stream
         if stream is None:
             stream = self.get_stream = SSEStream(f"{self.id}.get", self.store, self.keepalive,
-                                                 self.retry_ms, self.prime)
+                                                 self.retry_ms, self.prime,
+                                                 self.max_stream_buffer)
             self.streams[stream.stream_id] = stream
         return stream
 
