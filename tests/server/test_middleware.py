@@ -462,7 +462,7 @@ def test_each_worker_enters_and_exits_the_lifespan(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LIFESPAN_DIR": str(folder)}
     process = subprocess.Popen(
         [sys.executable, "-m", "mcpfast", "run", f"{script}:app", "--transport", "http", "--port", "0",
-         "--workers", "2"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+         "--workers", "2", "--stateless"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
     try:
         assert process.stderr is not None
