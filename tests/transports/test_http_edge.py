@@ -48,13 +48,22 @@ async def eventually(predicate: Callable[[], bool], seconds: float = 20.0) -> No
         await asyncio.sleep(0.01)
 
 
-async def server_connection() -> Any:
-    """The server's one open HTTP connection (its protocol object, found by type)."""
+async def server_connection(port: int) -> Any:
+    """The server's open HTTP connection on ``port`` (its protocol object, found by type and
+    by the socket it serves: other tests leave protocols on fake transports behind)."""
     from mcpfast.transports.http.server import HTTPServerProtocol
+
+    def serves_port(o: Any) -> bool:
+        transport = getattr(o, "transport", None)
+        if transport is None or not hasattr(transport, "is_reading"):
+            return False
+        sockname = transport.get_extra_info("sockname")
+        return sockname is not None and sockname[1] == port
 
     found: list = []
     await eventually(lambda: bool(found.extend(o for o in gc.get_objects()
-                                               if type(o) is HTTPServerProtocol) or found))
+                                               if type(o) is HTTPServerProtocol and serves_port(o))
+                                  or found))
     return found[0]
 
 
@@ -120,7 +129,7 @@ def test_pipelined_requests_whose_answers_are_not_read_stop_being_read_and_all_c
         writer.write(b"".join(stateless_post(call(n)) for n in range(total)))
         # The server stops reading long before it has answered everything: what it holds
         # for the client stays near its high-water mark (64 KiB) plus one answer.
-        connection = await server_connection()
+        connection = await server_connection(port)
         await eventually(lambda: not connection.transport.is_reading())
         assert len(app.calls) < total
         assert connection.transport.get_write_buffer_size() < 4 * BIG
