@@ -28,7 +28,7 @@ Versions, per-version VersionFeatures, method names and log levels: :mod:`mcpfas
 """
 
 from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.content import (

@@ -65,7 +65,7 @@ class ServerConnection(ConnectionCore):
     Attributes: ``server``, ``session`` (the JSON-RPC Session), ``state``
     (ProtocolState), ``capabilities`` (what initialize advertised, {} before),
     ``subscriptions`` (set of subscribed resource URIs), ``auth`` (the verified
-    :class:`~mcpfast.server.auth.AccessToken` when the transport authenticates, else None).
+    :class:`~mcpfast.auth.AccessToken` when the transport authenticates, else None).
     """
 
     def __init__(self, server: Server, send: Callable[[bytes], None], *,

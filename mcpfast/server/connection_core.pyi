@@ -3,7 +3,7 @@ what ConnectionCore does and why)."""
 
 from typing import Any, Optional
 
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.server.state import ProtocolState
 
 class ConnectionCore:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
 from mcpfast.server.input_required import input_channel
 from mcpfast.server.logs import level_index

@@ -7,7 +7,7 @@ import asyncio
 import types
 
 from mcpfast import Context, Server
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.connection_core import ConnectionCore
 

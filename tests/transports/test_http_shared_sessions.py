@@ -302,7 +302,7 @@ def test_an_unreachable_directory_answers_503_and_keeps_no_session():
 
 
 def test_a_copy_refuses_another_subject():
-    from mcpfast.server.auth import AccessToken
+    from mcpfast.auth import AccessToken
     from mcpfast.transports.http.auth import BearerAuth
 
     tokens = {"t1": AccessToken("alice", set()), "t2": AccessToken("bob", set())}

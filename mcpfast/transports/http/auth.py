@@ -20,7 +20,7 @@ URI of the endpoint (``/.well-known/oauth-protected-resource/mcp``) and at the r
 which is how clients find the authorization server.
 
 Sans-I/O: the endpoint feeds it request headers and gets back the verified
-:class:`~mcpfast.server.auth.AccessToken` or the response to send.
+:class:`~mcpfast.auth.AccessToken` or the response to send.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Any, Awaitable, Callable, Iterable, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPResponse
 

@@ -77,7 +77,7 @@ from mcpfast.protocol.error_codes import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay

@@ -33,7 +33,7 @@ from mcpfast._core.decode import DecodeError, decode
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import ConnectionClosed
 from mcpfast.jsonrpc.refused_frames import refusal
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.endpoint import (
     DEFAULT_KEEPALIVE_INTERVAL,

@@ -4,7 +4,7 @@ docstring)."""
 from typing import Any, Optional, final
 
 from mcpfast._core.http_messages import HTTPRequest
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.post_reply import ErrorStatuses
 

@@ -60,7 +60,7 @@ from mcpfast._core.decode import decode
 from mcpfast._core.encode import encode_notification, encode_request
 from mcpfast._core.messages import ErrorResponse, Request, Response
 from mcpfast.protocol import methods
-from mcpfast.server.auth import AccessToken
+from mcpfast.auth import AccessToken
 from mcpfast.transports.http.session import HTTPSession
 from mcpfast.transports.http.session_directory import DirectoryMessage, SessionDirectory
 from mcpfast.transports.http.sse_stream import SSEStream
