@@ -19,7 +19,8 @@
 #include "mcpfast/compiler.h"
 #include "mcpfast/utf8_str.h"
 
-#define MF_STR_CACHE_SLOTS 2048
+#define MF_STR_CACHE_BITS 11
+#define MF_STR_CACHE_SLOTS (1 << MF_STR_CACHE_BITS)
 
 typedef struct {
     uint64_t head0;
@@ -68,7 +69,10 @@ MF_ALWAYS_INLINE PyObject *mf_str_cached(mf_str_slot *cache, const char *data, P
         memcpy(&tail, data + size - 8, 8);
         h ^= tail * 0x165667B19E3779F9ULL;
     }
-    mf_str_slot *slot = &cache[(h >> 40) & (MF_STR_CACHE_SLOTS - 1)];
+    /* The slot from the product's top bits: a multiply carries each input bit only upwards,
+     * so only the top bits depend on every byte (bits 40..50 missed the last byte of each
+     * head: keys of 8 or 16 bytes that differ in their last byte shared one slot). */
+    mf_str_slot *slot = &cache[h >> (64 - MF_STR_CACHE_BITS)];
     if (MF_LIKELY(slot->value != NULL && slot->size == size && slot->head0 == head0 &&
                   slot->head1 == head1) &&
         (size <= 16 ||
