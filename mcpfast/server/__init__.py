@@ -24,11 +24,16 @@ requests to the client, and the errors handlers may raise (:class:`ResourceNotFo
   string_args.py     string arguments (template variables, prompt args) -> typed values
   schema/, content.py, uri_template.py, pagination.py   building blocks
 
+The Redis-backed publisher and task store are in :mod:`mcpfast.scaleout` (also importable
+from here).
+
 Versions, per-version VersionFeatures, method names and log levels: :mod:`mcpfast.protocol`.
 """
 
-from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from typing import Any
+
 from mcpfast.auth import AccessToken
+from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.content import (
@@ -42,8 +47,6 @@ from mcpfast.server.content import (
 from mcpfast.server.context import Context
 from mcpfast.server.logs import LEVELS, MCPLogHandler
 from mcpfast.server.prompts import Prompt, PromptArgument, PromptMessage
-from mcpfast.server.redis_publisher import RedisPublisher, RedisUnavailable
-from mcpfast.server.redis_task_store import RedisTaskStore
 from mcpfast.server.requests_to_client import (
     ClientCapabilityError,
     ElicitationResult,
@@ -96,3 +99,17 @@ __all__ = [
     "ToolAnnotations",
     "ToolResult",
 ]
+
+# The Redis-backed implementations live in mcpfast.scaleout, a package above the server
+# (nothing below imports it): still importable from here, loaded when first asked for.
+_SCALE_OUT = {"RedisPublisher": "redis_publisher", "RedisUnavailable": "redis_connection",
+              "RedisTaskStore": "redis_task_store"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _SCALE_OUT.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"mcpfast.scaleout.{module}"), name)

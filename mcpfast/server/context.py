@@ -46,12 +46,12 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence
 
+from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.auth import AccessToken
 from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
 from mcpfast.server.input_required import input_channel
 from mcpfast.server.logs import level_index
@@ -72,9 +72,7 @@ from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.session import ReplyChannel, Session
-    from mcpfast.server.connection import ServerConnection
-    from mcpfast.server.server import Server
-    from mcpfast.server.tasks import TaskRun
+    from mcpfast.server.core import ConnectionHandle, ServerCore
 
 __all__ = ["Context", "Sent"]
 
@@ -105,13 +103,24 @@ SENT = Sent(True)
 NOT_SENT = Sent(False)
 
 
+class TaskHandle(Protocol):
+    """What a request's context uses of the task its tools/call may become
+    (:class:`~mcpfast.server.tasks.TaskRun` is one)."""
+
+    # The task's record once it is a task (with its ``task_id``), else None.
+    record: Any
+
+    async def escalate(self) -> bool:
+        """Become a task now; False when the request allows none."""
+
+
 class Context(RequestContext):
     """Context of one request or notification handled by the MCP server (module docstring)."""
 
     # task_run: the TaskRun of a tools/call that may become a task (set only then).
     # _back_channel: None for a 2026-07-28 request whose channel is made on first use.
     __slots__ = ("connection", "state", "_back_channel", "task_run")
-    task_run: TaskRun
+    task_run: TaskHandle
 
     def __init__(
         self,
@@ -120,7 +129,7 @@ class Context(RequestContext):
         method: str,
         params: Any,
         channel: Optional[ReplyChannel] = None,
-        connection: Optional[ServerConnection] = None,
+        connection: Optional[ConnectionHandle] = None,
         state: Optional[ProtocolState] = None,
         back_channel: BackChannel = SESSION_BACK_CHANNEL,
     ) -> None:
@@ -148,7 +157,7 @@ class Context(RequestContext):
     # -- protocol facts ----------------------------------------------------------------
 
     @property
-    def server(self) -> Server:
+    def server(self) -> ServerCore:
         """The Server handling the request."""
         connection = self.connection
         if connection is None:
@@ -166,6 +175,20 @@ class Context(RequestContext):
         """The caller's verified access token (HTTP with bearer auth), else None."""
         connection = self.connection
         return connection.auth if connection is not None else None
+
+    @property
+    def peer_address(self) -> Optional[str]:
+        """The client's address as the transport saw it (no port: ``"127.0.0.1"``), when
+        the transport knows one (TCP); else None (stdio, in-process, HTTP for now)."""
+        connection = self.connection
+        return connection.peer_address if connection is not None else None
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The transport's session id: Streamable HTTP's ``Mcp-Session-Id`` of a
+        2025-era session; None elsewhere (stdio, TCP, 2026-07-28 requests)."""
+        connection = self.connection
+        return connection.session_id if connection is not None else None
 
     @property
     def protocol_version(self) -> Optional[str]:

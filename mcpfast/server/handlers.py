@@ -56,9 +56,8 @@ from mcpfast.server.task_methods import install_task_handlers
 from mcpfast.server.tools_call import ToolsCall
 
 if TYPE_CHECKING:
-    from mcpfast.server.connection import ServerConnection
     from mcpfast.server.context import Context
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ConnectionHandle, ServerCore
 
 __all__ = ["install_handlers"]
 
@@ -91,14 +90,14 @@ async def _read_2026(pending: Any) -> Any:
         raise _not_found_2026(exc) from None
 
 
-def _connection(ctx: Context) -> ServerConnection:
+def _connection(ctx: Context) -> ConnectionHandle:
     connection = ctx.connection
     if connection is None:
         raise RuntimeError(f"{ctx.method} needs a server connection; this Context has none")
     return connection
 
 
-def install_handlers(server: Server) -> None:
+def install_handlers(server: ServerCore) -> None:
     """Register every MCP method of ``server`` on ``server.router``."""
     router = server.router
     tools = server.tools_catalog

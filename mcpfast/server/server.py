@@ -715,12 +715,15 @@ class Server:
         """``factory(send) -> connection`` for the transports."""
         return self.connect
 
-    def _attach(self, connection: ServerConnection) -> None:
+    def attach(self, connection: ServerConnection) -> None:
+        """A connection starts serving: among :attr:`connections` and the publisher's
+        subscribers (called by the connection; middleware is fixed from then on)."""
         self._served = True
         self._connections[connection] = None
         self.publisher.attach(connection)
 
-    def _detach(self, connection: ServerConnection) -> None:
+    def detach(self, connection: ServerConnection) -> None:
+        """A connection ended (called by the connection when it closes)."""
         self._connections.pop(connection, None)
         self.publisher.detach(connection)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from mcpfast.protocol.features import VersionFeatures, features_for
-from mcpfast.server.logs import LEVELS
+from mcpfast.protocol.log_levels import LEVELS
 
 __all__ = ["ProtocolState"]
 

@@ -27,7 +27,7 @@ from mcpfast.server.back_channel import BackChannel
 from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
-    from mcpfast.server.connection import ServerConnection
+    from mcpfast.server.core import ConnectionHandle
 
 __all__ = ["RequestState", "StateSource"]
 
@@ -45,7 +45,7 @@ class RequestState(NamedTuple):
 class StateSource(Protocol):
     """Claims the requests whose protocol state it provides (module docstring)."""
 
-    def state_for(self, connection: ServerConnection, method: str,
+    def state_for(self, connection: ConnectionHandle, method: str,
                   params: Any) -> Optional[RequestState]:
         """The request's state, or None to leave the request to the next source. May raise
         a JSONRPCError to refuse the request (malformed ``_meta``, say)."""

@@ -56,7 +56,7 @@ from mcpfast.server.state_source import RequestState
 
 if TYPE_CHECKING:
     from mcpfast.server.connection import ServerConnection
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ServerCore
 
 __all__ = ["CachePolicy", "StatelessEra", "discover_result"]
 
@@ -128,7 +128,7 @@ class StatelessEra:
 
     __slots__ = ("server", "_shapes", "_states", "_claims")
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerCore) -> None:
         self.server = server
         # Per version spoken: its result shapers (plain, cacheable), built once; a version
         # is a key only once it was found spoken, so the dict stays as small as the list.
@@ -296,7 +296,7 @@ def _request_state(version: str, client_info: Any, capabilities: Any,
     return ProtocolState(log_level, version, client_info, capabilities)
 
 
-def _make_shaper(server: Server, features: VersionFeatures,
+def _make_shaper(server: ServerCore, features: VersionFeatures,
                  cacheable: bool) -> Callable[[Any], Any]:
     info = server.server_info(features)
     policy = server.cache_policy
@@ -332,7 +332,7 @@ def _make_shaper(server: Server, features: VersionFeatures,
     return Extension({"resultType": "complete", "_meta": {info_key: info}}, shape)
 
 
-def discover_result(server: Server, ctx_state: ProtocolState) -> dict[str, Any]:
+def discover_result(server: ServerCore, ctx_state: ProtocolState) -> dict[str, Any]:
     """The ``server/discover`` result (before the era's shaping adds resultType, server
     info and caching hints)."""
     features = ctx_state.features if ctx_state.features is not None \

@@ -29,7 +29,7 @@ from mcpfast.server.task_record import CANCELLED, EXTENSION
 
 if TYPE_CHECKING:
     from mcpfast.server.context import Context
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ServerCore
 
 __all__ = ["install_task_handlers"]
 
@@ -37,7 +37,7 @@ __all__ = ["install_task_handlers"]
 LIST_PAGE = 100
 
 
-def install_task_handlers(server: Server) -> None:
+def install_task_handlers(server: ServerCore) -> None:
     """Register the ``tasks/*`` methods of ``server`` on its router."""
     manager = server.tasks
     form_of = manager.form_of_method

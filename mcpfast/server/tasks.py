@@ -73,6 +73,7 @@ from mcpfast.server.task_record import (
     TaskRecord,
 )
 from mcpfast.server.task_store import MemoryTaskStore, TaskStore
+from mcpfast.server.task_support import TASK_STARTS, TASK_SUPPORT
 
 if TYPE_CHECKING:
     from mcpfast.server.context import Context
@@ -83,8 +84,6 @@ __all__ = ["DEFAULT_POLL_INTERVAL_MS", "DEFAULT_TASK_TTL_MS", "TASK_STARTS", "TA
 
 _LOGGER = logging.getLogger("mcpfast.server")
 
-TASK_SUPPORT = ("forbidden", "optional", "required")
-TASK_STARTS = ("call", "handler")
 # How long a task's record is kept (from its creation) unless the server says otherwise,
 # and the polling interval suggested to clients.
 DEFAULT_TASK_TTL_MS = 3_600_000

@@ -67,7 +67,7 @@ from mcpfast.server.schema import (
     serialize_output,
 )
 from mcpfast.server.schema.sentinels import REQUIRED
-from mcpfast.server.tasks import TASK_STARTS, TASK_SUPPORT
+from mcpfast.server.task_support import TASK_STARTS, TASK_SUPPORT
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from mcpfast.jsonrpc.errors import INVALID_PARAMS
-from mcpfast.server.redis_task_store import RedisTaskStore
+from mcpfast.scaleout.redis_task_store import RedisTaskStore
 from mcpfast.server.task_record import TaskRecord
 from redis_server import redis_server
 

@@ -30,7 +30,7 @@ from functools import partial
 from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
-from mcpfast.server.redis_connection import (
+from mcpfast.scaleout.redis_connection import (
     ChannelSubscription,
     RedisUnavailable,
     close_redis,
