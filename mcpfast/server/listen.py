@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
 
-__all__ = ["ListenStream", "listen"]
+__all__ = ["ListenStream", "listen", "register"]
 
 # Filter field -> the kind of list it follows.
 LIST_FIELDS = {"toolsListChanged": "tools", "promptsListChanged": "prompts",
@@ -150,6 +150,12 @@ def honoured_filter(server: ServerCore, ctx: Context, wanted: dict[str, Any]) ->
             uris = list(dict.fromkeys(requested))
             honoured[RESOURCE_FIELD] = uris
     return honoured, frozenset(kinds), frozenset(uris)
+
+
+def register(server: ServerCore) -> None:
+    """Register subscriptions/listen on ``server.router``."""
+    server.router.add_request_handler(methods.SUBSCRIPTIONS_LISTEN,
+                                      lambda params, ctx: listen(server, params, ctx))
 
 
 def listen(server: ServerCore, params: Any, ctx: Context) -> Any:

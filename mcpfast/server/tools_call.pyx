@@ -30,10 +30,11 @@ cdef object _FEATURES = slot_descriptor(ProtocolState, "features")
 cdef class ToolsCall(RouteHandler):
     """``handler(params, ctx)`` of tools/call: ``tools`` is the server's dict of tools by
     name (the catalog's own, read at each call), ``fully`` the handler of every call but
-    the common one."""
+    the common one (readable: it decides every call, and the property test of
+    tests/server/test_compiled_rules_agree.py proves the common case answers the same)."""
 
     cdef dict tools
-    cdef object fully
+    cdef readonly object fully
 
     def __init__(self, dict tools not None, fully):
         if not callable(fully):
