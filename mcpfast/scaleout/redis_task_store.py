@@ -39,7 +39,7 @@ from mcpfast.scaleout.redis_connection import (
     safe_url,
     subscribe,
 )
-from mcpfast.server.task_record import TaskRecord
+from mcpfast.server.tasks.record import TaskRecord
 
 __all__ = ["RedisTaskStore"]
 

@@ -9,8 +9,11 @@ requests to the client, and the errors handlers may raise (:class:`ResourceNotFo
 :class:`ClientCapabilityError`). Module map:
 
   server.py          Server: registration API, capabilities, connections, run()
+  core.py            ServerCore / ConnectionHandle: what the lower modules may read
   connection.py      ServerConnection: one client (state, subscriptions, check chain)
-  handlers.py        the MCP methods (initialize, tools/call, resources/read, ...)
+  handlers.py        every feature's methods registered (install_handlers)
+  features/          the MCP methods of each feature (initialize, tools/call, ...)
+  tasks/             tools/call as tasks: manager, tasks/* methods, store, records
   context.py         Context: per-request view (logging, progress, sampling, ...)
   state.py           ProtocolState: negotiated version, client capabilities, log level
   state_source.py    where a request's ProtocolState and back channel come from
@@ -57,7 +60,7 @@ from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplat
 from mcpfast.server.schema import Field
 from mcpfast.server.server import Server
 from mcpfast.server.state import ProtocolState
-from mcpfast.server.task_store import MemoryTaskStore, TaskStore
+from mcpfast.server.tasks.store import MemoryTaskStore, TaskStore
 from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
 
 __all__ = [

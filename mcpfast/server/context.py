@@ -34,7 +34,7 @@ What it offers:
   (:mod:`mcpfast.server.input_required`; ``input_key=`` names the input there); where
   there is no way back to the client, one that fails at once naming the method;
 - ``await read_resource(uri)``: read one of this server's resources;
-- tasks: ``await run_as_task()``, ``task_id`` (:mod:`mcpfast.server.tasks`).
+- tasks: ``await run_as_task()``, ``task_id`` (:mod:`mcpfast.server.tasks.manager`).
 
 Logging and progress are sent at once; they return an already-completed awaitable that is
 truthy when something was sent, so both ``ctx.info("x")`` (sync code) and
@@ -375,7 +375,7 @@ class Context(RequestContext):
     # -- tasks -------------------------------------------------------------------------
 
     async def run_as_task(self) -> bool:
-        """Go on as a task (:mod:`mcpfast.server.tasks`, a tool with
+        """Go on as a task (:mod:`mcpfast.server.tasks.manager`, a tool with
         ``task_start="handler"``): the request is answered now with the task's handle and
         the function goes on in the background. True when it is (or already was) a task;
         False when the request allows none -- the function then goes on as a plain call."""

@@ -62,7 +62,7 @@ class ServerCore(Protocol):
     # -- fan-out, streams, tasks, the 2026-07-28 era ---------------------------------------
     publisher: Publisher
     listen_streams: set[Any]
-    # The TaskManager (mcpfast.server.tasks).
+    # The TaskManager (mcpfast.server.tasks.manager).
     tasks: Any
     # The StatelessEra (mcpfast.server.stateless), None when the server speaks no 2026 era.
     stateless_era: Any

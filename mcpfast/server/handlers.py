@@ -2,7 +2,7 @@
 
 ``install_handlers(server)`` has each feature register its methods from its own module
 (:mod:`mcpfast.server.features`, :mod:`mcpfast.server.listen`,
-:mod:`mcpfast.server.task_methods`), on the router of the declared core
+:mod:`mcpfast.server.tasks.methods`), on the router of the declared core
 (:class:`~mcpfast.server.core.ServerCore`). Handlers are sync functions closing over the
 server's catalogs (no attribute chains per call); those whose work is async (async tools,
 resources, prompts, completions) return a coroutine, which the session runs as a task.
@@ -24,9 +24,9 @@ Methods and their errors:
 - ``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list``:
   cached per version, paginated when the server has a page size (bad cursor: -32602).
 - ``tools/call``: unknown tool -32602; everything else is a CallToolResult (tools.py), or
-  for a tool with task support a task (:mod:`mcpfast.server.tasks`); a 2025-11-25
+  for a tool with task support a task (:mod:`mcpfast.server.tasks.manager`); a 2025-11-25
   ``params.task`` for a tool without: -32601.
-- ``tasks/*``: :mod:`mcpfast.server.task_methods`.
+- ``tasks/*``: :mod:`mcpfast.server.tasks.methods`.
 - ``resources/read``: unknown URI -32002 (resources.py).
 - ``resources/subscribe`` / ``unsubscribe``: subscribing to a URI that is neither a
   resource nor matches a template is -32002; unsubscribing from a URI not subscribed is
@@ -52,7 +52,7 @@ from mcpfast.server.features import (
     roots_methods,
     tool_methods,
 )
-from mcpfast.server.task_methods import install_task_handlers
+from mcpfast.server.tasks.methods import install_task_handlers
 
 if TYPE_CHECKING:
     from mcpfast.server.core import ServerCore

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from mcpfast.jsonrpc.errors import InvalidParams, MethodNotFound
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.server.publisher import Event, ListChanged, ResourceUpdated, TaskStatus
-from mcpfast.server.tasks import missing_extension
+from mcpfast.server.tasks.manager import missing_extension
 
 if TYPE_CHECKING:
     from mcpfast.server.context import Context

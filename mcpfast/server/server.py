@@ -71,8 +71,8 @@ from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMess
 from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
 from mcpfast.server.state_source import StateSource
 from mcpfast.server.stateless import CachePolicy, StatelessEra
-from mcpfast.server.task_store import TaskStore
-from mcpfast.server.tasks import DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, TaskManager
+from mcpfast.server.tasks.manager import DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, TaskManager
+from mcpfast.server.tasks.store import TaskStore
 from mcpfast.server.tools import Tool, check_icons
 from mcpfast.server.uri_template import UriTemplate, is_template
 
@@ -123,9 +123,9 @@ class Server:
     give every process of one service the same) and lifetime in seconds (600) of the
     requestState of 2026-07-28 InputRequiredResults (:mod:`mcpfast.server.input_required`).
     task_store, task_ttl_ms, task_poll_interval_ms: where the records of tasks live (a
-    :class:`~mcpfast.server.task_store.MemoryTaskStore` unless given), how long they are
+    :class:`~mcpfast.server.tasks.store.MemoryTaskStore` unless given), how long they are
     kept (1 h) and the polling interval suggested to clients (500 ms)
-    (:mod:`mcpfast.server.tasks`; tools opt in with ``task_support=``).
+    (:mod:`mcpfast.server.tasks.manager`; tools opt in with ``task_support=``).
     advertise: capabilities to declare even while nothing of the kind is registered
     ("tools", "resources", "prompts", "completions") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
@@ -301,7 +301,7 @@ class Server:
         """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
         or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function.
         ``task_support`` ("forbidden", "optional", "required") and ``task_start`` ("call",
-        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`).
+        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks.manager`).
         ``tags``: groups to enable or disable it with (:meth:`disable_tools`)."""
         if isinstance(fn, str):
             name, fn = fn, None

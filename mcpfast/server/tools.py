@@ -33,7 +33,7 @@ schema has: ``title`` and ``outputSchema`` from 2025-06-18, ``annotations`` from
 2025-03-26 (for 2025-03-26 a title goes into ``annotations.title``), ``icons`` from
 2025-11-25, ``_meta`` from 2025-06-18.
 
-Tasks (:mod:`mcpfast.server.tasks`): ``task_support`` ("forbidden", the default;
+Tasks (:mod:`mcpfast.server.tasks.manager`): ``task_support`` ("forbidden", the default;
 "optional"; "required") says whether a call may run as a task, ``task_start`` when the
 task is made ("call": before the function starts; "handler": at ``ctx.run_as_task()``).
 Under 2025-11-25 the definition carries ``execution.taskSupport``.
@@ -67,7 +67,7 @@ from mcpfast.server.schema import (
     serialize_output,
 )
 from mcpfast.server.schema.sentinels import REQUIRED
-from mcpfast.server.task_support import TASK_STARTS, TASK_SUPPORT
+from mcpfast.server.tasks.support import TASK_STARTS, TASK_SUPPORT
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
 

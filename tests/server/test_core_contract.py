@@ -25,7 +25,8 @@ from mcpfast.transports.http.session_table import SessionTable
 SERVER = pathlib.Path(core.__file__).parent
 # The modules the issue names: they take the core, never the Server facade.
 LOWER = ["connection.py", "handlers.py", "listen.py", "logs.py", "stateless.py",
-         "task_methods.py", "context.py", "input_required.py", "state_source.py", "tasks.py"]
+         "tasks/methods.py", "context.py", "input_required.py", "state_source.py",
+         "tasks/manager.py"]
 
 
 def _members(protocol: type) -> set[str]:

@@ -13,7 +13,7 @@ from mcpfast.scaleout.redis_publisher import RedisPublisher
 from mcpfast.scaleout.redis_session_directory import RedisSessionDirectory
 from mcpfast.scaleout.redis_task_store import RedisTaskStore
 from mcpfast.server.publisher import ResourceUpdated
-from mcpfast.server.task_record import TaskRecord
+from mcpfast.server.tasks.record import TaskRecord
 from redis_server import redis_server
 
 

@@ -13,5 +13,5 @@ calls them all):
   params.py              what every method's params are checked with
 
 ``subscriptions/listen`` is registered by :mod:`mcpfast.server.listen` and the ``tasks/*``
-methods by :mod:`mcpfast.server.task_methods`.
+methods by :mod:`mcpfast.server.tasks.methods`.
 """

@@ -1,6 +1,6 @@
 """``tools/list`` and ``tools/call``: an unknown tool is -32602; everything else is a
 CallToolResult (:mod:`mcpfast.server.tools`), or for a tool with task support a task
-(:mod:`mcpfast.server.tasks`); a 2025-11-25 ``params.task`` for a tool without: -32601.
+(:mod:`mcpfast.server.tasks.manager`); a 2025-11-25 ``params.task`` for a tool without: -32601.
 The common call (a known tool's compiled call, no task) is made by the compiled
 :class:`~mcpfast.server.tools_call.ToolsCall`; this module's handler decides every other."""
 

@@ -1,4 +1,4 @@
-"""The values of a tool's task options (:mod:`mcpfast.server.tasks`): a leaf, so that a
+"""The values of a tool's task options (:mod:`mcpfast.server.tasks.manager`): a leaf, so that a
 Tool checks its options without importing the task machinery that runs it."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ How a task ends: the function's return value -> ``completed`` with the CallToolR
 2025-11-25, as each revision says); a :class:`~mcpfast.jsonrpc.JSONRPCError` raised by the
 function -> ``failed`` with that error; ``tasks/cancel`` -> ``cancelled`` (the function's
 asyncio task is cancelled). Records live in the server's
-:class:`~mcpfast.server.task_store.TaskStore` for their TTL; a task is bound to the
+:class:`~mcpfast.server.tasks.store.TaskStore` for their TTL; a task is bound to the
 authenticated subject when there is one (and under 2025-11-25 without authentication, to
 the connection), and its id is 128 random bits.
 """
@@ -62,7 +62,7 @@ from mcpfast.server.input_required import input_key
 from mcpfast.server.publisher import Event, TaskStatus
 from mcpfast.server.requests_to_client import ClientCapabilityError
 from mcpfast.server.state import ProtocolState
-from mcpfast.server.task_record import (
+from mcpfast.server.tasks.record import (
     CANCELLED,
     COMPLETED,
     EXPERIMENTAL,
@@ -72,8 +72,8 @@ from mcpfast.server.task_record import (
     WORKING,
     TaskRecord,
 )
-from mcpfast.server.task_store import MemoryTaskStore, TaskStore
-from mcpfast.server.task_support import TASK_STARTS, TASK_SUPPORT
+from mcpfast.server.tasks.store import MemoryTaskStore, TaskStore
+from mcpfast.server.tasks.support import TASK_STARTS, TASK_SUPPORT
 
 if TYPE_CHECKING:
     from mcpfast.server.context import Context

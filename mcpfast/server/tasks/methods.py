@@ -1,4 +1,4 @@
-"""The ``tasks/*`` methods a Server answers (:mod:`mcpfast.server.tasks`).
+"""The ``tasks/*`` methods a Server answers (:mod:`mcpfast.server.tasks.manager`).
 
 Both task forms share the names where they can; what a request may use depends on its
 protocol version:
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError, RequestCancelled
 from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK
-from mcpfast.server.task_record import CANCELLED, EXTENSION
+from mcpfast.server.tasks.record import CANCELLED, EXTENSION
 
 if TYPE_CHECKING:
     from mcpfast.server.context import Context
