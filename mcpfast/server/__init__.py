@@ -12,18 +12,16 @@ requests to the client, and the errors handlers may raise (:class:`ResourceNotFo
   core.py            ServerCore / ConnectionHandle: what the lower modules may read
   connection.py      ServerConnection: one client (state, subscriptions, check chain)
   handlers.py        every feature's methods registered (install_handlers)
-  features/          the MCP methods of each feature (initialize, tools/call, ...)
+  features/          tools, resources, prompts, completion, catalogs, and each
+                     feature's MCP methods (initialize, tools/call, ...)
+  request/           Context, ProtocolState, state sources, back channels, requests to
+                     the client, InputRequiredResult, the invocation wrapper
+  eras/              the 2026-07-28 stateless era
   tasks/             tools/call as tasks: manager, tasks/* methods, store, records
-  context.py         Context: per-request view (logging, progress, sampling, ...)
-  state.py           ProtocolState: negotiated version, client capabilities, log level
-  state_source.py    where a request's ProtocolState and back channel come from
-  back_channel.py    how a request reaches the client (the session, or none)
   publisher.py       fan-out of list changes, resource updates and log broadcasts
-  invocation.py      one wrapper calling tools, resources, prompts and completions
-  tools.py / resources.py / prompts.py / completion.py   the registered things
-  catalog.py         cached, paginated list results
-  requests_to_client.py  sampling / elicitation / roots params and results
+  listen.py          2026-07-28 subscriptions/listen streams
   logs.py            the logging.Handler bridge to MCP log messages
+  connection_core, context_factories, tools_call   the compiled request path
   string_args.py     string arguments (template variables, prompt args) -> typed values
   schema/, content.py, uri_template.py, pagination.py   building blocks
 
@@ -37,7 +35,6 @@ from typing import Any
 
 from mcpfast.auth import AccessToken
 from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
-from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.content import (
     Annotations,
@@ -47,21 +44,22 @@ from mcpfast.server.content import (
     ResourceLink,
     Text,
 )
-from mcpfast.server.context import Context
+from mcpfast.server.features.completion import Completion, CompletionArgument, CompletionRef
+from mcpfast.server.features.prompts import Prompt, PromptArgument, PromptMessage
+from mcpfast.server.features.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.features.tools import Tool, ToolAnnotations, ToolResult
 from mcpfast.server.logs import LEVELS, MCPLogHandler
-from mcpfast.server.prompts import Prompt, PromptArgument, PromptMessage
-from mcpfast.server.requests_to_client import (
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.requests_to_client import (
     ClientCapabilityError,
     ElicitationResult,
     Root,
     SamplingResult,
 )
-from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.request.state import ProtocolState
 from mcpfast.server.schema import Field
 from mcpfast.server.server import Server
-from mcpfast.server.state import ProtocolState
 from mcpfast.server.tasks.store import MemoryTaskStore, TaskStore
-from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
 
 __all__ = [
     "AccessToken",

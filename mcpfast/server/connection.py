@@ -13,7 +13,7 @@ It is a subscriber of the server's publisher: ``deliver(event)`` sends list chan
 resource updates and log messages when this client wants them.
 
 Each request's Context gets its protocol state and back channel from the server's state
-sources (:mod:`mcpfast.server.state_source`), else from this connection's handshake. Before
+sources (:mod:`mcpfast.server.request.state_source`), else from this connection's handshake. Before
 routing, every request and notification passes an ordered chain of checks
 (``add_check``): the initialization gate first, then the server's ``request_checks``. A
 check refuses a request by raising JSONRPCError.
@@ -40,15 +40,15 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.connection_core import ConnectionCore
-from mcpfast.server.context import Context
 from mcpfast.server.context_factories import EitherEraContexts, HandshakeContexts
 from mcpfast.server.logs import level_index
 from mcpfast.server.publisher import Event, ListChanged, LogMessage, ResourceUpdated
-from mcpfast.server.requests_to_client import Root, parse_roots, require_capability
+from mcpfast.server.request.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.requests_to_client import Root, parse_roots, require_capability
+from mcpfast.server.request.state import ProtocolState
 from mcpfast.server.schema import to_jsonable
-from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
     from mcpfast.server.core import ServerCore

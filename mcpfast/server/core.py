@@ -23,9 +23,9 @@ from typing import Any, Callable, Mapping, Optional, Protocol
 from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.router import Router
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.server.catalog import Catalog
+from mcpfast.server.features.catalog import Catalog
 from mcpfast.server.publisher import Publisher
-from mcpfast.server.state import ProtocolState
+from mcpfast.server.request.state import ProtocolState
 
 __all__ = ["ConnectionHandle", "ServerCore"]
 
@@ -64,7 +64,7 @@ class ServerCore(Protocol):
     listen_streams: set[Any]
     # The TaskManager (mcpfast.server.tasks.manager).
     tasks: Any
-    # The StatelessEra (mcpfast.server.stateless), None when the server speaks no 2026 era.
+    # The StatelessEra (mcpfast.server.eras.stateless), None when the server speaks no 2026 era.
     stateless_era: Any
     # The CachePolicy of cacheable 2026-07-28 results.
     cache_policy: Any

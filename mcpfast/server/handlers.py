@@ -15,7 +15,7 @@ Methods and their errors:
   connection: -32600. Params without a string protocolVersion: -32602.
 - ``notifications/initialized``: completes initialization.
 - ``server/discover`` (2026-07-28): the versions spoken, capabilities, instructions
-  (:func:`mcpfast.server.stateless.discover_result`); without the revision's ``_meta``:
+  (:func:`mcpfast.server.eras.stateless.discover_result`); without the revision's ``_meta``:
   -32602.
 - ``subscriptions/listen`` (2026-07-28): a stream of list changes and resource updates
   (:mod:`mcpfast.server.listen`); under the handshake versions: -32601.

@@ -31,8 +31,8 @@ from mcpfast.server.publisher import Event, ListChanged, ResourceUpdated, TaskSt
 from mcpfast.server.tasks.manager import missing_extension
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["ListenStream", "listen", "register"]
 

@@ -13,7 +13,7 @@ CRITICAL -> critical; numbers in between round down), ``logger`` the record's lo
 name, ``data`` the formatted message. Where a record goes:
 
 - logged while a tool, resource, prompt or completion runs for a request (see
-  :data:`mcpfast.server.invocation.current_context`): to that request's client only, as
+  :data:`mcpfast.server.request.invocation.current_context`): to that request's client only, as
   ``ctx.log`` would -- another client must not learn about someone else's calls;
 - otherwise: broadcast to every initialized connection whose level lets it through.
 
@@ -33,7 +33,7 @@ import threading
 from typing import Any, Optional, Protocol
 
 from mcpfast.protocol.log_levels import LEVEL_INDEX, LEVELS, level_index
-from mcpfast.server.invocation import current_context, track_current_context
+from mcpfast.server.request.invocation import current_context, track_current_context
 
 __all__ = [
     "LEVELS",

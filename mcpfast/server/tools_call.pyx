@@ -12,9 +12,9 @@ cimport cython
 from mcpfast._core.cpython cimport mf_member_get, slot_descriptor
 from mcpfast._core.dispatch cimport RouteHandler
 
-from mcpfast.server.context import Context
-from mcpfast.server.state import ProtocolState
-from mcpfast.server.tools import Tool
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.state import ProtocolState
+from mcpfast.server.features.tools import Tool
 
 # The slots read on every call, through their descriptors (exact types only: a subclass
 # may define the name otherwise) -- no lookup in the type per read.

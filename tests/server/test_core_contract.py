@@ -24,9 +24,9 @@ from mcpfast.transports.http.session_table import SessionTable
 
 SERVER = pathlib.Path(core.__file__).parent
 # The modules the issue names: they take the core, never the Server facade.
-LOWER = ["connection.py", "handlers.py", "listen.py", "logs.py", "stateless.py",
-         "tasks/methods.py", "context.py", "input_required.py", "state_source.py",
-         "tasks/manager.py"]
+LOWER = ["connection.py", "handlers.py", "listen.py", "logs.py", "eras/stateless.py",
+         "tasks/methods.py", "request/context.py", "request/input_required.py",
+         "request/state_source.py", "tasks/manager.py"]
 
 
 def _members(protocol: type) -> set[str]:

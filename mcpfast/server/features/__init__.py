@@ -1,6 +1,11 @@
-"""The MCP methods of each server feature, each registered on the core's router by the
-feature's own module (``register(core)``; :func:`mcpfast.server.handlers.install_handlers`
-calls them all):
+"""mcpfast.server.features: what a server offers, and the MCP methods of each feature.
+
+The registered things: tools.py (Tool, ToolResult, ToolAnnotations), resources.py
+(Resource, ResourceTemplate), prompts.py (Prompt), completion.py (Completer), and
+catalog.py (the cached, paginated list results of each kind).
+
+The methods, each registered on the core's router by the feature's own module
+(``register(core)``; :func:`mcpfast.server.handlers.install_handlers` calls them all):
 
   lifecycle_methods.py   initialize, notifications/initialized, ping, server/discover
   logging_methods.py     logging/setLevel

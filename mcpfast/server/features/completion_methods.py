@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from mcpfast.jsonrpc.errors import InvalidParams, MethodNotFound
 from mcpfast.protocol import methods
-from mcpfast.server.completion import parse_completion_request
+from mcpfast.server.features.completion import parse_completion_request
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

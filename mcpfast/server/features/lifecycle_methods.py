@@ -12,12 +12,12 @@ from mcpfast.jsonrpc.errors import INVALID_REQUEST, InvalidParams, JSONRPCError
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.features import features_for
 from mcpfast.protocol.versions import STATELESS_VERSIONS, negotiate_version
+from mcpfast.server.eras.stateless import discover_result
 from mcpfast.server.features.params import connection_of, params_dict
-from mcpfast.server.stateless import discover_result
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

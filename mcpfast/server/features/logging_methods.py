@@ -11,8 +11,8 @@ from mcpfast.server.features.params import params_dict
 from mcpfast.server.logs import level_index
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

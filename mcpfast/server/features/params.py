@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from mcpfast.jsonrpc.errors import InvalidParams
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ConnectionHandle
+    from mcpfast.server.request.context import Context
 
 __all__ = ["connection_of", "list_handler", "params_dict", "required_str"]
 

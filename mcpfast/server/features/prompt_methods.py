@@ -1,5 +1,5 @@
 """``prompts/list`` and ``prompts/get`` (an unknown prompt or bad arguments: -32602,
-:mod:`mcpfast.server.prompts`)."""
+:mod:`mcpfast.server.features.prompts`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from mcpfast.protocol import methods
 from mcpfast.server.features.params import list_handler, params_dict, required_str
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

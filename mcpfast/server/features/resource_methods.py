@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from mcpfast.jsonrpc.errors import InvalidParams
 from mcpfast.protocol import methods
 from mcpfast.server.features.params import connection_of, list_handler, params_dict, required_str
-from mcpfast.server.resources import ResourceNotFound
+from mcpfast.server.features.resources import ResourceNotFound
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

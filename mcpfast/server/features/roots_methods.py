@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from mcpfast.protocol import methods
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

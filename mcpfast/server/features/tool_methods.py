@@ -1,5 +1,5 @@
 """``tools/list`` and ``tools/call``: an unknown tool is -32602; everything else is a
-CallToolResult (:mod:`mcpfast.server.tools`), or for a tool with task support a task
+CallToolResult (:mod:`mcpfast.server.features.tools`), or for a tool with task support a task
 (:mod:`mcpfast.server.tasks.manager`); a 2025-11-25 ``params.task`` for a tool without: -32601.
 The common call (a known tool's compiled call, no task) is made by the compiled
 :class:`~mcpfast.server.tools_call.ToolsCall`; this module's handler decides every other."""
@@ -16,8 +16,8 @@ from mcpfast.server.features.params import list_handler
 from mcpfast.server.tools_call import ToolsCall
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["register"]
 

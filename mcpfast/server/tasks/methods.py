@@ -8,7 +8,7 @@ protocol version:
   ``inputRequests``; an empty acknowledgement, unknown keys ignored) and ``tasks/cancel``
   (an empty acknowledgement, also for an ended task). Without the extension: -32021 with
   ``data.requiredCapabilities.extensions``. ``tasks/result`` and ``tasks/list`` do not exist
-  there (-32601, :mod:`mcpfast.server.stateless`).
+  there (-32601, :mod:`mcpfast.server.eras.stateless`).
 - 2025-11-25: ``tasks/get`` (the Task), ``tasks/result`` (waits for the end; the
   function's result, tagged with the task in ``_meta``, or its JSON-RPC error),
   ``tasks/list`` (the caller's tasks, paginated) and ``tasks/cancel`` (the cancelled Task;
@@ -28,8 +28,8 @@ from mcpfast.protocol.meta_keys import RELATED_TASK
 from mcpfast.server.tasks.record import CANCELLED, EXTENSION
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
     from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["install_task_handlers"]
 

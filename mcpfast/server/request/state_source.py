@@ -1,6 +1,6 @@
 """State sources: where a request's protocol state comes from, chosen per request.
 
-A request's :class:`~mcpfast.server.context.Context` reads the protocol facts (version,
+A request's :class:`~mcpfast.server.request.context.Context` reads the protocol facts (version,
 features, client capabilities, log level) from a :class:`ProtocolState`, and reaches the
 client through a back channel. Which state and which back channel depends on the request:
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol
 
-from mcpfast.server.back_channel import BackChannel
-from mcpfast.server.state import ProtocolState
+from mcpfast.server.request.back_channel import BackChannel
+from mcpfast.server.request.state import ProtocolState
 
 if TYPE_CHECKING:
     from mcpfast.server.core import ConnectionHandle

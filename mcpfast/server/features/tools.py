@@ -56,8 +56,8 @@ from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.header_params import header_params_of
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
-from mcpfast.server.invocation import PASS_JSONRPC_ERRORS, invoker
-from mcpfast.server.requests_to_client import ClientCapabilityError
+from mcpfast.server.request.invocation import PASS_JSONRPC_ERRORS, invoker
+from mcpfast.server.request.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import (
     ArgumentError,
     OutputError,

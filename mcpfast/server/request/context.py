@@ -29,9 +29,9 @@ What it offers:
 - progress: ``report_progress(progress, total=None, message=None)``;
 - requests to the client: ``await sample(...)``, ``await elicit(message, schema)``,
   ``await elicit_url(...)``, ``await list_roots()``, ``await ping()``, all through
-  ``back_channel`` (:mod:`mcpfast.server.back_channel`): the connection's session; under
+  ``back_channel`` (:mod:`mcpfast.server.request.back_channel`): the connection's session; under
   2026-07-28 an InputRequiredResult and the client's retry
-  (:mod:`mcpfast.server.input_required`; ``input_key=`` names the input there); where
+  (:mod:`mcpfast.server.request.input_required`; ``input_key=`` names the input there); where
   there is no way back to the client, one that fails at once naming the method;
 - ``await read_resource(uri)``: read one of this server's resources;
 - tasks: ``await run_as_task()``, ``task_id`` (:mod:`mcpfast.server.tasks.manager`).
@@ -52,10 +52,10 @@ from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
-from mcpfast.server.input_required import input_channel
 from mcpfast.server.logs import level_index
-from mcpfast.server.requests_to_client import (
+from mcpfast.server.request.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
+from mcpfast.server.request.input_required import input_channel
+from mcpfast.server.request.requests_to_client import (
     ElicitationResult,
     Root,
     SamplingResult,
@@ -67,8 +67,8 @@ from mcpfast.server.requests_to_client import (
     require_capability,
     sampling_params,
 )
+from mcpfast.server.request.state import ProtocolState
 from mcpfast.server.schema import to_jsonable
-from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.session import ReplyChannel, Session
@@ -142,7 +142,7 @@ class Context(RequestContext):
 
     @property
     def back_channel(self) -> BackChannel:
-        """How the request reaches the client (:mod:`mcpfast.server.back_channel`)."""
+        """How the request reaches the client (:mod:`mcpfast.server.request.back_channel`)."""
         channel = self._back_channel
         if channel is None:
             # A 2026-07-28 request that may ask for input (StatelessEra.claim): made now.
