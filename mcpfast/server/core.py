@@ -12,6 +12,12 @@ Types: this module sits low in the server package (the modules that use it must 
 imported by it, or the import graph would close a cycle), so a field whose class lives
 above it (the task manager, the stateless era, the completer, state sources, the request
 state codec) is declared ``Any`` here and documented by name.
+
+Compiled code reads the core in three places, each field owned by Python (set there,
+only read in C): ``connection_core.pyx`` reads ``default_log_level`` and ``publisher``
+through the connection's ``server`` field (declared in ``connection_core.pxd``), the
+context factories (``context_factories.pyx``) the stateless era's ``claim`` and ``claims``,
+and ``tools_call.pyx`` the tools catalog's dict.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 task and needs no header checks runs the tool's compiled call (``Tool._direct``) straight
 from the session's request path (:class:`mcpfast._core.dispatch.RouteHandler`); any other
 call -- a bad name, an unknown tool, a task, a tool with header parameters or its own
-``call`` -- goes to the full handler in :mod:`mcpfast.server.handlers`, which answers it.
+``call`` -- goes to the full handler (:mod:`mcpfast.server.features.tool_methods`), which answers it.
 
 Why compiled: the handler was the largest Python frame left on a request's path (52
 bytecodes), a few dict reads and attribute reads.
