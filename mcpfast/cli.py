@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from mcpfast import __version__
-from mcpfast.server.redis_publisher import RedisUnavailable
+from mcpfast.scaleout.redis_publisher import RedisUnavailable
 from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready, follow_supervisor
 
 __all__ = ["main", "parse_arguments", "parse_value"]
@@ -273,7 +273,7 @@ def _run(args: argparse.Namespace) -> int:
             store = None
             if args.redis is not None:
                 # One bucket per caller and tool for every process on this Redis.
-                from mcpfast.server.middleware.redis_rate_limit import RedisBuckets
+                from mcpfast.scaleout.redis_rate_limit import RedisBuckets
 
                 store = RedisBuckets(args.redis)
             server.add_middleware(RateLimit.from_flag(args.rate_limit, store))
@@ -299,14 +299,14 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.redis is not None:
         try:
-            from mcpfast.server.redis_publisher import RedisPublisher
-            from mcpfast.server.redis_task_store import RedisTaskStore
+            from mcpfast.scaleout.redis_publisher import RedisPublisher
+            from mcpfast.scaleout.redis_task_store import RedisTaskStore
 
             server.publisher = RedisPublisher(args.redis)
             server.tasks.store = RedisTaskStore(args.redis)
             if args.transport == "http" and not options.get("stateless"):
-                from mcpfast.transports.http.redis_event_store import RedisEventStore
-                from mcpfast.transports.http.redis_session_directory import RedisSessionDirectory
+                from mcpfast.scaleout.redis_event_store import RedisEventStore
+                from mcpfast.scaleout.redis_session_directory import RedisSessionDirectory
 
                 # 2025-era sessions served by any process, their streams resumed on any.
                 options["session_directory"] = RedisSessionDirectory(args.redis)

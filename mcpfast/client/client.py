@@ -366,7 +366,7 @@ class Client:
         session.close(exc)
         for subscriptions in self._subscriptions.values():
             for subscription in subscriptions:
-                subscription._end(exc)
+                subscription.end(exc)
         self._subscriptions.clear()
         self._tools = self._resources = self._subscribe = False
         self._prompts = self._completions = self._logging = False
@@ -691,7 +691,7 @@ class Client:
         if not self._subscribe:
             self._refuse("resources.subscribe", "resources/subscribe")
         _str_arg("uri", uri)
-        subscription = Subscription(self, uri, callback)
+        subscription = Subscription(self._release_subscription, uri, callback)
         # Registered before the request: an update may follow the response at once.
         self._subscriptions.setdefault(uri, []).append(subscription)
         try:
@@ -719,7 +719,7 @@ class Client:
         if "taskIds" in notifications and (type(extensions) is not dict
                                            or TASKS_EXTENSION not in extensions):
             raise ClientError("listening to tasks needs the tasks extension: Client(..., tasks=True)")
-        return Listening(self, notifications, timeout)
+        return Listening(self._open_listen, self._forget_listen, notifications, timeout)
 
     def _open_listen(self, listening: Listening) -> Any:
         session = self._session
@@ -729,7 +729,7 @@ class Client:
                 self._listen_hooks.add(method)
                 if method != RESOURCE_UPDATED_METHOD:
                     self._notifications.add_hook(method, self._route_listen(method))
-        params = with_meta({"notifications": listening._filter}, self._meta)
+        params = with_meta({"notifications": listening.requested}, self._meta)
         out = session.send_request(methods.SUBSCRIPTIONS_LISTEN, params, timeout=math.inf)
         self._listens[out.id] = listening
         return out
@@ -755,7 +755,7 @@ class Client:
         listening = self._listens.get(meta[meta_keys.SUBSCRIPTION_ID])
         if listening is None:
             return False
-        listening._push(method, params)
+        listening.push(method, params)
         return True
 
     async def unsubscribe(self, uri: str, *, timeout: Optional[float] = None) -> None:
@@ -764,12 +764,12 @@ class Client:
             self._refuse("resources.subscribe", "resources/unsubscribe")
         _str_arg("uri", uri)
         for subscription in self._subscriptions.pop(uri, ()):
-            subscription._end(None)
+            subscription.end(None)
         await self._request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def _forget(self, subscription: Subscription) -> bool:
         """Drop a subscription here; True when it was the last one of its URI."""
-        subscription._end(None)
+        subscription.end(None)
         subscriptions = self._subscriptions.get(subscription.uri)
         if subscriptions is None or subscription not in subscriptions:
             return False
@@ -796,7 +796,7 @@ class Client:
             return None
         awaitables = None
         for subscription in tuple(subscriptions):
-            result = subscription._push(params)
+            result = subscription.push(params)
             if result is not None:
                 if awaitables is None:
                     awaitables = [result]

@@ -17,10 +17,7 @@ that closes ends the iteration.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
-
-if TYPE_CHECKING:
-    from mcpfast.client.client import Client
+from typing import Any, AsyncIterator, Callable, Optional
 
 __all__ = ["Listening"]
 
@@ -28,13 +25,19 @@ _END = object()
 
 
 class Listening:
-    """One listen stream (module docstring). ``acknowledged``: the filter the server
-    honours (None until its acknowledgement arrives)."""
+    """One listen stream (module docstring). ``requested``: the filter asked for;
+    ``acknowledged``: the filter the server honours (None until its acknowledgement
+    arrives).
 
-    def __init__(self, client: Client, notifications: dict[str, Any],
-                 timeout: Optional[float]) -> None:
-        self._client = client
-        self._filter = notifications
+    ``open(stream)`` sends the listen request and returns it (its ``id``, ``future`` and
+    ``cancel``); ``forget(stream)`` tells the sender the stream ended. The client gives
+    both, and feeds the stream's notifications to :meth:`push`."""
+
+    def __init__(self, open: Callable[[Listening], Any], forget: Callable[[Listening], None],
+                 notifications: dict[str, Any], timeout: Optional[float]) -> None:
+        self._open = open
+        self._forget = forget
+        self.requested = notifications
         self._timeout = timeout
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._acknowledged: asyncio.Future[dict] = asyncio.get_running_loop().create_future()
@@ -43,7 +46,7 @@ class Listening:
         self.acknowledged: Optional[dict] = None
 
     async def __aenter__(self) -> Listening:
-        self._request = self._client._open_listen(self)
+        self._request = self._open(self)
         self.id = self._request.id
         self._request.future.add_done_callback(self._ended)
         waiter = asyncio.ensure_future(asyncio.shield(self._acknowledged))
@@ -67,12 +70,13 @@ class Listening:
         request = self._request
         if request is not None and not request.future.done():
             request.cancel("the client stopped listening")
-        self._client._forget_listen(self)
+        self._forget(self)
         self._queue.put_nowait(_END)
 
     # -- from the client's notification routing ----------------------------------------
 
-    def _push(self, method: str, params: Any) -> None:
+    def push(self, method: str, params: Any) -> None:
+        """One notification tagged with this stream's id (the acknowledgement or an event)."""
         if method == "notifications/subscriptions/acknowledged":
             notifications = params.get("notifications") if type(params) is dict else None
             if not self._acknowledged.done():
@@ -98,7 +102,7 @@ class Listening:
         return item
 
     def __repr__(self) -> str:
-        return f"<Listening id={self.id!r} {self._filter}>"
+        return f"<Listening id={self.id!r} {self.requested}>"
 
 
 def listen_filter(tools: bool, prompts: bool, resources: bool, uris: Any,

@@ -22,12 +22,9 @@ import asyncio
 import collections
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast.jsonrpc.errors import ConnectionClosed
-
-if TYPE_CHECKING:
-    from mcpfast.client.client import Client
 
 __all__ = ["MAX_QUEUED", "Subscription"]
 
@@ -41,16 +38,18 @@ class Subscription:
     """The updates of one subscribed resource (see the module docstring).
 
     ``uri``: the resource; ``active``: True until unsubscribed or disconnected.
+    ``release(subscription)``: what ends it on the client's side (given by the client,
+    which feeds it :meth:`push` and :meth:`end`).
     """
 
-    __slots__ = ("uri", "_client", "_callback", "_queue", "_waiter", "_active", "_error")
+    __slots__ = ("uri", "_release", "_callback", "_queue", "_waiter", "_active", "_error")
 
-    def __init__(self, client: Client, uri: str,
+    def __init__(self, release: Callable[[Subscription], Awaitable[None]], uri: str,
                  callback: Optional[Callable[[dict], Any]] = None) -> None:
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, not {type(callback).__name__}")
         self.uri = uri
-        self._client = client
+        self._release = release
         self._callback = callback
         self._queue: collections.deque = collections.deque(maxlen=MAX_QUEUED)
         self._waiter: Optional[asyncio.Future] = None
@@ -64,7 +63,7 @@ class Subscription:
 
     # -- fed by the client ---------------------------------------------------------------
 
-    def _push(self, params: dict) -> Any:
+    def push(self, params: dict) -> Any:
         """Deliver one update; returns an awaitable when an async callback needs running."""
         if not self._active:
             return None
@@ -82,7 +81,7 @@ class Subscription:
             waiter.set_result(None)
         return None
 
-    def _end(self, error: Optional[BaseException] = None) -> None:
+    def end(self, error: Optional[BaseException] = None) -> None:
         """Stop delivery: unsubscribed (error None) or disconnected (error set)."""
         if not self._active:
             return
@@ -126,7 +125,7 @@ class Subscription:
 
     async def unsubscribe(self) -> None:
         """Stop this subscription (``resources/unsubscribe`` when it was the URI's last)."""
-        await self._client._release_subscription(self)
+        await self._release(self)
 
     async def __aenter__(self) -> Subscription:
         return self

@@ -37,13 +37,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mcpfast._core.codec import encode_notification
 from mcpfast._core.dispatch import ContextCore, fill_context
-from mcpfast.jsonrpc.contract import ReplyChannel
+from mcpfast.jsonrpc.contract import PeerSession, ReplyChannel
 from mcpfast.jsonrpc.progress import reporter_for
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.batch import BatchReply
     from mcpfast.jsonrpc.runtime import TaskLike
-    from mcpfast.jsonrpc.session import Session
 
 __all__ = ["RequestContext"]
 
@@ -71,7 +70,7 @@ class RequestContext(ContextCore):
 
     def __init__(
         self,
-        session: Session,
+        session: PeerSession,
         request_id: int | str | None,
         method: str,
         params: Any,

@@ -58,9 +58,9 @@ All of these are called from one thread (the one running the event loop, if any)
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Callable, Optional, Protocol, Union, runtime_checkable
 
-__all__ = ["Connection", "ConnectionFactory", "Frame", "ReplyChannel", "Send"]
+__all__ = ["Connection", "ConnectionFactory", "Frame", "PeerSession", "ReplyChannel", "Send"]
 
 # What feed() accepts: one JSON text as bytes (or a zero-copy view of them) or str.
 Frame = Union[bytes, bytearray, memoryview, str]
@@ -76,6 +76,19 @@ class ReplyChannel(Protocol):
     def respond(self, frame: Optional[bytes]) -> None: ...
 
     def send(self, frame: bytes) -> None: ...
+
+
+class PeerSession(Protocol):
+    """What a request's context and progress reporter use of the session the request
+    came in on (:class:`~mcpfast.jsonrpc.session.Session` is one)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def send_related(self, channel: Optional[ReplyChannel], frame: bytes) -> None: ...
+
+    async def request(self, method: str, params: Any = None, *, timeout: Optional[float] = None,
+                      progress: Optional[Callable[..., Any]] = None, origin: Any = None) -> Any: ...
 
 
 @runtime_checkable

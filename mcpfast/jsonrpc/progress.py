@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mcpfast._core.codec import encode_notification
 
 if TYPE_CHECKING:
-    from mcpfast.jsonrpc.contract import ReplyChannel
-    from mcpfast.jsonrpc.session import Session
+    from mcpfast.jsonrpc.contract import PeerSession, ReplyChannel
 
 __all__ = [
     "PROGRESS_METHOD",
@@ -68,7 +67,7 @@ class ProgressReporter:
 
     __slots__ = ("token", "_session", "_channel", "_last", "_closed")
 
-    def __init__(self, token: int | str, session: Session, channel: ReplyChannel | None) -> None:
+    def __init__(self, token: int | str, session: PeerSession, channel: ReplyChannel | None) -> None:
         self.token = token
         self._session = session
         self._channel = channel
@@ -122,7 +121,7 @@ class ProgressReporter:
         return f"<ProgressReporter token={self.token!r} last={self._last!r} {state}>"
 
 
-def reporter_for(meta: dict[str, Any], request_id: Any, session: Session,
+def reporter_for(meta: dict[str, Any], request_id: Any, session: PeerSession,
                  channel: ReplyChannel | None) -> ProgressReporter | None:
     """The progress reporter of a request whose ``_meta`` is ``meta``: one when it carries
     a valid ``progressToken`` and the message is a request (``request_id`` not None), else

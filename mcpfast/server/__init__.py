@@ -9,27 +9,32 @@ requests to the client, and the errors handlers may raise (:class:`ResourceNotFo
 :class:`ClientCapabilityError`). Module map:
 
   server.py          Server: registration API, capabilities, connections, run()
+  core.py            ServerCore / ConnectionHandle: what the lower modules may read
   connection.py      ServerConnection: one client (state, subscriptions, check chain)
-  handlers.py        the MCP methods (initialize, tools/call, resources/read, ...)
-  context.py         Context: per-request view (logging, progress, sampling, ...)
-  state.py           ProtocolState: negotiated version, client capabilities, log level
-  state_source.py    where a request's ProtocolState and back channel come from
-  back_channel.py    how a request reaches the client (the session, or none)
+  handlers.py        every feature's methods registered (install_handlers)
+  features/          tools, resources, prompts, completion, catalogs, and each
+                     feature's MCP methods (initialize, tools/call, ...)
+  request/           Context, ProtocolState, state sources, back channels, requests to
+                     the client, InputRequiredResult, the invocation wrapper
+  eras/              the 2026-07-28 stateless era
+  tasks/             tools/call as tasks: manager, tasks/* methods, store, records
   publisher.py       fan-out of list changes, resource updates and log broadcasts
-  invocation.py      one wrapper calling tools, resources, prompts and completions
-  tools.py / resources.py / prompts.py / completion.py   the registered things
-  catalog.py         cached, paginated list results
-  requests_to_client.py  sampling / elicitation / roots params and results
+  listen.py          2026-07-28 subscriptions/listen streams
   logs.py            the logging.Handler bridge to MCP log messages
+  connection_core, context_factories, tools_call   the compiled request path
   string_args.py     string arguments (template variables, prompt args) -> typed values
   schema/, content.py, uri_template.py, pagination.py   building blocks
+
+The Redis-backed publisher and task store are in :mod:`mcpfast.scaleout` (also importable
+from here).
 
 Versions, per-version VersionFeatures, method names and log levels: :mod:`mcpfast.protocol`.
 """
 
-from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from typing import Any
+
 from mcpfast.auth import AccessToken
-from mcpfast.server.completion import Completion, CompletionArgument, CompletionRef
+from mcpfast.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.content import (
     Annotations,
@@ -39,23 +44,22 @@ from mcpfast.server.content import (
     ResourceLink,
     Text,
 )
-from mcpfast.server.context import Context
+from mcpfast.server.features.completion import Completion, CompletionArgument, CompletionRef
+from mcpfast.server.features.prompts import Prompt, PromptArgument, PromptMessage
+from mcpfast.server.features.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.features.tools import Tool, ToolAnnotations, ToolResult
 from mcpfast.server.logs import LEVELS, MCPLogHandler
-from mcpfast.server.prompts import Prompt, PromptArgument, PromptMessage
-from mcpfast.server.redis_publisher import RedisPublisher, RedisUnavailable
-from mcpfast.server.redis_task_store import RedisTaskStore
-from mcpfast.server.requests_to_client import (
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.requests_to_client import (
     ClientCapabilityError,
     ElicitationResult,
     Root,
     SamplingResult,
 )
-from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.request.state import ProtocolState
 from mcpfast.server.schema import Field
 from mcpfast.server.server import Server
-from mcpfast.server.state import ProtocolState
-from mcpfast.server.task_store import MemoryTaskStore, TaskStore
-from mcpfast.server.tools import Tool, ToolAnnotations, ToolResult
+from mcpfast.server.tasks.store import MemoryTaskStore, TaskStore
 
 __all__ = [
     "AccessToken",
@@ -96,3 +100,17 @@ __all__ = [
     "ToolAnnotations",
     "ToolResult",
 ]
+
+# The Redis-backed implementations live in mcpfast.scaleout, a package above the server
+# (nothing below imports it): still importable from here, loaded when first asked for.
+_SCALE_OUT = {"RedisPublisher": "redis_publisher", "RedisUnavailable": "redis_connection",
+              "RedisTaskStore": "redis_task_store"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _SCALE_OUT.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"mcpfast.scaleout.{module}"), name)

@@ -13,7 +13,7 @@ It is a subscriber of the server's publisher: ``deliver(event)`` sends list chan
 resource updates and log messages when this client wants them.
 
 Each request's Context gets its protocol state and back channel from the server's state
-sources (:mod:`mcpfast.server.state_source`), else from this connection's handshake. Before
+sources (:mod:`mcpfast.server.request.state_source`), else from this connection's handshake. Before
 routing, every request and notification passes an ordered chain of checks
 (``add_check``): the initialization gate first, then the server's ``request_checks``. A
 check refuses a request by raising JSONRPCError.
@@ -40,18 +40,18 @@ from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import Session
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import features_for
-from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
 from mcpfast.server.connection_core import ConnectionCore
-from mcpfast.server.context import Context
 from mcpfast.server.context_factories import EitherEraContexts, HandshakeContexts
 from mcpfast.server.logs import level_index
 from mcpfast.server.publisher import Event, ListChanged, LogMessage, ResourceUpdated
-from mcpfast.server.requests_to_client import Root, parse_roots, require_capability
+from mcpfast.server.request.back_channel import SESSION_BACK_CHANNEL, BackChannel, NoBackChannel
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.requests_to_client import Root, parse_roots, require_capability
+from mcpfast.server.request.state import ProtocolState
 from mcpfast.server.schema import to_jsonable
-from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ServerCore
 
 __all__ = ["Check", "ServerConnection"]
 
@@ -68,7 +68,7 @@ class ServerConnection(ConnectionCore):
     :class:`~mcpfast.auth.AccessToken` when the transport authenticates, else None).
     """
 
-    def __init__(self, server: Server, send: Callable[[bytes], None], *,
+    def __init__(self, server: ServerCore, send: Callable[[bytes], None], *,
                  loop: Optional[asyncio.AbstractEventLoop] = None,
                  runtime: Optional[Runtime] = None,
                  preset_version: Optional[str] = None) -> None:
@@ -77,6 +77,10 @@ class ServerConnection(ConnectionCore):
         self.capabilities: dict[str, Any] = {}
         # Set by a transport that authenticates its requests (HTTP bearer tokens).
         self.auth = None
+        # The client's address (no port), set by a transport that knows it (TCP).
+        self.peer_address: Optional[str] = None
+        # The transport's session id (Streamable HTTP's Mcp-Session-Id), set by it.
+        self.session_id: Optional[str] = None
         self.subscriptions = set()
         # Recycled and idle (see recycle): not among the server's connections.
         self.parked = False
@@ -118,7 +122,7 @@ class ServerConnection(ConnectionCore):
         self.feed_message = self.session.feed_message
         self.feed_request = self.session.feed_request
         self.feed_error = self.session.feed_error
-        server._attach(self)
+        server.attach(self)
 
     def _context_factory(self) -> Callable[..., Context]:
         connection = self
@@ -188,7 +192,7 @@ class ServerConnection(ConnectionCore):
 
     def close(self, exc: Optional[BaseException] = None) -> None:
         """The transport is gone: stop everything (idempotent)."""
-        self.server._detach(self)
+        self.server.detach(self)
         self.session.close(exc)
 
     # -- per-request checks ------------------------------------------------------------

@@ -4,7 +4,7 @@ what ConnectionCore does and why)."""
 from typing import Any, Optional
 
 from mcpfast.auth import AccessToken
-from mcpfast.server.state import ProtocolState
+from mcpfast.server.request.state import ProtocolState
 
 class ConnectionCore:
     """The fields and the recycling of a server connection; subclassed by

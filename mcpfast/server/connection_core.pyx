@@ -16,7 +16,7 @@ cimport cython
 from mcpfast._core.cpython cimport mf_member_set, mf_writable_member_descriptor, slot_descriptor
 from mcpfast._core.dispatch cimport SessionCore
 
-from mcpfast.server.state import ProtocolState
+from mcpfast.server.request.state import ProtocolState
 
 # ProtocolState.log_level, stored through its descriptor on every recycle (exact type only).
 cdef type _STATE_TYPE = ProtocolState

@@ -24,7 +24,7 @@ from mcpfast.server.connection_core cimport ConnectionCore
 
 from mcpfast.jsonrpc.progress import reporter_for
 from mcpfast.protocol import meta_keys as _meta_keys
-from mcpfast.server.context import Context
+from mcpfast.server.request.context import Context
 
 
 cdef object _CONNECTION = slot_descriptor(Context, "connection")

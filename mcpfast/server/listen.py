@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from mcpfast.jsonrpc.errors import InvalidParams, MethodNotFound
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.server.publisher import Event, ListChanged, ResourceUpdated, TaskStatus
-from mcpfast.server.tasks import missing_extension
+from mcpfast.server.tasks.manager import missing_extension
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
-__all__ = ["ListenStream", "listen"]
+__all__ = ["ListenStream", "listen", "register"]
 
 # Filter field -> the kind of list it follows.
 LIST_FIELDS = {"toolsListChanged": "tools", "promptsListChanged": "prompts",
@@ -50,7 +50,7 @@ class ListenStream:
 
     __slots__ = ("ctx", "server", "meta", "kinds", "uris", "task_ids", "ended")
 
-    def __init__(self, ctx: Context, server: Server, kinds: frozenset[str],
+    def __init__(self, ctx: Context, server: ServerCore, kinds: frozenset[str],
                  uris: frozenset[str], task_ids: frozenset[str] = frozenset()) -> None:
         self.ctx = ctx
         self.server = server
@@ -126,7 +126,7 @@ def requested_tasks(ctx: Context, wanted: dict[str, Any]) -> list[str]:
     return task_ids
 
 
-def honoured_filter(server: Server, ctx: Context, wanted: dict[str, Any]) -> tuple[dict, frozenset, frozenset]:
+def honoured_filter(server: ServerCore, ctx: Context, wanted: dict[str, Any]) -> tuple[dict, frozenset, frozenset]:
     """The acknowledged filter of lists and resources and the kinds and URIs it stands
     for (-32602 when malformed)."""
     assert ctx.state.features is not None
@@ -152,7 +152,13 @@ def honoured_filter(server: Server, ctx: Context, wanted: dict[str, Any]) -> tup
     return honoured, frozenset(kinds), frozenset(uris)
 
 
-def listen(server: Server, params: Any, ctx: Context) -> Any:
+def register(server: ServerCore) -> None:
+    """Register subscriptions/listen on ``server.router``."""
+    server.router.add_request_handler(methods.SUBSCRIPTIONS_LISTEN,
+                                      lambda params, ctx: listen(server, params, ctx))
+
+
+def listen(server: ServerCore, params: Any, ctx: Context) -> Any:
     """The handler of subscriptions/listen (module docstring): checks the filter at once (a
     malformed one is answered without a task) and, unless task ids need looking up first,
     acknowledges; returns the coroutine that keeps the stream open."""
@@ -167,7 +173,7 @@ def listen(server: Server, params: Any, ctx: Context) -> Any:
     return _open(_start(server, ctx, honoured, kinds, uris, []))
 
 
-def _start(server: Server, ctx: Context, honoured: dict, kinds: frozenset[str],
+def _start(server: ServerCore, ctx: Context, honoured: dict, kinds: frozenset[str],
            uris: frozenset[str], tasks: list[Any]) -> ListenStream:
     """Acknowledge, start delivering, and send the followed tasks' state as it is now."""
     stream = ListenStream(ctx, server, kinds, uris, frozenset(record.task_id for record in tasks))
@@ -181,7 +187,7 @@ def _start(server: Server, ctx: Context, honoured: dict, kinds: frozenset[str],
     return stream
 
 
-async def _open_following(server: Server, ctx: Context, honoured: dict, kinds: frozenset[str],
+async def _open_following(server: ServerCore, ctx: Context, honoured: dict, kinds: frozenset[str],
                           uris: frozenset[str], task_ids: list[str]) -> Any:
     # The store may be another process's (Redis): a change made while the ids are looked
     # up reaches this stream only through a later change or tasks/get.

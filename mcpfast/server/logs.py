@@ -13,7 +13,7 @@ CRITICAL -> critical; numbers in between round down), ``logger`` the record's lo
 name, ``data`` the formatted message. Where a record goes:
 
 - logged while a tool, resource, prompt or completion runs for a request (see
-  :data:`mcpfast.server.invocation.current_context`): to that request's client only, as
+  :data:`mcpfast.server.request.invocation.current_context`): to that request's client only, as
   ``ctx.log`` would -- another client must not learn about someone else's calls;
 - otherwise: broadcast to every initialized connection whose level lets it through.
 
@@ -30,17 +30,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional, Protocol
 
 from mcpfast.protocol.log_levels import LEVEL_INDEX, LEVELS, level_index
-from mcpfast.server.invocation import current_context, track_current_context
-
-if TYPE_CHECKING:
-    from mcpfast.server.server import Server
+from mcpfast.server.request.invocation import current_context, track_current_context
 
 __all__ = [
     "LEVELS",
     "LEVEL_INDEX",
+    "LogTarget",
     "MCPLogHandler",
     "level_index",
     "mcp_level_for",
@@ -60,10 +58,21 @@ def mcp_level_for(python_level: int) -> str:
     return "debug"
 
 
+class LogTarget(Protocol):
+    """What the handler needs of a server: whether logging is on, where a log message
+    goes outside a request, and the loop it must be handed to (a Server is one)."""
+
+    logging_enabled: bool
+    loop: Optional[asyncio.AbstractEventLoop]
+
+    def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int:
+        """A log message to every connection that wants its level."""
+
+
 class MCPLogHandler(logging.Handler):
     """Forwards Python log records to a server's connected clients (module docstring)."""
 
-    def __init__(self, server: Server, level: int = logging.NOTSET, *,
+    def __init__(self, server: LogTarget, level: int = logging.NOTSET, *,
                  include_tracebacks: bool = False) -> None:
         super().__init__(level)
         self.server = server

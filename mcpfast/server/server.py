@@ -58,22 +58,22 @@ from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.protocol.versions import SUPPORTED_VERSIONS
-from mcpfast.server.catalog import Catalog
-from mcpfast.server.completion import Completer
 from mcpfast.server.connection import ServerConnection
-from mcpfast.server.context import Context
+from mcpfast.server.eras.stateless import CachePolicy, StatelessEra
+from mcpfast.server.features.catalog import Catalog
+from mcpfast.server.features.completion import Completer
+from mcpfast.server.features.prompts import Prompt
+from mcpfast.server.features.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.features.tools import Tool, check_icons
 from mcpfast.server.handlers import install_handlers
-from mcpfast.server.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from mcpfast.server.logs import MCPLogHandler, level_index
 from mcpfast.server.middleware.pipeline import PipelineRouter, check_middleware
-from mcpfast.server.prompts import Prompt
 from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
-from mcpfast.server.resources import Resource, ResourceNotFound, ResourceTemplate
-from mcpfast.server.state_source import StateSource
-from mcpfast.server.stateless import CachePolicy, StatelessEra
-from mcpfast.server.task_store import TaskStore
-from mcpfast.server.tasks import DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, TaskManager
-from mcpfast.server.tools import Tool, check_icons
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
+from mcpfast.server.request.state_source import StateSource
+from mcpfast.server.tasks.manager import DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS, TaskManager
+from mcpfast.server.tasks.store import TaskStore
 from mcpfast.server.uri_template import UriTemplate, is_template
 
 __all__ = ["DEFAULT_CLIENT_REQUEST_TIMEOUT", "Server"]
@@ -111,21 +111,21 @@ class Server:
     publisher: delivers list changes, resource updates and log broadcasts to the
     connections (:mod:`mcpfast.server.publisher`; a LocalPublisher unless given).
     state_sources: sources asked, in order, for a request's protocol state before the
-    connection's handshake state (:mod:`mcpfast.server.state_source`).
+    connection's handshake state (:mod:`mcpfast.server.request.state_source`).
     request_checks: checks every request passes after the initialization gate, in order
     (``check(ctx)`` raises JSONRPCError to refuse the request).
     stateless: also answer 2026-07-28 requests (state from each request's ``_meta``, on
     the same connections and endpoints as the handshake versions;
-    :mod:`mcpfast.server.stateless`); True unless told otherwise.
+    :mod:`mcpfast.server.eras.stateless`); True unless told otherwise.
     cache: the caching hints (ttlMs, cacheScope) of cacheable 2026-07-28 results
-    (:class:`~mcpfast.server.stateless.CachePolicy`: 0 ms, "private" unless given).
+    (:class:`~mcpfast.server.eras.stateless.CachePolicy`: 0 ms, "private" unless given).
     request_state_secret, request_state_ttl: the HMAC key (random per Server unless given:
     give every process of one service the same) and lifetime in seconds (600) of the
-    requestState of 2026-07-28 InputRequiredResults (:mod:`mcpfast.server.input_required`).
+    requestState of 2026-07-28 InputRequiredResults (:mod:`mcpfast.server.request.input_required`).
     task_store, task_ttl_ms, task_poll_interval_ms: where the records of tasks live (a
-    :class:`~mcpfast.server.task_store.MemoryTaskStore` unless given), how long they are
+    :class:`~mcpfast.server.tasks.store.MemoryTaskStore` unless given), how long they are
     kept (1 h) and the polling interval suggested to clients (500 ms)
-    (:mod:`mcpfast.server.tasks`; tools opt in with ``task_support=``).
+    (:mod:`mcpfast.server.tasks.manager`; tools opt in with ``task_support=``).
     advertise: capabilities to declare even while nothing of the kind is registered
     ("tools", "resources", "prompts", "completions") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
@@ -301,7 +301,7 @@ class Server:
         """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
         or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function.
         ``task_support`` ("forbidden", "optional", "required") and ``task_start`` ("call",
-        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks`).
+        "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks.manager`).
         ``tags``: groups to enable or disable it with (:meth:`disable_tools`)."""
         if isinstance(fn, str):
             name, fn = fn, None
@@ -500,7 +500,7 @@ class Server:
 
     def completion(self, fn: Any = None, /) -> Any:
         """Register the completion handler (``@app.completion`` or ``@app.completion()``);
-        see :mod:`mcpfast.server.completion` for its signature."""
+        see :mod:`mcpfast.server.features.completion` for its signature."""
 
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
             self.completer = Completer(function, context_type=Context)
@@ -715,12 +715,15 @@ class Server:
         """``factory(send) -> connection`` for the transports."""
         return self.connect
 
-    def _attach(self, connection: ServerConnection) -> None:
+    def attach(self, connection: ServerConnection) -> None:
+        """A connection starts serving: among :attr:`connections` and the publisher's
+        subscribers (called by the connection; middleware is fixed from then on)."""
         self._served = True
         self._connections[connection] = None
         self.publisher.attach(connection)
 
-    def _detach(self, connection: ServerConnection) -> None:
+    def detach(self, connection: ServerConnection) -> None:
+        """A connection ended (called by the connection when it closes)."""
         self._connections.pop(connection, None)
         self.publisher.detach(connection)
 

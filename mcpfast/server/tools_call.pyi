@@ -9,4 +9,7 @@ class ToolsCall(RouteHandler):
     """``handler(params, ctx)`` of tools/call: the common call compiled, every other one
     given to ``fully``."""
 
+    @property
+    def fully(self) -> Callable[[Any, Any], Any]: ...
+
     def __init__(self, tools: dict[str, Any], fully: Callable[[Any, Any], Any]) -> None: ...

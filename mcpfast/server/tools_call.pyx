@@ -2,7 +2,7 @@
 task and needs no header checks runs the tool's compiled call (``Tool._direct``) straight
 from the session's request path (:class:`mcpfast._core.dispatch.RouteHandler`); any other
 call -- a bad name, an unknown tool, a task, a tool with header parameters or its own
-``call`` -- goes to the full handler in :mod:`mcpfast.server.handlers`, which answers it.
+``call`` -- goes to the full handler (:mod:`mcpfast.server.features.tool_methods`), which answers it.
 
 Why compiled: the handler was the largest Python frame left on a request's path (52
 bytecodes), a few dict reads and attribute reads.
@@ -12,9 +12,9 @@ cimport cython
 from mcpfast._core.cpython cimport mf_member_get, slot_descriptor
 from mcpfast._core.dispatch cimport RouteHandler
 
-from mcpfast.server.context import Context
-from mcpfast.server.state import ProtocolState
-from mcpfast.server.tools import Tool
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.state import ProtocolState
+from mcpfast.server.features.tools import Tool
 
 # The slots read on every call, through their descriptors (exact types only: a subclass
 # may define the name otherwise) -- no lookup in the type per read.
@@ -30,10 +30,11 @@ cdef object _FEATURES = slot_descriptor(ProtocolState, "features")
 cdef class ToolsCall(RouteHandler):
     """``handler(params, ctx)`` of tools/call: ``tools`` is the server's dict of tools by
     name (the catalog's own, read at each call), ``fully`` the handler of every call but
-    the common one."""
+    the common one (readable: it decides every call, and the property test of
+    tests/server/test_compiled_rules_agree.py proves the common case answers the same)."""
 
     cdef dict tools
-    cdef object fully
+    cdef readonly object fully
 
     def __init__(self, dict tools not None, fully):
         if not callable(fully):

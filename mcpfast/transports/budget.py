@@ -12,14 +12,18 @@ server as a whole is over budget.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict
+from typing import Dict, Protocol
 
-from mcpfast.transports.stream import check_positive_int
+from mcpfast.transports.option_checks import check_positive_int
 
-if TYPE_CHECKING:
-    from mcpfast.transports.stream import FrameProtocol
+__all__ = ["BudgetHolder", "InputBudget"]
 
-__all__ = ["InputBudget"]
+
+class BudgetHolder(Protocol):
+    """What holds bytes under a budget (a FrameProtocol): told when it is dropped."""
+
+    def drop_for_budget(self, total: int, limit: int) -> None:
+        """Drop the incomplete line held (``total`` bytes were held, above ``limit``)."""
 
 
 class InputBudget:
@@ -30,7 +34,7 @@ class InputBudget:
 
     def __init__(self, limit: int) -> None:
         self.limit = check_positive_int("max_buffered", limit)
-        self._held: Dict[FrameProtocol, int] = {}
+        self._held: Dict[BudgetHolder, int] = {}
         self._total = 0
 
     @property
@@ -38,7 +42,7 @@ class InputBudget:
         """Bytes of incomplete lines held by the connections right now."""
         return self._total
 
-    def update(self, protocol: FrameProtocol, held: int) -> None:
+    def update(self, protocol: BudgetHolder, held: int) -> None:
         """protocol now holds ``held`` bytes of an incomplete line; enforce the limit."""
         self._total += held - self._held.pop(protocol, 0)
         if held:
@@ -49,6 +53,6 @@ class InputBudget:
             self.release(victim)
             victim.drop_for_budget(total, self.limit)
 
-    def release(self, protocol: FrameProtocol) -> None:
+    def release(self, protocol: BudgetHolder) -> None:
         """protocol holds nothing any more (closed, or dropped)."""
         self._total -= self._held.pop(protocol, 0)

@@ -59,6 +59,7 @@ from time import monotonic_ns
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Set
 
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE, FrameTooLarge, LineFramer
+from mcpfast.transports.option_checks import check_positive_int
 
 if TYPE_CHECKING:
     from mcpfast.transports.budget import InputBudget
@@ -149,11 +150,17 @@ class InputBudgetExceeded(ConnectionError):
     """What conn.close gets when a server's budget for incomplete lines dropped it."""
 
 
-def check_positive_int(name: str, value: Any) -> int:
-    """value if it is an int > 0 (bool refused); ValueError naming it otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
+def peer_address(transport: Optional[asyncio.BaseTransport]) -> Optional[str]:
+    """The address of a socket transport's peer, without its port (``"127.0.0.1"``,
+    ``"::1"``; a Unix socket's path when it has one), else None (stdio, pipes)."""
+    if transport is None:
+        return None
+    peer = transport.get_extra_info("peername")
+    if isinstance(peer, tuple) and peer and isinstance(peer[0], str):
+        return peer[0]
+    if isinstance(peer, str) and peer:
+        return peer
+    return None
 
 
 def check_timeout(name: str, value: Any) -> float:
@@ -410,6 +417,9 @@ class FrameProtocol(asyncio.Protocol):
             return
         self.conn = conn
         self._feed = conn.feed
+        if hasattr(conn, "peer_address"):
+            # The transport contract's optional attribute: who is on the other end.
+            conn.peer_address = peer_address(self._reader)
         if self._idle_timeout is not None:
             self._arm_idle_timer()
 

@@ -251,7 +251,7 @@ def test_listen_and_input_rounds_over_streamable_http():
 
 def test_caching_hints_are_honoured_until_expiry_or_a_list_change():
     from mcpfast.client.stateless import ResultCache
-    from mcpfast.server.stateless import CachePolicy
+    from mcpfast.server.eras.stateless import CachePolicy
 
     async def main():
         app = make_server(cache=CachePolicy(ttl_ms=60_000, scope="public"))

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpfast import Context, Server
+from mcpfast.server.features.tools import Tool, _argument_taker, _takes_plain_arguments_positionally
 from mcpfast.server.schema import ArgumentError, Field, function_schema
-from mcpfast.server.tools import Tool, _argument_taker, _takes_plain_arguments_positionally
 
 
 class Point(TypedDict):

@@ -6,7 +6,7 @@ import pytest
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from mcpfast.server import Completion, CompletionArgument, CompletionRef, Context, Server
-from mcpfast.server.completion import completion_result
+from mcpfast.server.features.completion import completion_result
 
 
 def base_server():

@@ -11,7 +11,7 @@ import pytest
 from loop import until
 from mcpfast.jsonrpc.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcpfast.server import ClientCapabilityError, Context, PromptMessage, Root, Server
-from mcpfast.server.context import NOT_SENT, SENT
+from mcpfast.server.request.context import NOT_SENT, SENT
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -403,7 +403,7 @@ def test_url_elicitation(ready_client):
 
 def test_elicitation_schema_checks():
     from mcpfast.protocol.features import features_for
-    from mcpfast.server.requests_to_client import elicitation_params
+    from mcpfast.server.request.requests_to_client import elicitation_params
 
     features = features_for("2025-11-25")
     with pytest.raises(ValueError):

@@ -12,9 +12,9 @@ from mcpfast import Server
 from mcpfast._core.dispatch import ContextFactory
 from mcpfast.jsonrpc.errors import NOT_INITIALIZED, JSONRPCError
 from mcpfast.protocol import meta_keys
-from mcpfast.server.context import Context
 from mcpfast.server.context_factories import EitherEraContexts, HandshakeContexts
-from mcpfast.server.state_source import RequestState
+from mcpfast.server.request.context import Context
+from mcpfast.server.request.state_source import RequestState
 
 V2026 = "2026-07-28"
 

@@ -13,7 +13,7 @@ import pytest
 from mcpfast import AccessToken, Context, Server
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcpfast.protocol import meta_keys
-from mcpfast.server.input_required import RequestStateCodec, params_digest
+from mcpfast.server.request.input_required import RequestStateCodec, params_digest
 
 from .test_stateless_era import V2026, Wire, meta
 

@@ -217,8 +217,8 @@ def test_closing_the_stream_stops_the_notifications(mcp_schema):
 def test_a_change_in_another_process_reaches_the_stream(mcp_schema):
     """Two servers sharing a RedisTaskStore and a RedisPublisher, as two worker processes
     do: a task running on one, followed on the other, cancelled on the other."""
-    from mcpfast.server.redis_publisher import RedisPublisher
-    from mcpfast.server.redis_task_store import RedisTaskStore
+    from mcpfast.scaleout.redis_publisher import RedisPublisher
+    from mcpfast.scaleout.redis_task_store import RedisTaskStore
 
     async def main(url: str) -> None:
         owner, other = make_server(), make_server()
@@ -252,7 +252,7 @@ def test_a_change_in_another_process_reaches_the_stream(mcp_schema):
 
 
 def test_a_task_status_event_crosses_redis_as_json():
-    from mcpfast.server.redis_publisher import _EVENTS
+    from mcpfast.scaleout.redis_publisher import _EVENTS
 
     event = TaskStatus({"taskId": "t", "status": "working"})
     assert _EVENTS[type(event).__name__](*json.loads(json.dumps(list(event)))) == event

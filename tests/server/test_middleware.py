@@ -577,7 +577,7 @@ def test_rate_limit_shared_through_redis_by_two_processes():
 
 
 def test_redis_buckets_refill_expire_and_let_calls_through_while_redis_is_down(caplog):
-    from mcpfast.server.middleware.redis_rate_limit import RedisBuckets
+    from mcpfast.scaleout.redis_rate_limit import RedisBuckets
     from redis_server import redis_server
 
     async def main(redis: Any) -> None:

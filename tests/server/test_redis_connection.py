@@ -1,4 +1,4 @@
-"""The Redis connections every Redis component shares (mcpfast.server.redis_connection),
+"""The Redis connections every Redis component shares (mcpfast.scaleout.redis_connection),
 against a real redis-server: after Redis restarts (kill -9, the same port) the pooled
 connections are dead, and the next commands must still be answered."""
 
@@ -11,8 +11,8 @@ import socket
 import pytest
 
 from loop import eventually
-from mcpfast.server import redis_connection
-from mcpfast.server.redis_connection import ChannelWriter, Outage, RedisUnavailable, Sequence, command, redis_client
+from mcpfast.scaleout import redis_connection
+from mcpfast.scaleout.redis_connection import ChannelWriter, Outage, RedisUnavailable, Sequence, command, redis_client
 from redis_server import redis_server
 
 

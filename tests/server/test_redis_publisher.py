@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mcpfast import Server
+from mcpfast.scaleout.redis_publisher import RedisPublisher, RedisUnavailable
 from mcpfast.server.publisher import ListChanged, LogMessage, ResourceUpdated
-from mcpfast.server.redis_publisher import RedisPublisher, RedisUnavailable
 from redis_server import free_port, redis_server
 
 

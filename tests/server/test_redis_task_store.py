@@ -9,8 +9,8 @@ import time
 import pytest
 
 from mcpfast.jsonrpc.errors import INVALID_PARAMS
-from mcpfast.server.redis_task_store import RedisTaskStore
-from mcpfast.server.task_record import TaskRecord
+from mcpfast.scaleout.redis_task_store import RedisTaskStore
+from mcpfast.server.tasks.record import TaskRecord
 from redis_server import redis_server
 
 from .test_tasks import Client2026, make_server

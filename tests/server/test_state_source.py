@@ -13,9 +13,9 @@ from fake_runtime import FakeRuntime
 from mcpfast import Context, Server
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, NOT_INITIALIZED, InvalidParams
 from mcpfast.protocol import meta_keys
-from mcpfast.server.back_channel import NoBackChannel
-from mcpfast.server.state import ProtocolState
-from mcpfast.server.state_source import RequestState
+from mcpfast.server.request.back_channel import NoBackChannel
+from mcpfast.server.request.state import ProtocolState
+from mcpfast.server.request.state_source import RequestState
 
 
 class MetaStateSource:

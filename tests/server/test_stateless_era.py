@@ -16,7 +16,7 @@ from mcpfast.jsonrpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_INITIAL
 from mcpfast.protocol import meta_keys
 from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
 from mcpfast.protocol.versions import SPOKEN_VERSIONS
-from mcpfast.server.stateless import CachePolicy
+from mcpfast.server.eras.stateless import CachePolicy
 
 V2026 = "2026-07-28"
 
@@ -213,7 +213,7 @@ def test_requests_declaring_nothing_share_one_state_per_level(mcp_schema):
 def test_common_claims_are_kept_per_version_level_and_method_and_stay_bounded(mcp_schema):
     # A claim of the common case is kept once its checks passed; refused ones never are,
     # and unknown method names (from the network) cannot grow the cache without bound.
-    from mcpfast.server.stateless import _CLAIMS_KEPT
+    from mcpfast.server.eras.stateless import _CLAIMS_KEPT
 
     app = make_server()
     era = app.stateless_era
@@ -401,7 +401,7 @@ def test_the_context_factory_fills_a_context_as_its_constructor_does():
     # The connection's factory sets RequestContext's and Context's fields in place: the
     # same values as Context(...) gives, for every kind of params.
     from mcpfast.jsonrpc.context import RequestContext
-    from mcpfast.server.context import Context as ServerContext
+    from mcpfast.server.request.context import Context as ServerContext
 
     app = make_server()
     connection = app.connect(lambda frame: None)

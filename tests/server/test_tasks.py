@@ -19,8 +19,8 @@ from mcpfast.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcpfast.protocol import meta_keys
 from mcpfast.server import ToolResult
-from mcpfast.server.task_record import TaskRecord
-from mcpfast.server.task_store import MemoryTaskStore, TaskStoreFull
+from mcpfast.server.tasks.record import TaskRecord
+from mcpfast.server.tasks.store import MemoryTaskStore, TaskStoreFull
 
 V2026 = "2026-07-28"
 EXT = meta_keys.TASKS_EXTENSION

@@ -585,7 +585,7 @@ def test_any_arguments_give_a_valid_result(ready_client, arguments, name):
 
 
 def test_async_functions_that_never_await_are_told_apart():
-    from mcpfast.server.invocation import never_suspends
+    from mcpfast.server.request.invocation import never_suspends
 
     async def plain(text: str) -> str:
         return text.upper()
@@ -648,7 +648,7 @@ def test_an_async_tool_that_never_awaits_is_answered_at_once_and_one_that_awaits
 def test_an_async_tool_run_at_once_that_suspends_fails_and_is_closed(ready_client, monkeypatch):
     # Code without await cannot suspend; were never_suspends ever wrong, the tool fails
     # (isError) and its coroutine is closed rather than left half run.
-    from mcpfast.server import invocation
+    from mcpfast.server.request import invocation
 
     monkeypatch.setattr(invocation, "never_suspends", lambda fn: True)
     closed: list[bool] = []
@@ -696,7 +696,7 @@ def test_tools_call_runs_a_plain_tool_directly_as_tool_call_would(ready_client):
     # call (Tool._direct), with the answers Tool.call gives: arguments refused, the
     # context passed, structured output, tool errors; other tools go through Tool.call.
     from mcpfast.server import Context
-    from mcpfast.server.tools import Tool
+    from mcpfast.server.features.tools import Tool
 
     app = Server("direct")
 
@@ -770,7 +770,7 @@ def test_a_str_result_built_compiled_is_what_finish_builds():
     # A str returned by a tool without output schema is made one text block on the
     # compiled path, as Tool._finish makes it: a new result every time.
     from mcpfast.protocol.features import features_for
-    from mcpfast.server.tools import Tool
+    from mcpfast.server.features.tools import Tool
 
     features = features_for("2025-11-25")
 

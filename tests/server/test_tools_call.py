@@ -78,9 +78,9 @@ def test_the_servers_own_tool_context_and_state_are_read_through_their_slots():
     """With the real Tool, Context and ProtocolState the handler reads their slots through
     descriptors fetched once (no lookup in the type); a subclass of each is read as any
     object is, so whatever it defines under those names counts."""
-    from mcpfast.server.context import Context
-    from mcpfast.server.state import ProtocolState
-    from mcpfast.server.tools import Tool as RealTool
+    from mcpfast.server.features.tools import Tool as RealTool
+    from mcpfast.server.request.context import Context
+    from mcpfast.server.request.state import ProtocolState
 
     app = Server("tools")
 

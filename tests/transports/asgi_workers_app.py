@@ -7,9 +7,9 @@ import time
 
 from workers_app import app
 
+from mcpfast.scaleout.redis_event_store import RedisEventStore
+from mcpfast.scaleout.redis_session_directory import RedisSessionDirectory
 from mcpfast.server import RedisPublisher, RedisTaskStore
-from mcpfast.transports.http.redis_event_store import RedisEventStore
-from mcpfast.transports.http.redis_session_directory import RedisSessionDirectory
 
 
 @app.tool()

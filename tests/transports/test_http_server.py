@@ -172,7 +172,7 @@ async def asgi_call(app, scope, messages):
 
 
 def test_the_asgi_app_starts_what_the_server_shares_and_refuses_when_it_cannot():
-    from mcpfast.server.redis_connection import RedisUnavailable
+    from mcpfast.scaleout.redis_connection import RedisUnavailable
     from mcpfast.transports.http import ASGIApp
 
     async def main():

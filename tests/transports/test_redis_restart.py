@@ -8,12 +8,12 @@ import asyncio
 import socket
 
 from loop import eventually
+from mcpfast.scaleout.redis_event_store import RedisEventStore
+from mcpfast.scaleout.redis_publisher import RedisPublisher
+from mcpfast.scaleout.redis_session_directory import RedisSessionDirectory
+from mcpfast.scaleout.redis_task_store import RedisTaskStore
 from mcpfast.server.publisher import ResourceUpdated
-from mcpfast.server.redis_publisher import RedisPublisher
-from mcpfast.server.redis_task_store import RedisTaskStore
-from mcpfast.server.task_record import TaskRecord
-from mcpfast.transports.http.redis_event_store import RedisEventStore
-from mcpfast.transports.http.redis_session_directory import RedisSessionDirectory
+from mcpfast.server.tasks.record import TaskRecord
 from redis_server import redis_server
 
 

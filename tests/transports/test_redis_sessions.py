@@ -12,11 +12,11 @@ import pytest
 
 from endpoint_requests import answer, initialize, post, request
 from mcpfast import Context, Server
-from mcpfast.server.redis_connection import RedisUnavailable
-from mcpfast.server.redis_publisher import RedisPublisher
+from mcpfast.scaleout.redis_connection import RedisUnavailable
+from mcpfast.scaleout.redis_event_store import RedisEventStore
+from mcpfast.scaleout.redis_publisher import RedisPublisher
+from mcpfast.scaleout.redis_session_directory import RedisSessionDirectory
 from mcpfast.transports.http import HTTPRequest
-from mcpfast.transports.http.redis_event_store import RedisEventStore
-from mcpfast.transports.http.redis_session_directory import RedisSessionDirectory
 from redis_server import free_port, redis_server
 
 
@@ -60,7 +60,7 @@ def test_events_are_replayed_after_an_id_by_another_store_and_trimmed():
 
 
 def test_a_write_lost_before_redis_got_it_resumes_after_the_same_process_older_events():
-    from mcpfast.transports.http.redis_event_store import _resume_index
+    from mcpfast.scaleout.redis_event_store import _resume_index
 
     tags = ["a-1", "a-2", "b-1", "a-5", "b-2"]
     assert _resume_index(tags, "a-2") == 2  # found

@@ -1,7 +1,7 @@
 """The request pipeline: middleware around every request and notification a Server routes.
 
 A middleware is an async callable ``mw(ctx, call_next)``: ``ctx`` is the request's
-:class:`~mcpfast.server.context.Context` (``method``, ``params``, ``request_id`` -- None for
+:class:`~mcpfast.server.request.context.Context` (``method``, ``params``, ``request_id`` -- None for
 a notification --, ``auth``, ``state``, ``lifespan`` ...) and ``await call_next(ctx)`` runs
 the rest of the chain and the handler, returning the handler's result. A middleware may
 change ``ctx.params`` before calling on, change or replace the result, answer by itself

@@ -7,9 +7,10 @@ catalogue's "Rate limit exceeded", severity warning: it may succeed later) and d
 its handler runs.
 
 The key is ``(caller, tool)``: the caller is the authenticated subject (``ctx.auth``)
-when the transport authenticates, else "anonymous" -- every unauthenticated caller then
-shares one bucket per tool, so give ``key=`` (``key(ctx) -> hashable``) to tell callers
-apart another way; the tool is the tools/call's name when it names a registered tool,
+when the transport authenticates, else ``"address:<ip>"`` with the client's address when
+the transport knows it (``ctx.peer_address``: TCP), else "anonymous" -- every such
+caller then shares one bucket per tool, so give ``key=`` (``key(ctx) -> hashable``) to
+tell callers apart another way; the tool is the tools/call's name when it names a registered tool,
 else "?" (names from the peer never make buckets of their own). ``methods``: which requests
 are limited ("tools/call" unless given; every request: ``methods=None``, keyed by method
 instead of tool). At most ``max_keys`` buckets are kept (10,000): beyond, the bucket used
@@ -17,7 +18,7 @@ least recently is dropped (a dropped bucket comes back full). ``clock``: seconds
 (``time.monotonic`` unless given; a test passes a fake one). The buckets live in this
 process unless ``store=`` holds them elsewhere: an object whose ``async take(key, rate,
 burst) -> float`` does what :meth:`RateLimit.retry_after` does, such as
-:class:`~mcpfast.server.middleware.redis_rate_limit.RedisBuckets` (one bucket per key for
+:class:`~mcpfast.scaleout.redis_rate_limit.RedisBuckets` (one bucket per key for
 every process of a deployment; ``mcpfast run --rate-limit ... --redis URL``).
 """
 
@@ -104,10 +105,14 @@ class RateLimit(Middleware):
                              f"got {text!r}: {exc}") from None
 
     def default_key(self, ctx: Any) -> Hashable:
-        """(the subject or "anonymous", the registered tool's name or "?"; the method
-        for requests other than tools/call)."""
+        """(the subject, else "address:<client address>", else "anonymous"; the
+        registered tool's name or "?", or the method for requests other than tools/call)."""
         auth = ctx.auth
-        caller = auth.subject if auth is not None else "anonymous"
+        if auth is not None:
+            caller = auth.subject
+        else:
+            address = ctx.peer_address
+            caller = f"address:{address}" if address is not None else "anonymous"
         if ctx.method != mcp_methods.TOOLS_CALL:
             return caller, ctx.method
         params = ctx.params

@@ -6,7 +6,9 @@ JSON formatter): ``mcp_method``, ``mcp_target`` (the tool or prompt name, the re
 None for other methods), ``mcp_outcome`` ("ok", "tool error" for a CallToolResult with
 isError, "error <code>" for a JSON-RPC error, "internal error" for any other exception,
 "cancelled"), ``mcp_duration_ms``, ``mcp_request_id``, ``mcp_subject`` (the authenticated
-subject, else None) and ``mcp_client`` (the client's name, when it gave one). Nothing of
+subject, else None), ``mcp_session_id`` (Streamable HTTP's session id, else None),
+``mcp_peer`` (the client's address when the transport knows it, else None) and
+``mcp_client`` (the client's name, when it gave one). Nothing of
 the params or results is logged (they may hold secrets).
 """
 
@@ -73,4 +75,5 @@ class RequestLogging(Middleware):
                        "mcp_method": ctx.method, "mcp_target": target, "mcp_outcome": outcome,
                        "mcp_duration_ms": duration_ms, "mcp_request_id": ctx.request_id,
                        "mcp_subject": auth.subject if auth is not None else None,
+                       "mcp_session_id": ctx.session_id, "mcp_peer": ctx.peer_address,
                        "mcp_client": client})

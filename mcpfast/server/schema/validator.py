@@ -62,7 +62,7 @@ def plain_arguments(
     What the validator does with an ``arguments`` dict holding every required name and no
     other, each value of exactly its parameter's type: the same dict, the absent names
     taking their defaults. A caller can check that shape without running the validator
-    (:class:`mcpfast.server.tools.Tool` does, in compiled code), and run it for anything
+    (:class:`mcpfast.server.features.tools.Tool` does, in compiled code), and run it for anything
     else."""
     names = tuple(name for name, _, _, _ in plan)
     types = tuple(exact or _NoExactType for _, _, _, exact in plan)

@@ -5,7 +5,7 @@ The HTTP rules (status codes, headers, sessions, SSE) live in the endpoint
 only move bytes between it and the network: :func:`serve_http` (mcpfast's own HTTP/1.1
 server on uvloop + httptools) and :class:`ASGIApp` (for uvicorn, granian, Starlette,
 FastAPI). Several processes share sessions and resumable streams through a
-:class:`SessionDirectory` and an event store (in Redis: ``redis_session_directory``,
+:class:`SessionDirectory` and an event store (in Redis: :mod:`mcpfast.scaleout`'s ``redis_session_directory``,
 ``redis_event_store``; needs ``pip install 'mcpfast[redis]'``).
 """
 

@@ -66,6 +66,7 @@ from mcpfast._bounded_memo import remember
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error, encode_notification
 from mcpfast._core.messages import Notification, Request, Response
+from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
@@ -77,7 +78,6 @@ from mcpfast.protocol.error_codes import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
-from mcpfast.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay
@@ -103,6 +103,7 @@ from mcpfast.transports.http.routing_headers import routing_header_problem
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.session import HTTPSession, request_ids
 from mcpfast.transports.http.session_directory import SessionDirectory
+from mcpfast.transports.http.session_table import SessionTable
 from mcpfast.transports.http.shared_sessions import (
     STATE_METHODS,
     Relay,
@@ -270,10 +271,14 @@ class StreamableHTTPEndpoint:
         # Called when the server starts shutting down (the MCP server ends its listen
         # streams, so that the requests in progress can finish).
         self.on_shutdown = on_shutdown
-        self.sessions: dict[str, HTTPSession] = {}
+        self.session_table = SessionTable(self._new_session, self._schedule_reaper,
+                                          idle_timeout=self.session_idle_timeout,
+                                          keepalive_interval=self.keepalive_interval)
+        # The live sessions by id (the table's).
+        self.sessions: dict[str, HTTPSession] = self.session_table.sessions
         # Sessions shared with the other processes of a deployment (none in stateless
         # mode: there are no sessions).
-        self.shared = (SharedSessions(session_directory, self)
+        self.shared = (SharedSessions(session_directory, self.session_table)
                        if session_directory is not None and not self.stateless else None)
         # Bound once: every stateless POST's reply channel gets it.
         self._new_lone_stream = self._lone_stream
@@ -463,7 +468,7 @@ class StreamableHTTPEndpoint:
 
     def _post_session(self, session: HTTPSession, body: bytes, message: Any,
                       json_only: bool) -> Outcome:
-        shared = session.shared
+        shared = self.shared
         if shared is not None:
             shared.touch(session)
             kind = type(message)
@@ -479,9 +484,9 @@ class StreamableHTTPEndpoint:
     async def _post_state(self, session: HTTPSession, body: bytes, message: Any,
                           json_only: bool) -> HTTPResponse:
         # Every copy learns of the change before the client does.
-        assert session.shared is not None
+        assert self.shared is not None
         try:
-            await session.shared.state_changed(session, message, body)
+            await self.shared.state_changed(session, message, body)
         except ConnectionError as exc:
             return _directory_unreachable(exc)
         outcome = feed_post(self, session, session.connection, message, body, json_only, None)
@@ -564,14 +569,6 @@ class StreamableHTTPEndpoint:
         session.max_stream_buffer = self.max_stream_buffer
         return session
 
-    def _admit(self, session: HTTPSession) -> None:
-        self.sessions[session.id] = session
-        self._schedule_reaper()
-
-    def _end_session(self, session: HTTPSession) -> None:
-        self.sessions.pop(session.id, None)
-        session.close()
-
     def _post_initialize(self, body: bytes, message: Any, json_only: bool,
                          token: Optional[AccessToken]) -> Outcome:
         if len(self.sessions) >= self.max_sessions:
@@ -587,7 +584,7 @@ class StreamableHTTPEndpoint:
 
         def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
             if frame is not None and type(decode(frame)) is Response:
-                self._admit(session)
+                self.session_table.admit(session)
                 response.headers.append((h.MCP_SESSION_ID, session.id))
             else:
                 session.close()
@@ -606,7 +603,7 @@ class StreamableHTTPEndpoint:
             try:
                 await self.shared.record(session, body)
             except ConnectionError as exc:
-                self._end_session(session)
+                self.session_table.end(session)
                 return _directory_unreachable(exc)
         return response
 
@@ -694,8 +691,8 @@ class StreamableHTTPEndpoint:
             return error_response(400, "Bad Request: Mcp-Session-Id header is required")
         session = self._known_session(session_id, token)
         if session is not None:
-            if session.shared is not None:
-                session.shared.touch(session)
+            if self.shared is not None:
+                self.shared.touch(session)
             return then(session, request)
         if self.shared is not None:
             return self._adopted_then(session_id, token, then, request)
@@ -722,12 +719,12 @@ class StreamableHTTPEndpoint:
         store = self.event_store
         if last_event_id is None or store is None:
             return self._open_get(session, None, None)
-        relay = session.shared.open_relay(session, last_event_id) if session.shared is not None else None
+        relay = self.shared.open_relay(session, last_event_id) if self.shared is not None else None
         try:
             found = store.replay_after(last_event_id)
         except ConnectionError as exc:
             if relay is not None:
-                session.shared.close_relay(relay)  # type: ignore[union-attr]
+                self.shared.close_relay(relay)  # type: ignore[union-attr]
             return _store_unreachable(exc)
         if relay is not None:
             return self._get_relayed(session, relay, found)
@@ -739,7 +736,7 @@ class StreamableHTTPEndpoint:
                            found: Union[Replay, Awaitable[Replay]]) -> HTTPResponse:
         # A POST stream of another process: what it stored, then (while that process
         # runs and the stream has not ended) its live events, relayed.
-        shared = session.shared
+        shared = self.shared
         assert shared is not None
         try:
             events = await found if inspect.isawaitable(found) else found
@@ -784,7 +781,7 @@ class StreamableHTTPEndpoint:
             stream = session.streams.get(stream_id)
             if stream is not None and (stream.finished or stream.attached):
                 stream = None
-            if stream is None and session.shared is not None and stream_id == session.id + ".get":
+            if stream is None and self.shared is not None and stream_id == session.id + ".get":
                 # The GET stream another process held (restarted, killed): it moves here.
                 stream = session.open_get_stream()
                 if stream.attached:
@@ -797,8 +794,8 @@ class StreamableHTTPEndpoint:
             # Replay of a finished stream: the missed events, then the end.
             return HTTPResponse(200, list(_SSE_HEADERS), stream=_chunks(replay))
         stream.attach(resumed=last_event_id is not None)
-        if stream is session.get_stream and session.shared is not None:
-            session.shared.took_get_stream(session)
+        if stream is session.get_stream and self.shared is not None:
+            self.shared.took_get_stream(session)
         live = stream
 
         def closed(disconnected: bool) -> None:
@@ -816,7 +813,7 @@ class StreamableHTTPEndpoint:
         return self._session_for(request, token, self._delete_session)
 
     def _delete_session(self, session: HTTPSession, request: HTTPRequest) -> HTTPResponse:
-        self._end_session(session)
+        self.session_table.end(session)
         if self.shared is not None:
             self.shared.ended(session.id)
         return HTTPResponse(200)
@@ -860,10 +857,7 @@ class StreamableHTTPEndpoint:
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
-        sessions = list(self.sessions.values())
-        self.sessions.clear()
-        for session in sessions:
-            session.close()
+        self.session_table.end_all()
         idle = [connection for leg in (self._leg_2026, *self._legs.values())
                 for connection in leg.take_idle()]
         for connection in idle:

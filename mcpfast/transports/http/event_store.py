@@ -8,7 +8,7 @@ had after it -- only that stream's events, never another's.
 each stream and at most ``max_streams`` streams (the oldest is forgotten first), so its
 memory is bounded whatever the traffic; a resume from an id it no longer holds replays
 nothing. A store shared by several processes
-(:class:`~mcpfast.transports.http.redis_event_store.RedisEventStore`) implements the same three
+(:class:`~mcpfast.scaleout.redis_event_store.RedisEventStore`) implements the same three
 methods, its ``replay_after`` returning an awaitable; it may also have ``start()`` and
 ``close()`` coroutines (the endpoint calls them) and a ``written()`` coroutine (events reach
 the client only after it: see :class:`~mcpfast.transports.http.sse_stream.SSEStream`).

@@ -30,10 +30,10 @@ from typing import Any, Callable, Optional
 from urllib.parse import parse_qs
 
 from mcpfast._core.decode import DecodeError, decode
+from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import ConnectionClosed
 from mcpfast.jsonrpc.refused_frames import refusal
-from mcpfast.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.endpoint import (
     DEFAULT_KEEPALIVE_INTERVAL,

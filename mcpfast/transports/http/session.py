@@ -15,19 +15,27 @@ import itertools
 import logging
 import secrets
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.transports.http.event_store import EventStore
 from mcpfast.transports.http.post_reply import PostReply
 from mcpfast.transports.http.sse_stream import DEFAULT_MAX_STREAM_BUFFER, SSEStream
 
-if TYPE_CHECKING:
-    from mcpfast.transports.http.shared_sessions import SharedSessions
-
-__all__ = ["HTTPSession", "PostReply"]
+__all__ = ["HTTPSession", "PostReply", "SessionSharing"]
 
 _LOGGER = logging.getLogger("mcpfast.transports.http")
+
+
+class SessionSharing(Protocol):
+    """Where a session shared by several processes sends what another process must see
+    (:class:`~mcpfast.transports.http.shared_sessions.SharedSessions`)."""
+
+    def pass_unrelated(self, session: HTTPSession, frame: bytes) -> None:
+        """A message for the session's GET stream, which another process holds."""
+
+    def relay_of(self, stream_id: str) -> Callable[[Optional[str], Optional[bytes]], None]:
+        """What a POST stream does with its events while no response is attached here."""
 
 
 class HTTPSession:
@@ -57,7 +65,7 @@ class HTTPSession:
         self.closed = False
         # Set when the session is shared by several processes (SharedSessions): messages
         # for a GET stream held elsewhere go there; the record's last renewal.
-        self.shared: Optional[SharedSessions] = None
+        self.shared: Optional[SessionSharing] = None
         self.shared_touched = 0.0
         # When this copy took the GET stream (time.time(); the newest holder keeps it).
         self.get_taken_at = 0.0
@@ -67,6 +75,9 @@ class HTTPSession:
         # origin: SharedSessions.prepare).
         self.stream_prefix = f"{session_id}.{secrets.token_hex(3)}-"
         self.connection = factory(self.send_unrelated)
+        if hasattr(self.connection, "session_id"):
+            # The transport contract's optional attribute: the session the connection serves.
+            self.connection.session_id = session_id
 
     def send_unrelated(self, frame: bytes) -> None:
         """A message outside any request: to the GET stream when there is one (held by

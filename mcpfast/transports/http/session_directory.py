@@ -3,7 +3,7 @@
 A session of the handshake era (2025-03-26 .. 2025-11-25) is made by one process, but a load
 balancer sends the client's next requests wherever it likes. With a
 :class:`SessionDirectory` shared by every process (in Redis:
-:class:`~mcpfast.transports.http.redis_session_directory.RedisSessionDirectory`), a
+:class:`~mcpfast.scaleout.redis_session_directory.RedisSessionDirectory`), a
 process that receives a request for a session it has never seen looks the session up
 and serves it (see :mod:`~mcpfast.transports.http.shared_sessions` for what is shared
 and how).

@@ -27,7 +27,7 @@ session is not pinned to the process that made it:
   has for the stream (a request's notifications in JSON-response mode) is passed to it.
   Resuming the stream with ``Last-Event-ID`` on another process (the first one was
   restarted or killed) replays the missed events from a shared event store
-  (:class:`~mcpfast.transports.http.redis_event_store.RedisEventStore`) and moves the stream there;
+  (:class:`~mcpfast.scaleout.redis_event_store.RedisEventStore`) and moves the stream there;
   so does opening a new GET stream elsewhere (the newest holder wins, by wall-clock time,
   instead of the 409 a second stream gets within one process).
 
@@ -54,19 +54,17 @@ import logging
 import secrets
 import time
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 from mcpfast._core.decode import decode
 from mcpfast._core.encode import encode_notification, encode_request
 from mcpfast._core.messages import ErrorResponse, Request, Response
-from mcpfast.protocol import methods
 from mcpfast.auth import AccessToken
+from mcpfast.protocol import methods
 from mcpfast.transports.http.session import HTTPSession
 from mcpfast.transports.http.session_directory import DirectoryMessage, SessionDirectory
+from mcpfast.transports.http.session_table import SessionTable
 from mcpfast.transports.http.sse_stream import SSEStream
-
-if TYPE_CHECKING:
-    from mcpfast.transports.http.endpoint import StreamableHTTPEndpoint
 
 __all__ = ["Relay", "SharedSessions", "answered_ids", "holds_response"]
 
@@ -119,10 +117,10 @@ def answered_ids(message: Any) -> Optional[list[Any]]:
 class SharedSessions:
     """The endpoint's side of a session directory (module docstring)."""
 
-    def __init__(self, directory: SessionDirectory, endpoint: StreamableHTTPEndpoint) -> None:
+    def __init__(self, directory: SessionDirectory, table: SessionTable) -> None:
         self.directory = directory
-        self.endpoint = endpoint
-        timeout = endpoint.session_idle_timeout
+        self.table = table
+        timeout = table.idle_timeout
         self.ttl = UNLIMITED_TTL if timeout is None else float(timeout)
         # A record's lifetime is renewed at most this often per session and process.
         self._touch_every = min(self.ttl / 4, 60.0)
@@ -202,11 +200,11 @@ class SharedSessions:
 
     async def _copy(self, session_id: str) -> Optional[HTTPSession]:
         record = await self.directory.lookup(session_id)
-        endpoint = self.endpoint
-        existing = endpoint.sessions.get(session_id)
+        table = self.table
+        existing = table.get(session_id)
         if existing is not None or record is None or INIT not in record:
             return existing
-        session = endpoint._new_session(session_id)
+        session = table.new(session_id)
         self.prepare(session)
         session.principal = record.get(PRINCIPAL) or None
         session.prime = record.get(PRIME) == "1"
@@ -227,7 +225,7 @@ class SharedSessions:
             raise
         session.shared_touched = monotonic()
         self.adopted += 1
-        endpoint._admit(session)
+        table.admit(session)
         _LOGGER.debug("session %s copied from the directory", session_id)
         return session
 
@@ -307,7 +305,7 @@ class SharedSessions:
         previous = self.relays.pop(stream_id, None)
         if previous is not None:
             previous.stream.finish()  # the client resumed again: the older response ends
-        relay = self.relays[stream_id] = Relay(stream_id, origin, self.endpoint.keepalive_interval)
+        relay = self.relays[stream_id] = Relay(stream_id, origin, self.table.keepalive_interval)
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
         return relay
@@ -340,7 +338,7 @@ class SharedSessions:
                 if relay is not None:
                     relay.arrived(message.get("i"), message["f"].encode("utf-8") if kind == "ev" else None)
                 return
-            session = self.endpoint.sessions.get(message["s"])
+            session = self.table.get(message["s"])
         except (KeyError, TypeError):
             _LOGGER.warning("session directory: ignored a malformed message %.200r", message)
             return
@@ -362,7 +360,7 @@ class SharedSessions:
                 if hear is not None:
                     hear(False)
             elif kind == "end":
-                self.endpoint._end_session(session)
+                self.table.end(session)
         except Exception as exc:  # a bad message must not stop the others
             _LOGGER.warning("session directory: could not apply a %r message to session %s: %s",
                             kind, session.id, exc)

@@ -34,7 +34,7 @@ from collections import deque
 from functools import partial
 from typing import Any, Optional
 
-from mcpfast.server.redis_connection import Outage, RedisUnavailable, command, redis_client, safe_url
+from mcpfast.scaleout.redis_connection import Outage, RedisUnavailable, command, redis_client, safe_url
 from mcpfast.transports.http.event_store import Replay
 
 __all__ = ["RedisEventStore"]

@@ -1,6 +1,6 @@
 """State sources: where a request's protocol state comes from, chosen per request.
 
-A request's :class:`~mcpfast.server.context.Context` reads the protocol facts (version,
+A request's :class:`~mcpfast.server.request.context.Context` reads the protocol facts (version,
 features, client capabilities, log level) from a :class:`ProtocolState`, and reaches the
 client through a back channel. Which state and which back channel depends on the request:
 
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol
 
-from mcpfast.server.back_channel import BackChannel
-from mcpfast.server.state import ProtocolState
+from mcpfast.server.request.back_channel import BackChannel
+from mcpfast.server.request.state import ProtocolState
 
 if TYPE_CHECKING:
-    from mcpfast.server.connection import ServerConnection
+    from mcpfast.server.core import ConnectionHandle
 
 __all__ = ["RequestState", "StateSource"]
 
@@ -45,7 +45,7 @@ class RequestState(NamedTuple):
 class StateSource(Protocol):
     """Claims the requests whose protocol state it provides (module docstring)."""
 
-    def state_for(self, connection: ServerConnection, method: str,
+    def state_for(self, connection: ConnectionHandle, method: str,
                   params: Any) -> Optional[RequestState]:
         """The request's state, or None to leave the request to the next source. May raise
         a JSONRPCError to refuse the request (malformed ``_meta``, say)."""

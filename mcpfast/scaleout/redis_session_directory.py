@@ -10,9 +10,9 @@ The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mc
   request to another process at once); ``touch`` and ``remove`` are sent in the background.
 - Messages: JSON on the pub/sub channel ``<prefix>sessions``, tagged with the sender's
   origin and number so that it skips its own and repeats, received on the process's one pub/sub connection
-  (:func:`~mcpfast.server.redis_connection.subscribe`: in order with the fan-out's events);
+  (:func:`~mcpfast.scaleout.redis_connection.subscribe`: in order with the fan-out's events);
   ``publish`` waits for Redis, ``broadcast`` does not; both keep the order they were
-  called in (:class:`~mcpfast.server.redis_connection.ChannelWriter`: a ``broadcast``
+  called in (:class:`~mcpfast.scaleout.redis_connection.ChannelWriter`: a ``broadcast``
   that failed is sent again once Redis answers). The subscription reconnects with
   backoff when Redis drops it (messages sent meanwhile are lost: a client's answer then
   times out on the server, as one lost on the network would).
@@ -22,7 +22,7 @@ The :class:`~mcpfast.transports.http.session_directory.SessionDirectory` of ``mc
   and ``lookup`` raise it (the endpoint answers 503), background writes fail with one
   warning per outage. Every command here is idempotent, so one whose connection broke
   (Redis restarted) is run again on a fresh one
-  (:func:`~mcpfast.server.redis_connection.command`).
+  (:func:`~mcpfast.scaleout.redis_connection.command`).
 
 Needs the ``redis`` package (``pip install 'mcpfast[redis]'``).
 """
@@ -35,7 +35,7 @@ import logging
 import secrets
 from typing import Any, Awaitable, Callable, Optional
 
-from mcpfast.server.redis_connection import (
+from mcpfast.scaleout.redis_connection import (
     MAX_UNSENT,
     ChannelSubscription,
     ChannelWriter,

@@ -20,7 +20,7 @@ When the task is made:
 - ``task_start="call"`` (the default): before the function starts;
 - ``task_start="handler"``: when the function calls ``await ctx.run_as_task()``. What it
   does before -- under 2026-07-28, asking the client with ``ctx.elicit`` and the
-  InputRequiredResult round trips (:mod:`mcpfast.server.input_required`) -- is answered
+  InputRequiredResult round trips (:mod:`mcpfast.server.request.input_required`) -- is answered
   on the request itself; from the call on it is the task's. ``run_as_task()`` returns
   False (and the function goes on as a plain call) when the request allows no task.
 
@@ -42,7 +42,7 @@ How a task ends: the function's return value -> ``completed`` with the CallToolR
 2025-11-25, as each revision says); a :class:`~mcpfast.jsonrpc.JSONRPCError` raised by the
 function -> ``failed`` with that error; ``tasks/cancel`` -> ``cancelled`` (the function's
 asyncio task is cancelled). Records live in the server's
-:class:`~mcpfast.server.task_store.TaskStore` for their TTL; a task is bound to the
+:class:`~mcpfast.server.tasks.store.TaskStore` for their TTL; a task is bound to the
 authenticated subject when there is one (and under 2025-11-25 without authentication, to
 the connection), and its id is 128 random bits.
 """
@@ -58,11 +58,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError, MethodNotFound, RequestTimeout
 from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
-from mcpfast.server.input_required import input_key
 from mcpfast.server.publisher import Event, TaskStatus
-from mcpfast.server.requests_to_client import ClientCapabilityError
-from mcpfast.server.state import ProtocolState
-from mcpfast.server.task_record import (
+from mcpfast.server.request.input_required import input_key
+from mcpfast.server.request.requests_to_client import ClientCapabilityError
+from mcpfast.server.request.state import ProtocolState
+from mcpfast.server.tasks.record import (
     CANCELLED,
     COMPLETED,
     EXPERIMENTAL,
@@ -72,19 +72,18 @@ from mcpfast.server.task_record import (
     WORKING,
     TaskRecord,
 )
-from mcpfast.server.task_store import MemoryTaskStore, TaskStore
+from mcpfast.server.tasks.store import MemoryTaskStore, TaskStore
+from mcpfast.server.tasks.support import TASK_STARTS, TASK_SUPPORT
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
-    from mcpfast.server.tools import Tool
+    from mcpfast.server.features.tools import Tool
+    from mcpfast.server.request.context import Context
 
 __all__ = ["DEFAULT_POLL_INTERVAL_MS", "DEFAULT_TASK_TTL_MS", "TASK_STARTS", "TASK_SUPPORT",
            "TaskManager", "TaskRun"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 
-TASK_SUPPORT = ("forbidden", "optional", "required")
-TASK_STARTS = ("call", "handler")
 # How long a task's record is kept (from its creation) unless the server says otherwise,
 # and the polling interval suggested to clients.
 DEFAULT_TASK_TTL_MS = 3_600_000

@@ -8,7 +8,7 @@ and turns its outcome into a protocol result through two callbacks of the caller
 (which returns a result -- a tool answers failures with ``isError`` -- or raises the
 JSON-RPC error to answer with). Exceptions of the types in ``passthrough`` propagate
 untouched: a resource or prompt raising a JSONRPCError answers with exactly that error.
-A function stopped by :class:`~mcpfast.server.input_required.InputRequired` (it asked the
+A function stopped by :class:`~mcpfast.server.request.input_required.InputRequired` (it asked the
 client something under 2026-07-28) answers with the InputRequiredResult.
 The result is the protocol result, or a coroutine producing it that the session runs as
 a task.
@@ -32,7 +32,7 @@ from mcpfast._core.calls import Invoker as _Invoker
 from mcpfast._core.calls import Template, track_context
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
-from mcpfast.server.input_required import InputRequired
+from mcpfast.server.request.input_required import InputRequired
 
 __all__ = ["PASS_JSONRPC_ERRORS", "Invoker", "current_context", "invoker", "never_suspends",
            "track_current_context"]

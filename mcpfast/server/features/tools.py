@@ -33,7 +33,7 @@ schema has: ``title`` and ``outputSchema`` from 2025-06-18, ``annotations`` from
 2025-03-26 (for 2025-03-26 a title goes into ``annotations.title``), ``icons`` from
 2025-11-25, ``_meta`` from 2025-06-18.
 
-Tasks (:mod:`mcpfast.server.tasks`): ``task_support`` ("forbidden", the default;
+Tasks (:mod:`mcpfast.server.tasks.manager`): ``task_support`` ("forbidden", the default;
 "optional"; "required") says whether a call may run as a task, ``task_start`` when the
 task is made ("call": before the function starts; "handler": at ``ctx.run_as_task()``).
 Under 2025-11-25 the definition carries ``execution.taskSupport``.
@@ -56,8 +56,8 @@ from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.header_params import header_params_of
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
-from mcpfast.server.invocation import PASS_JSONRPC_ERRORS, invoker
-from mcpfast.server.requests_to_client import ClientCapabilityError
+from mcpfast.server.request.invocation import PASS_JSONRPC_ERRORS, invoker
+from mcpfast.server.request.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import (
     ArgumentError,
     OutputError,
@@ -67,7 +67,7 @@ from mcpfast.server.schema import (
     serialize_output,
 )
 from mcpfast.server.schema.sentinels import REQUIRED
-from mcpfast.server.tasks import TASK_STARTS, TASK_SUPPORT
+from mcpfast.server.tasks.support import TASK_STARTS, TASK_SUPPORT
 
 __all__ = ["Tool", "ToolAnnotations", "ToolResult", "check_icons"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Hashable
 
-from mcpfast.server.redis_connection import Outage, redis_client, safe_url
+from mcpfast.scaleout.redis_connection import Outage, redis_client, safe_url
 
 __all__ = ["RedisBuckets"]
 

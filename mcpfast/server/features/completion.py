@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
-from mcpfast.server.invocation import invoker
+from mcpfast.server.request.invocation import invoker
 
 __all__ = [
     "MAX_VALUES",

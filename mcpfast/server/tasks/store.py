@@ -1,6 +1,6 @@
 """Where tasks are kept: the :class:`TaskStore` interface and the in-process store.
 
-The server writes a task's :class:`~mcpfast.server.task_record.TaskRecord` to its store
+The server writes a task's :class:`~mcpfast.server.tasks.record.TaskRecord` to its store
 when the task is created (before the client is told its id, so that a ``tasks/get``
 sent at once finds it), at every status change, and when it ends; ``tasks/get``,
 ``tasks/result`` and ``tasks/list`` read it back. A store shared by several processes
@@ -21,7 +21,7 @@ import time
 from typing import Optional, Protocol
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
-from mcpfast.server.task_record import TaskRecord
+from mcpfast.server.tasks.record import TaskRecord
 
 __all__ = ["DEFAULT_MAX_TASKS", "MemoryTaskStore", "TaskStore", "TaskStoreFull"]
 

@@ -3,7 +3,7 @@ result shapes.
 
 Under 2026-07-28 there is no handshake: every request carries its protocol version and
 the client's capabilities in ``params._meta`` (keys in :mod:`mcpfast.protocol.meta_keys`).
-:class:`StatelessEra` is the server's :class:`~mcpfast.server.state_source.StateSource`
+:class:`StatelessEra` is the server's :class:`~mcpfast.server.request.state_source.StateSource`
 for such requests, so both eras are served on the same connection or endpoint: a request
 with ``_meta["io.modelcontextprotocol/protocolVersion"]`` gets a ProtocolState built from
 its ``_meta``; any other goes on with the connection's handshake state.
@@ -27,7 +27,7 @@ For a claimed request:
   across requests): the commonest, a dict with neither field, is written with them added
   (:class:`mcpfast._core.encode.Extension`), the others are copied.
 - ``tools/call``, ``prompts/get`` and ``resources/read`` reach the client through
-  InputRequiredResult round trips (:mod:`mcpfast.server.input_required`): a handler's
+  InputRequiredResult round trips (:mod:`mcpfast.server.request.input_required`): a handler's
   ``ctx.sample`` / ``elicit`` / ``list_roots`` ends the attempt with the question and the
   client's retry brings the answer; a malformed or tampered ``requestState`` or
   ``inputResponses`` -> -32602. Other methods have no way to the client:
@@ -49,14 +49,14 @@ from mcpfast.protocol.error_codes import UNSUPPORTED_PROTOCOL_VERSION
 from mcpfast.protocol.features import VersionFeatures, features_for
 from mcpfast.protocol.log_levels import LEVELS, level_index
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
-from mcpfast.server.back_channel import BackChannel, NoBackChannel
-from mcpfast.server.input_required import input_channel
-from mcpfast.server.state import ProtocolState
-from mcpfast.server.state_source import RequestState
+from mcpfast.server.request.back_channel import BackChannel, NoBackChannel
+from mcpfast.server.request.input_required import input_channel
+from mcpfast.server.request.state import ProtocolState
+from mcpfast.server.request.state_source import RequestState
 
 if TYPE_CHECKING:
     from mcpfast.server.connection import ServerConnection
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ServerCore
 
 __all__ = ["CachePolicy", "StatelessEra", "discover_result"]
 
@@ -128,7 +128,7 @@ class StatelessEra:
 
     __slots__ = ("server", "_shapes", "_states", "_claims")
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerCore) -> None:
         self.server = server
         # Per version spoken: its result shapers (plain, cacheable), built once; a version
         # is a key only once it was found spoken, so the dict stays as small as the list.
@@ -195,8 +195,8 @@ class StatelessEra:
         """What :meth:`state_for` says of a request whose ``params`` carry ``meta``, a
         ``_meta`` dict holding a protocol version: (state, back channel, shaper). The back
         channel is None for a request that may ask for input and brings no answers: its
-        :func:`~mcpfast.server.input_required.input_channel` is then made on first use
-        (:attr:`Context.back_channel <mcpfast.server.context.Context.back_channel>`), as
+        :func:`~mcpfast.server.request.input_required.input_channel` is then made on first use
+        (:attr:`Context.back_channel <mcpfast.server.request.context.Context.back_channel>`), as
         most such requests never ask."""
         version = meta[_VERSION_KEY]
         capabilities = meta.get(_CAPABILITIES_KEY)
@@ -296,7 +296,7 @@ def _request_state(version: str, client_info: Any, capabilities: Any,
     return ProtocolState(log_level, version, client_info, capabilities)
 
 
-def _make_shaper(server: Server, features: VersionFeatures,
+def _make_shaper(server: ServerCore, features: VersionFeatures,
                  cacheable: bool) -> Callable[[Any], Any]:
     info = server.server_info(features)
     policy = server.cache_policy
@@ -332,7 +332,7 @@ def _make_shaper(server: Server, features: VersionFeatures,
     return Extension({"resultType": "complete", "_meta": {info_key: info}}, shape)
 
 
-def discover_result(server: Server, ctx_state: ProtocolState) -> dict[str, Any]:
+def discover_result(server: ServerCore, ctx_state: ProtocolState) -> dict[str, Any]:
     """The ``server/discover`` result (before the era's shaping adds resultType, server
     info and caching hints)."""
     features = ctx_state.features if ctx_state.features is not None \

@@ -40,7 +40,7 @@ from mcpfast.jsonrpc.errors import InvalidParams
 from mcpfast.server.shared_secret import derived_key
 
 if TYPE_CHECKING:
-    from mcpfast.server.connection import ServerConnection
+    from mcpfast.server.core import ConnectionHandle
 
 __all__ = ["InputRequired", "InputRequiredBackChannel", "RequestStateCodec", "input_channel",
            "input_key"]
@@ -148,7 +148,7 @@ def _refused(reason: str) -> InvalidParams:
     return InvalidParams(f"Invalid params: {reason}", {"param": "requestState"})
 
 
-def input_channel(connection: ServerConnection, method: str,
+def input_channel(connection: ConnectionHandle, method: str,
                   params: dict[str, Any]) -> InputRequiredBackChannel:
     """The back channel of a 2026-07-28 request for ``method`` that came in on
     ``connection`` (its server's codec, the caller's subject when authenticated)."""

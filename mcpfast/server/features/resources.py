@@ -33,10 +33,10 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JSONRPCEr
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
-from mcpfast.server.invocation import invoker
+from mcpfast.server.features.tools import check_icons, check_meta
+from mcpfast.server.request.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
-from mcpfast.server.tools import check_icons, check_meta
 from mcpfast.server.uri_template import UriTemplate
 
 __all__ = ["Resource", "ResourceNotFound", "ResourceTemplate"]

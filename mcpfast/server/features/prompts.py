@@ -33,10 +33,10 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, is_content_block
-from mcpfast.server.invocation import invoker
+from mcpfast.server.features.tools import check_icons, check_meta
+from mcpfast.server.request.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
-from mcpfast.server.tools import check_icons, check_meta
 
 __all__ = ["PromptMessage", "Prompt", "PromptArgument"]
 

@@ -30,7 +30,7 @@ from functools import partial
 from typing import Any, Callable, Optional
 
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
-from mcpfast.server.redis_connection import (
+from mcpfast.scaleout.redis_connection import (
     ChannelSubscription,
     RedisUnavailable,
     close_redis,
@@ -39,7 +39,7 @@ from mcpfast.server.redis_connection import (
     safe_url,
     subscribe,
 )
-from mcpfast.server.task_record import TaskRecord
+from mcpfast.server.tasks.record import TaskRecord
 
 __all__ = ["RedisTaskStore"]
 

@@ -29,12 +29,12 @@ What it offers:
 - progress: ``report_progress(progress, total=None, message=None)``;
 - requests to the client: ``await sample(...)``, ``await elicit(message, schema)``,
   ``await elicit_url(...)``, ``await list_roots()``, ``await ping()``, all through
-  ``back_channel`` (:mod:`mcpfast.server.back_channel`): the connection's session; under
+  ``back_channel`` (:mod:`mcpfast.server.request.back_channel`): the connection's session; under
   2026-07-28 an InputRequiredResult and the client's retry
-  (:mod:`mcpfast.server.input_required`; ``input_key=`` names the input there); where
+  (:mod:`mcpfast.server.request.input_required`; ``input_key=`` names the input there); where
   there is no way back to the client, one that fails at once naming the method;
 - ``await read_resource(uri)``: read one of this server's resources;
-- tasks: ``await run_as_task()``, ``task_id`` (:mod:`mcpfast.server.tasks`).
+- tasks: ``await run_as_task()``, ``task_id`` (:mod:`mcpfast.server.tasks.manager`).
 
 Logging and progress are sent at once; they return an already-completed awaitable that is
 truthy when something was sent, so both ``ctx.info("x")`` (sync code) and
@@ -46,16 +46,16 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence
 
+from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.protocol import methods
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.auth import AccessToken
-from mcpfast.server.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
-from mcpfast.server.input_required import input_channel
 from mcpfast.server.logs import level_index
-from mcpfast.server.requests_to_client import (
+from mcpfast.server.request.back_channel import SESSION_BACK_CHANNEL, BackChannel, BackChannelUnavailable, NoBackChannel
+from mcpfast.server.request.input_required import input_channel
+from mcpfast.server.request.requests_to_client import (
     ElicitationResult,
     Root,
     SamplingResult,
@@ -67,14 +67,12 @@ from mcpfast.server.requests_to_client import (
     require_capability,
     sampling_params,
 )
+from mcpfast.server.request.state import ProtocolState
 from mcpfast.server.schema import to_jsonable
-from mcpfast.server.state import ProtocolState
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.session import ReplyChannel, Session
-    from mcpfast.server.connection import ServerConnection
-    from mcpfast.server.server import Server
-    from mcpfast.server.tasks import TaskRun
+    from mcpfast.server.core import ConnectionHandle, ServerCore
 
 __all__ = ["Context", "Sent"]
 
@@ -105,13 +103,24 @@ SENT = Sent(True)
 NOT_SENT = Sent(False)
 
 
+class TaskHandle(Protocol):
+    """What a request's context uses of the task its tools/call may become
+    (:class:`~mcpfast.server.tasks.TaskRun` is one)."""
+
+    # The task's record once it is a task (with its ``task_id``), else None.
+    record: Any
+
+    async def escalate(self) -> bool:
+        """Become a task now; False when the request allows none."""
+
+
 class Context(RequestContext):
     """Context of one request or notification handled by the MCP server (module docstring)."""
 
     # task_run: the TaskRun of a tools/call that may become a task (set only then).
     # _back_channel: None for a 2026-07-28 request whose channel is made on first use.
     __slots__ = ("connection", "state", "_back_channel", "task_run")
-    task_run: TaskRun
+    task_run: TaskHandle
 
     def __init__(
         self,
@@ -120,7 +129,7 @@ class Context(RequestContext):
         method: str,
         params: Any,
         channel: Optional[ReplyChannel] = None,
-        connection: Optional[ServerConnection] = None,
+        connection: Optional[ConnectionHandle] = None,
         state: Optional[ProtocolState] = None,
         back_channel: BackChannel = SESSION_BACK_CHANNEL,
     ) -> None:
@@ -133,7 +142,7 @@ class Context(RequestContext):
 
     @property
     def back_channel(self) -> BackChannel:
-        """How the request reaches the client (:mod:`mcpfast.server.back_channel`)."""
+        """How the request reaches the client (:mod:`mcpfast.server.request.back_channel`)."""
         channel = self._back_channel
         if channel is None:
             # A 2026-07-28 request that may ask for input (StatelessEra.claim): made now.
@@ -148,7 +157,7 @@ class Context(RequestContext):
     # -- protocol facts ----------------------------------------------------------------
 
     @property
-    def server(self) -> Server:
+    def server(self) -> ServerCore:
         """The Server handling the request."""
         connection = self.connection
         if connection is None:
@@ -166,6 +175,20 @@ class Context(RequestContext):
         """The caller's verified access token (HTTP with bearer auth), else None."""
         connection = self.connection
         return connection.auth if connection is not None else None
+
+    @property
+    def peer_address(self) -> Optional[str]:
+        """The client's address as the transport saw it (no port: ``"127.0.0.1"``), when
+        the transport knows one (TCP); else None (stdio, in-process, HTTP for now)."""
+        connection = self.connection
+        return connection.peer_address if connection is not None else None
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The transport's session id: Streamable HTTP's ``Mcp-Session-Id`` of a
+        2025-era session; None elsewhere (stdio, TCP, 2026-07-28 requests)."""
+        connection = self.connection
+        return connection.session_id if connection is not None else None
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -352,7 +375,7 @@ class Context(RequestContext):
     # -- tasks -------------------------------------------------------------------------
 
     async def run_as_task(self) -> bool:
-        """Go on as a task (:mod:`mcpfast.server.tasks`, a tool with
+        """Go on as a task (:mod:`mcpfast.server.tasks.manager`, a tool with
         ``task_start="handler"``): the request is answered now with the task's handle and
         the function goes on in the background. True when it is (or already was) a task;
         False when the request allows none -- the function then goes on as a plain call."""

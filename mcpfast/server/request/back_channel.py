@@ -2,7 +2,7 @@
 
 ``ctx.sample``, ``ctx.elicit``, ``ctx.elicit_url``, ``ctx.list_roots`` and ``ctx.ping``
 send their request through ``ctx.back_channel``, chosen with the request's protocol state
-(see :mod:`mcpfast.server.state_source`):
+(see :mod:`mcpfast.server.request.state_source`):
 
 - :class:`SessionBackChannel`: the connection's own server-to-client requests (stdio, TCP,
   a Streamable HTTP session), related to the request that makes them so they travel on its
@@ -11,7 +11,7 @@ send their request through ``ctx.back_channel``, chosen with the request's proto
   fails at once with :class:`BackChannelUnavailable`, naming the method, instead of waiting
   for an answer that cannot come.
 
-- :class:`~mcpfast.server.input_required.InputRequiredBackChannel`: 2026-07-28, where
+- :class:`~mcpfast.server.request.input_required.InputRequiredBackChannel`: 2026-07-28, where
   the request is answered with an InputRequiredResult and retried with the answers.
 
 ``key`` names an input under 2026-07-28 (``ctx.elicit(..., input_key=)``); the others

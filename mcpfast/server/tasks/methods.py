@@ -1,4 +1,4 @@
-"""The ``tasks/*`` methods a Server answers (:mod:`mcpfast.server.tasks`).
+"""The ``tasks/*`` methods a Server answers (:mod:`mcpfast.server.tasks.manager`).
 
 Both task forms share the names where they can; what a request may use depends on its
 protocol version:
@@ -8,7 +8,7 @@ protocol version:
   ``inputRequests``; an empty acknowledgement, unknown keys ignored) and ``tasks/cancel``
   (an empty acknowledgement, also for an ended task). Without the extension: -32021 with
   ``data.requiredCapabilities.extensions``. ``tasks/result`` and ``tasks/list`` do not exist
-  there (-32601, :mod:`mcpfast.server.stateless`).
+  there (-32601, :mod:`mcpfast.server.eras.stateless`).
 - 2025-11-25: ``tasks/get`` (the Task), ``tasks/result`` (waits for the end; the
   function's result, tagged with the task in ``_meta``, or its JSON-RPC error),
   ``tasks/list`` (the caller's tasks, paginated) and ``tasks/cancel`` (the cancelled Task;
@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError, RequestCancelled
 from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK
-from mcpfast.server.task_record import CANCELLED, EXTENSION
+from mcpfast.server.tasks.record import CANCELLED, EXTENSION
 
 if TYPE_CHECKING:
-    from mcpfast.server.context import Context
-    from mcpfast.server.server import Server
+    from mcpfast.server.core import ServerCore
+    from mcpfast.server.request.context import Context
 
 __all__ = ["install_task_handlers"]
 
@@ -37,7 +37,7 @@ __all__ = ["install_task_handlers"]
 LIST_PAGE = 100
 
 
-def install_task_handlers(server: Server) -> None:
+def install_task_handlers(server: ServerCore) -> None:
     """Register the ``tasks/*`` methods of ``server`` on its router."""
     manager = server.tasks
     form_of = manager.form_of_method

@@ -1,6 +1,6 @@
 """ProtocolState: what the server knows about its client when it handles a request.
 
-Every request's :class:`~mcpfast.server.context.Context` reads the protocol version, the
+Every request's :class:`~mcpfast.server.request.context.Context` reads the protocol version, the
 version's `VersionFeatures`, the client's info and capabilities and the log level from a
 ProtocolState. Where that state comes from depends on the protocol era:
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from mcpfast.protocol.features import VersionFeatures, features_for
-from mcpfast.server.logs import LEVELS
+from mcpfast.protocol.log_levels import LEVELS
 
 __all__ = ["ProtocolState"]
 
@@ -50,7 +50,7 @@ class ProtocolState:
                  client_capabilities: dict[str, Any] = _EMPTY) -> None:
         """A new state; with ``version`` (supported), one already negotiated and
         initialized, as a 2026-07-28 request's is (one step instead of three)."""
-        # StatelessEra.claim (mcpfast.server.stateless) sets these fields in place, without
+        # StatelessEra.claim (mcpfast.server.eras.stateless) sets these fields in place, without
         # this frame, for a 2026-07-28 request declaring values: a field added here goes
         # there too.
         self.protocol_version = version

@@ -2,7 +2,7 @@
 
 A task is a request (today only ``tools/call``) that the server answers with a handle
 instead of its result, and whose result the client fetches later. :class:`TaskRecord` is
-what a :class:`~mcpfast.server.task_store.TaskStore` keeps of one: its status, the
+what a :class:`~mcpfast.server.tasks.store.TaskStore` keeps of one: its status, the
 result or error once it ends, the questions it waits on, and its timestamps. The record
 is plain data (``to_json`` / ``from_json``) so that a store may keep it outside the
 process.

@@ -14,7 +14,7 @@ their connections and their 2026-07-28 ``subscriptions/listen`` streams.
   fails at start instead of serving half its events.
 - At run time a lost Redis costs only the cross-process part: local delivery goes on,
   sending fails with a warning (once per outage) and is tried again, in order, until Redis
-  answers (:class:`~mcpfast.server.redis_connection.ChannelWriter`: at most ``max_unsent``
+  answers (:class:`~mcpfast.scaleout.redis_connection.ChannelWriter`: at most ``max_unsent``
   events wait); the subscription reconnects with backoff (at most a second apart), so
   events published while a process is not subscribed do not reach it. Each event carries
   its process's number for it: one sent twice (resent after a connection broke under a
@@ -32,16 +32,7 @@ import logging
 import secrets
 from typing import Any, Optional
 
-from mcpfast.server.publisher import (
-    Event,
-    ListChanged,
-    LocalPublisher,
-    LogMessage,
-    ResourceUpdated,
-    Subscriber,
-    TaskStatus,
-)
-from mcpfast.server.redis_connection import (
+from mcpfast.scaleout.redis_connection import (
     MAX_UNSENT,
     ChannelSubscription,
     ChannelWriter,
@@ -52,6 +43,15 @@ from mcpfast.server.redis_connection import (
     redis_client,
     safe_url,
     subscribe,
+)
+from mcpfast.server.publisher import (
+    Event,
+    ListChanged,
+    LocalPublisher,
+    LogMessage,
+    ResourceUpdated,
+    Subscriber,
+    TaskStatus,
 )
 
 __all__ = ["DEFAULT_CHANNEL", "RedisPublisher", "RedisUnavailable"]
