@@ -15,7 +15,8 @@ import pathlib
 import mcpfast
 
 PACKAGE = pathlib.Path(mcpfast.__file__).parent
-RANK = {"_core": 0, "protocol": 1, "auth": 1, "jsonrpc": 2, "server": 3, "client": 3, "transports": 4}
+RANK = {"_core": 0, "protocol": 1, "auth": 1, "jsonrpc": 2, "server": 3, "client": 3, "transports": 4,
+        "telemetry": 4}
 
 
 def _module(path: pathlib.Path) -> str:

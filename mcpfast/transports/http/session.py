@@ -67,6 +67,12 @@ class HTTPSession:
         # origin: SharedSessions.prepare).
         self.stream_prefix = f"{session_id}.{secrets.token_hex(3)}-"
         self.connection = factory(self.send_unrelated)
+        # The session id, for what observes the connection (telemetry's mcp.session.id);
+        # a connection with fixed attributes goes without.
+        try:
+            self.connection.mcp_session_id = session_id  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
 
     def send_unrelated(self, frame: bytes) -> None:
         """A message outside any request: to the GET stream when there is one (held by
