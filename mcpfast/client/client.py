@@ -66,7 +66,7 @@ from mcpfast.client.notifications import (
     NotificationCallbacks,
     await_all,
 )
-from mcpfast.client.observer import RequestObserver, observe_request, observe_send_request
+from mcpfast.client.observer import RequestObserver, observe_request, observe_send_request, request_through
 from mcpfast.client.stateless import (
     InputRounds,
     ResultCache,
@@ -336,9 +336,15 @@ class Client:
 
     def _observe(self) -> None:
         observer = self._observer
-        if observer is not None:
+        if observer is None:
+            return
+        if self._request == self._request_2026:
             self._request = observe_request(self._request, observer)
             self._send_request = observe_send_request(self._send_request, observer)
+        else:
+            # One JSON-RPC request each: observed where it is sent, with its id.
+            self._send_request = observe_send_request(self._send_request, observer)
+            self._request = request_through(self._send_request)
 
     @property
     def session(self) -> Optional[Session]:

@@ -104,6 +104,11 @@ class ClientTelemetry:
             sink.add(a.CLIENT_ACTIVE_REQUESTS, 1)
         return params, _Call(method, span, metric_attrs, time.perf_counter())
 
+    def request_sent(self, token: Any, request_id: Any) -> None:
+        span = token.span
+        if span is not None:
+            span.set_attribute(a.JSONRPC_REQUEST_ID, str(request_id))
+
     def request_ended(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
         call: _Call = token
         span = call.span
