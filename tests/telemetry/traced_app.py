@@ -71,6 +71,10 @@ def _configure_sdk(path: str) -> None:
     trace.set_tracer_provider(provider)
 
 
+# For `mcpfast run tests/telemetry/traced_app.py` (the metrics tests).
+app = make_app()
+
+
 if __name__ == "__main__":
     _configure_sdk(os.environ["TRACED_SPANS"])
     make_app().run("stdio")
