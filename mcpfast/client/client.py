@@ -338,12 +338,13 @@ class Client:
         observer = self._observer
         if observer is None:
             return
+        send_request = self._send_request
+        assert send_request is not None  # bound: bind() or discover() set it
+        self._send_request = observe_send_request(send_request, observer)
         if self._request == self._request_2026:
             self._request = observe_request(self._request, observer)
-            self._send_request = observe_send_request(self._send_request, observer)
         else:
             # One JSON-RPC request each: observed where it is sent, with its id.
-            self._send_request = observe_send_request(self._send_request, observer)
             self._request = request_through(self._send_request)
 
     @property

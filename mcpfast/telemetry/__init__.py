@@ -48,7 +48,7 @@ def transport_attributes(kind: Optional[str], host: Optional[str] = None,
                          port: Optional[int] = None) -> dict[str, Any]:
     """The attributes of a transport (``"stdio"``, ``"tcp"``, ``"http"``, ``"websocket"``;
     others: none) and its server address and port."""
-    found = dict(_TRANSPORTS.get(kind or "", {}))
+    found: dict[str, Any] = dict(_TRANSPORTS.get(kind or "", {}))
     if host is not None:
         found[attributes.SERVER_ADDRESS] = host
         if port is not None:

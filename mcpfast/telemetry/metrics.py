@@ -2,7 +2,8 @@
 
 A :class:`MetricsSink` takes the convention's durations and mcpfast's up-down counts;
 :class:`OTelMetrics` records them on an OpenTelemetry meter (histograms with the
-convention's bucket boundaries as advice, up-down counters), and
+convention's bucket boundaries as advice; the counts as observable up-down counters, read
+when the meter collects), and
 :class:`~mcpfast.telemetry.prometheus.PrometheusMetrics` keeps them in this process for a
 Prometheus scrape. Attribute mappings are passed as built (never copied here).
 """
@@ -28,7 +29,8 @@ class MetricsSink(Protocol):
     def client_session(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
 
     def add(self, name: str, delta: int) -> None:
-        """Change one of the up-down counts (``attributes.SERVER_ACTIVE_*``, ``CLIENT_ACTIVE_*``)."""
+        """Change one of the up-down counts (``attributes.SERVER_ACTIVE_*``,
+        ``CLIENT_ACTIVE_*``): cheap, called twice per request."""
 
 
 _UP_DOWN = {
@@ -62,8 +64,20 @@ class OTelMetrics:
         self.client_operation = self._client_operation.record
         self.server_session = self._server_session.record
         self.client_session = self._client_session.record
-        self._counters = {name: meter.create_up_down_counter(name, unit="{count}", description=text)
-                          for name, text in _UP_DOWN.items()}
+        # The counts are kept here and observed when the meter collects: an SDK measurement
+        # per change would cost as much as a span (two per request).
+        self._counts = dict.fromkeys(_UP_DOWN, 0)
+        for name, text in _UP_DOWN.items():
+            meter.create_observable_up_down_counter(name, callbacks=[self._observer_of(name)],
+                                                    unit="{count}", description=text)
+
+    def _observer_of(self, name: str) -> Any:
+        from opentelemetry.metrics import Observation
+
+        def observe(options: Any) -> list:
+            return [Observation(self._counts[name])]
+
+        return observe
 
     def add(self, name: str, delta: int) -> None:
-        self._counters[name].add(delta)
+        self._counts[name] += delta

@@ -137,7 +137,8 @@ class ServerTelemetry(Middleware):
                 if type(uri) is str:
                     span_attrs[a.MCP_RESOURCE_URI] = uri
         tracer = self._tracer
-        span = token = None
+        span: Any = None
+        token: Any = None
         if tracer is not None:
             parent = self._extract(params)
             links = self._links_for(method, params) if type(params) is dict else None

@@ -11,9 +11,8 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from traced_app import _configure_sdk  # noqa: E402
-
 from mcp.server.mcpserver import MCPServer  # noqa: E402
+from traced_app import _configure_sdk  # noqa: E402
 
 warnings.simplefilter("ignore")
 

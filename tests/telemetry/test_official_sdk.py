@@ -24,8 +24,9 @@ from mcpfast.telemetry import client_telemetry  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "helpers"))
-from loop import eventually  # noqa: E402
 from traced_app import make_app  # noqa: E402
+
+from loop import eventually  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

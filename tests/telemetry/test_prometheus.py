@@ -21,9 +21,10 @@ from mcpfast.telemetry import PrometheusMetrics, metrics_route
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "helpers"))
+from traced_app import make_app  # noqa: E402
+
 from prometheus_server import prometheus_scraping, wait_for  # noqa: E402
 from redis_server import free_port  # noqa: E402
-from traced_app import make_app  # noqa: E402
 
 APP = Path(__file__).parent / "traced_app.py"
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -22,8 +21,9 @@ from mcpfast.telemetry import ServerTelemetry, client_telemetry
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "helpers"))
-from loop import eventually  # noqa: E402
 from traced_app import make_app  # noqa: E402
+
+from loop import eventually  # noqa: E402
 
 APP = Path(__file__).parent / "traced_app.py"
 ROOT = Path(__file__).resolve().parents[2]
