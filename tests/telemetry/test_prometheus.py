@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "helpers"))
 from traced_app import make_app  # noqa: E402
 
+from loop import eventually  # noqa: E402
 from prometheus_server import prometheus_scraping, wait_for  # noqa: E402
 from redis_server import free_port  # noqa: E402
 
@@ -153,3 +154,41 @@ def test_label_sets_are_bounded_and_escaped():
     assert re.search(r'gen_ai_tool_name="a",mcp_method_name="tools/call",le="0.02"\} 1$', text, re.M)
     with pytest.raises(ValueError):
         PrometheusMetrics(max_series=0)
+
+
+def test_the_asgi_app_serves_metrics_path():
+    uvicorn = pytest.importorskip("uvicorn")
+    app = make_app()
+
+    async def main() -> None:
+        config = uvicorn.Config(app.asgi_app(metrics_path="/metrics"), host="127.0.0.1", port=0,
+                                log_level="error", lifespan="on")
+        server = uvicorn.Server(config)
+        task = asyncio.ensure_future(server.serve())
+        try:
+            await eventually(lambda: server.started or task.done())
+            assert not task.done()
+            port = server.servers[0].sockets[0].getsockname()[1]
+            async with mcpfast.connect(f"http://127.0.0.1:{port}/mcp") as client:
+                await client.call_tool("add", {"a": 1, "b": 1})
+            status, headers, body = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/metrics")
+            assert status == 200 and headers["content-type"].startswith("text/plain; version=0.0.4")
+            assert re.search(r'^mcp_server_operation_duration_seconds_count\{.*gen_ai_tool_name="add".*\} 1$',
+                             body.decode(), re.M)
+        finally:
+            server.should_exit = True
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--transport", "stdio", "--metrics"], "applies to the http transport"),
+    (["--transport", "http", "--metrics", "metrics"], "--metrics must start with '/'"),
+    (["--transport", "http", "--metrics", "/mcp"], "--metrics must differ"),
+])
+def test_metrics_flag_usage_errors(flags, message, capsys):
+    from mcpfast import cli
+
+    assert cli.main(["run", str(APP), *flags]) == 2
+    assert message in capsys.readouterr().err
