@@ -136,6 +136,8 @@ class Server:
     lifespan: ``lifespan(app)`` -> an async context manager, entered before the server
     serves and exited when it stops (every ``serve_*``, the ASGI app's lifespan events,
     ``mcpfast.connect(app)``); what it yields is ``ctx.lifespan`` in every request.
+    telemetry: add OpenTelemetry spans and metrics (:mod:`mcpfast.telemetry`) when a tracer
+    or meter provider is configured at the first connection (False: never).
     """
 
     def __init__(
