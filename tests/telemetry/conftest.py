@@ -9,22 +9,18 @@ from typing import Any, Iterator
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
-
-from opentelemetry import metrics, trace  # noqa: E402
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-from opentelemetry.util._once import Once  # noqa: E402
-
 
 class Recorded:
     """What the SDK recorded: ``spans()`` (finished spans), ``points(name)`` (the data
     points of a metric), the providers themselves."""
 
     def __init__(self) -> None:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider()
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
@@ -46,6 +42,9 @@ class Recorded:
 
 
 def _reset_globals() -> None:
+    from opentelemetry import metrics, trace
+    from opentelemetry.util._once import Once
+
     trace._TRACER_PROVIDER_SET_ONCE = Once()
     trace._TRACER_PROVIDER = None
     metrics._internal._METER_PROVIDER_SET_ONCE = Once()
@@ -54,7 +53,10 @@ def _reset_globals() -> None:
 
 @pytest.fixture
 def otel() -> Iterator[Recorded]:
-    """The SDK configured globally for this test (module docstring)."""
+    """The SDK configured globally for this test (module docstring); skipped without it."""
+    pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+    from opentelemetry import metrics, trace
+
     recorded = Recorded()
     _reset_globals()
     trace.set_tracer_provider(recorded.tracer_provider)
