@@ -2,7 +2,8 @@
 
 Layers, lowest first (DESIGN.md): mcpfast._core, mcpfast.protocol, mcpfast.jsonrpc,
 mcpfast.server and mcpfast.client (side by side, neither imports the other),
-mcpfast.transports. Imports made when a module loads count; imports under
+mcpfast.transports and mcpfast.telemetry (side by side: the transports never import the
+telemetry, which builds on the server's pipeline and the client's observer hook). Imports made when a module loads count; imports under
 ``if TYPE_CHECKING:`` (types only) and inside functions (the convenience entry points
 ``Server.run`` and ``connect()`` pick a transport when called) do not.
 """
