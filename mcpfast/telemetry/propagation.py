@@ -13,9 +13,11 @@ from typing import Any, Optional
 from opentelemetry import propagate
 from opentelemetry import trace as _trace
 
-from mcpfast.protocol.trace_context import TRACEPARENT
+from mcpfast.protocol.trace_context import BAGGAGE, TRACEPARENT, TRACESTATE
 
 __all__ = ["extract_from_meta", "inject_into_params"]
+
+_KEYS = (TRACEPARENT, TRACESTATE, BAGGAGE)
 
 
 def extract_from_meta(params: Any) -> Optional[Any]:
@@ -24,10 +26,12 @@ def extract_from_meta(params: Any) -> Optional[Any]:
     if type(params) is not dict:
         return None
     meta = params.get("_meta")
-    if type(meta) is not dict or TRACEPARENT not in meta:
+    if type(meta) is not dict or type(meta.get(TRACEPARENT)) is not str:
         return None
+    # Only the string values of the reserved keys (the peer may send anything there).
+    carrier = {key: meta[key] for key in _KEYS if type(meta.get(key)) is str}
     try:
-        context = propagate.extract(meta)
+        context = propagate.extract(carrier)
     except (TypeError, ValueError):
         return None
     if not _trace.get_current_span(context).get_span_context().is_valid:

@@ -154,6 +154,10 @@ class ServerTelemetry(Middleware):
             result = await call_next(ctx)
         except JSONRPCError as exc:
             error_type = str(exc.code)
+            # A refused call may name a tool or prompt that does not exist (the peer chose
+            # the name): kept out of the metric's attributes, whose sets must stay few.
+            metric_attrs.pop(a.GEN_AI_TOOL_NAME, None)
+            metric_attrs.pop(a.GEN_AI_PROMPT_NAME, None)
             if span is not None:
                 span.set_attribute(a.ERROR_TYPE, error_type)
                 span.set_attribute(a.RPC_RESPONSE_STATUS_CODE, error_type)

@@ -312,3 +312,37 @@ def test_stdio_server_span_is_the_child_of_the_client_span(otel, tmp_path):
     assert server_add["attributes"]["network.transport"] == "pipe"
     assert server_add["attributes"]["gen_ai.tool.name"] == "add"
     assert client_add.attributes["network.transport"] == "pipe"
+
+
+@pytest.mark.parametrize("traceparent", ["garbage", "00-" + "0" * 32 + "-" + "0" * 16 + "-01", 12345,
+                                         ["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"] * 2,
+                                         "00-" + "f" * 5000])
+def test_a_malformed_trace_context_is_no_parent(otel, traceparent):
+    app = make_app()
+
+    async def main() -> dict:
+        async with mcpfast.connect(app, observer=None) as client:
+            return await client.call_tool("add", {"a": 1, "b": 1},
+                                          meta={"traceparent": traceparent, "tracestate": "x" * 10000})
+
+    assert asyncio.run(main())["structuredContent"] == {"result": 2}
+    span = one(otel.spans(), "tools/call add", "SERVER")
+    assert span.parent is None
+
+
+def test_unknown_tool_names_stay_out_of_the_metrics(otel):
+    app = make_app()
+
+    async def main() -> None:
+        async with mcpfast.connect(app) as client:
+            for n in range(5):
+                with pytest.raises(JSONRPCError):
+                    await client.call_tool(f"no-such-tool-{n}")
+
+    asyncio.run(main())
+    refused = [p for p in otel.points("mcp.server.operation.duration")
+               if p.attributes.get("error.type") == "-32602"]
+    assert [(p.count, "gen_ai.tool.name" in p.attributes) for p in refused] == [(5, False)]
+    # The spans still say what was asked for.
+    assert one(otel.spans(), "tools/call no-such-tool-3", "SERVER").attributes["gen_ai.tool.name"] == \
+        "no-such-tool-3"
