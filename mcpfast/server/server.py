@@ -644,7 +644,11 @@ class Server:
         # provider is configured (or metrics are served) and no telemetry middleware is
         # installed already; nothing at all otherwise.
         self._telemetry_checked = True
-        if self.telemetry and not any(type(mw).__name__ == "ServerTelemetry" for mw in self._middleware):
+        given = [mw for mw in self._middleware if type(mw).__name__ == "ServerTelemetry"]
+        if given and self._metrics_sinks:
+            # A telemetry middleware of the user's: the metrics served go to it as well.
+            given[0].metrics = (*given[0].metrics, *self._metrics_sinks)
+        if self.telemetry and not given:
             from mcpfast.telemetry import server_telemetry
 
             kind, host, port = self._transport_served

@@ -192,3 +192,27 @@ def test_metrics_flag_usage_errors(flags, message, capsys):
 
     assert cli.main(["run", str(APP), *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_metrics_path_feeds_a_telemetry_middleware_given_by_the_user():
+    from mcpfast.telemetry import ServerTelemetry
+
+    app = make_app()
+    app.add_middleware(ServerTelemetry())
+
+    async def main() -> str:
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(app.serve_http("127.0.0.1", 0, metrics_path="/metrics",
+                                                    ready=lambda host, port: ready.set_result(port)))
+        port = await ready
+        try:
+            async with mcpfast.connect(f"http://127.0.0.1:{port}/mcp") as client:
+                await client.call_tool("add", {"a": 1, "b": 1})
+            return (await asyncio.to_thread(get, f"http://127.0.0.1:{port}/metrics"))[2].decode()
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    text = asyncio.run(main())
+    assert re.search(r'^mcp_server_operation_duration_seconds_count\{.*gen_ai_tool_name="add".*\} 1$', text, re.M)
+    assert [type(mw).__name__ for mw in app.middleware] == ["ServerTelemetry"]
