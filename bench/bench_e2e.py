@@ -7,6 +7,10 @@ Pairs (each a client in this process and a server subprocess with one ``echo`` t
   rows are reported as unsupported, never substituted.
 - mcpfast: ``mcpfast.Server`` (bench/servers/mcpfast_echo.py) driven by ``mcpfast.connect``.
   Until the package exports both, its rows are reported as "not available yet".
+- telemetry, over stdio only: mcpfast-otel (the same mcpfast pair, the server's spans and
+  metrics on: the OpenTelemetry SDK configured by bench/servers/otel_setup.py, a batch span
+  processor), official-otel / official-otel-off (the official pair under the same SDK set-up,
+  its span middleware on / removed). Their other transports are reported as unsupported.
 
 Transports: stdio, tcp (newline-framed JSON-RPC over a loopback socket), http (Streamable HTTP
 on 127.0.0.1, the 2025-11-25 handshake), http2026 (Streamable HTTP at 2026-07-28: every
@@ -197,6 +201,8 @@ class OfficialPair(Pair):
     key = "official"
     label = "official mcp SDK"
     script = "official_echo.py"
+    # The server's stdio mode (the telemetry pairs below start it with the SDK configured).
+    stdio_mode = "stdio"
 
     def unavailable_reason(self):
         try:
@@ -219,7 +225,7 @@ class OfficialPair(Pair):
             from mcp import StdioServerParameters, stdio_client
 
             params = StdioServerParameters(
-                command=sys.executable, args=[os.path.join(SERVERS_DIR, self.script), "stdio"])
+                command=sys.executable, args=[os.path.join(SERVERS_DIR, self.script), self.stdio_mode])
             with open(os.devnull, "w") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     async with ClientSession(read, write) as session:
@@ -262,6 +268,7 @@ class McpfastPair(Pair):
     key = "mcpfast"
     label = "mcpfast"
     script = "mcpfast_echo.py"
+    stdio_mode = "stdio"
 
     def unavailable_reason(self):
         try:
@@ -287,7 +294,7 @@ class McpfastPair(Pair):
         script = os.path.join(SERVERS_DIR, self.script)
         if transport == "stdio":
             with open(os.devnull, "w") as errlog:
-                async with mcpfast.connect([sys.executable, script, "stdio"], stderr=errlog) as client:
+                async with mcpfast.connect([sys.executable, script, self.stdio_mode], stderr=errlog) as client:
                     yield self._connection(client, _child_running(self.script))
         elif transport in ("tcp", "http", "http2026"):
             port = _free_port()
@@ -386,7 +393,43 @@ class BareClientPair(Pair):
             await process.wait()
 
 
-PAIRS: tuple[Pair, ...] = (McpfastPair(), OfficialPair(), BareClientPair())
+class _TelemetryPair:
+    """Mixed into a pair: its server over stdio with the OpenTelemetry SDK configured
+    (bench/servers/otel_setup.py); stdio only (the HTTP rows are bench_http.py's)."""
+
+    def unavailable_reason(self):
+        try:
+            import opentelemetry.sdk  # noqa: F401
+        except ImportError as exc:
+            return f"cannot import the OpenTelemetry SDK: {exc}"
+        return super().unavailable_reason()  # type: ignore[misc]
+
+    def unsupported_reason(self, transport):
+        if transport != "stdio":
+            return "the telemetry rows are timed over stdio here (HTTP: the http group)"
+        return None
+
+
+class McpfastTelemetryPair(_TelemetryPair, McpfastPair):
+    key = "mcpfast-otel"
+    label = "mcpfast, telemetry on (OTel SDK)"
+    stdio_mode = "stdio-otel"
+
+
+class OfficialTelemetryPair(_TelemetryPair, OfficialPair):
+    key = "official-otel"
+    label = "official mcp SDK, telemetry on (OTel SDK)"
+    stdio_mode = "stdio-otel"
+
+
+class OfficialTelemetryOffPair(_TelemetryPair, OfficialPair):
+    key = "official-otel-off"
+    label = "official mcp SDK, telemetry off (OTel SDK)"
+    stdio_mode = "stdio-otel-off"
+
+
+PAIRS: tuple[Pair, ...] = (McpfastPair(), OfficialPair(), BareClientPair(), McpfastTelemetryPair(),
+                           OfficialTelemetryPair(), OfficialTelemetryOffPair())
 
 
 class LiveConnection:

@@ -81,6 +81,18 @@ SERVERS = {
                       CONNECTIONS),
     "official": ("official mcp SDK (uvicorn)",
                  [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless", "{port}"], CONNECTIONS),
+    # Telemetry (bench/servers/otel_setup.py: the OpenTelemetry SDK, a batch span processor,
+    # metrics aggregated in memory): mcpfast with its spans and metrics on, the official SDK
+    # with its span middleware on and off under the same providers.
+    "mcpfast-otel": ("mcpfast, telemetry on (OTel SDK)",
+                     [os.path.join(SERVERS_DIR, "mcpfast_echo.py"), "http-stateless-otel", "{port}"],
+                     CONNECTIONS),
+    "official-otel": ("official mcp SDK, telemetry on (OTel SDK)",
+                      [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless-otel", "{port}"],
+                      CONNECTIONS),
+    "official-otel-off": ("official mcp SDK, telemetry off (OTel SDK)",
+                          [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless-otel-off",
+                           "{port}"], CONNECTIONS),
     # Two processes on one port (the scaling of an added worker; this machine has 2 cores,
     # which wrk shares): mcpfast run --workers 2, uvicorn --workers 2.
     "mcpfast-2w": ("mcpfast, 2 workers",
@@ -259,6 +271,8 @@ def impl_available(impl: str) -> str | None:
 
             if shutil.which("redis-server") is None:
                 return "redis-server is not installed (Debian package redis-server)"
+        if impl.endswith("-otel") or impl.endswith("-otel-off"):
+            import opentelemetry.sdk  # noqa: F401
         if impl == "floor-websockets":
             import websockets  # noqa: F401
         elif impl.startswith("official"):

@@ -424,6 +424,9 @@ def add_http_flags(run: argparse.ArgumentParser) -> None:
     group.add_argument("--max-stream-buffer", type=int, default=None, metavar="BYTES",
                        help="bytes of events an SSE stream holds for a client that does not "
                             "read; past it the stream ends (default 8 MiB)")
+    group.add_argument("--metrics", nargs="?", const="/metrics", default=None, metavar="PATH",
+                       help="serve the telemetry's metrics as Prometheus text on this path of "
+                            "the same port (default /metrics)")
 
 
 def http_options(args: argparse.Namespace) -> dict:
@@ -434,6 +437,7 @@ def http_options(args: argparse.Namespace) -> dict:
         "max_body_size": args.max_body_size, "legacy_sse": args.legacy_sse,
         "max_sessions": args.max_sessions, "session_idle_timeout": args.session_idle_timeout,
         "keepalive_timeout": args.keepalive_timeout, "max_stream_buffer": args.max_stream_buffer,
+        "metrics_path": args.metrics,
     }
     options = {key: value for key, value in given.items() if value is not None}
     if options and args.transport != "http":
@@ -443,8 +447,11 @@ def http_options(args: argparse.Namespace) -> dict:
                 "max_stream_buffer"):
         if options.get(key, 1) <= 0:
             raise UsageError(f"--{key.replace('_', '-')} must be positive, got {options[key]}")
-    if "path" in options and not options["path"].startswith("/"):
-        raise UsageError(f"--path must start with '/', got {options['path']!r}")
+    for key, flag in (("path", "--path"), ("metrics_path", "--metrics")):
+        if key in options and not options[key].startswith("/"):
+            raise UsageError(f"{flag} must start with '/', got {options[key]!r}")
+    if "metrics_path" in options and options["metrics_path"] == options.get("path", "/mcp"):
+        raise UsageError("--metrics must differ from the MCP endpoint's path")
     return options
 
 

@@ -6,6 +6,8 @@
     python bench/servers/mcpfast_echo.py http-stateless PORT   (no sessions, JSON answers)
     python bench/servers/mcpfast_echo.py http-stateless-mw PORT   (the same, one trivial middleware)
     python bench/servers/mcpfast_echo.py http-stateless-eager PORT   (one trivial eager middleware)
+    python bench/servers/mcpfast_echo.py stdio-otel | http-stateless-otel PORT   (telemetry on:
+        the OpenTelemetry SDK configured, bench/servers/otel_setup.py)
 
 The same tool as bench/servers/official_echo.py, written with mcpfast's server API
 (``mcpfast.Server``, the ``tool`` decorator and ``Server.run(transport, host=..., port=...)``).
@@ -44,6 +46,12 @@ class Passing(Middleware):
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] and argv[0].endswith("-otel"):
+        # Spans and metrics on: the Server adds its telemetry when it finds the providers.
+        from otel_setup import configure_sdk
+
+        configure_sdk()
+        argv = [argv[0][: -len("-otel")], *argv[1:]]
     if argv[:1] == ["stdio"]:
         server.run("stdio")
     elif argv[:1] in (["tcp"], ["http"]) and len(argv) == 2:
@@ -54,7 +62,8 @@ def main(argv: list[str]) -> None:
         server.add_middleware(passing if argv[0] == "http-stateless-mw" else Passing())
         server.run("http", host="127.0.0.1", port=int(argv[1]), stateless=True, json_response=True)
     else:
-        sys.exit("usage: mcpfast_echo.py stdio | tcp PORT | http PORT | http-stateless[-mw|-eager] PORT")
+        sys.exit("usage: mcpfast_echo.py stdio[-otel] | tcp PORT | http PORT "
+                 "| http-stateless[-mw|-eager|-otel] PORT")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
     python bench/servers/official_echo.py http-stateless PORT   (its fastest HTTP settings:
         stateless, JSON answers, uvicorn with uvloop and httptools)
     python bench/servers/official_echo.py http-stateless-workers N PORT   (the same, N uvicorn workers)
+    python bench/servers/official_echo.py stdio-otel[-off] | http-stateless-otel[-off] PORT
+        (the OpenTelemetry SDK configured, bench/servers/otel_setup.py; the SDK's own span
+        middleware, on by default, removed with -off)
 
 Written with ``mcp.server.MCPServer`` (the FastMCP API of mcp 2.x).  The tool is ``async`` because
 MCPServer runs plain functions in a worker thread, and logging is at WARNING so that neither the
@@ -30,6 +33,19 @@ def stateless_app():
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] and (argv[0].endswith("-otel") or argv[0].endswith("-otel-off")):
+        import os
+
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from otel_setup import configure_sdk
+
+        configure_sdk()
+        if argv[0].endswith("-off"):
+            # The SDK's documented opt-out: drop its OpenTelemetryMiddleware.
+            server._lowlevel_server.middleware = [
+                mw for mw in server._lowlevel_server.middleware
+                if type(mw).__name__ != "OpenTelemetryMiddleware"]
+        argv = [argv[0].split("-otel")[0], *argv[1:]]
     if argv[:1] == ["stdio"]:
         server.run("stdio")
     elif argv[:1] == ["http"] and len(argv) == 2:
@@ -51,7 +67,7 @@ def main(argv: list[str]) -> None:
         uvicorn.run(app, host="127.0.0.1", port=int(argv[1]), loop="uvloop", http="httptools",
                     log_level="warning", access_log=False)
     else:
-        sys.exit("usage: official_echo.py stdio | http PORT | http-stateless PORT "
+        sys.exit("usage: official_echo.py stdio[-otel[-off]] | http PORT | http-stateless[-otel[-off]] PORT "
                  "| http-stateless-workers N PORT")
 
 

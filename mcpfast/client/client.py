@@ -66,6 +66,7 @@ from mcpfast.client.notifications import (
     NotificationCallbacks,
     await_all,
 )
+from mcpfast.client.observer import RequestObserver, observe_request, observe_send_request, request_through
 from mcpfast.client.stateless import (
     InputRounds,
     ResultCache,
@@ -215,6 +216,7 @@ class Client:
         check_capabilities: bool = True,
         max_pending: int = DEFAULT_CAPACITY,
         logger: Optional[logging.Logger] = None,
+        observer: Optional[RequestObserver] = None,
     ) -> None:
         _str_arg("name", name)
         version = _package_version() if version is None else _str_arg("version", version)
@@ -233,6 +235,8 @@ class Client:
         self._default_timeout = timeout
         self._max_pending = max_pending
         self._check_capabilities = bool(check_capabilities)
+        # Sees every request sent (mcpfast.client.observer): telemetry, for one.
+        self._observer = observer
 
         router = self._router = Router()
         router.add_request_handler("ping", _pong)
@@ -327,7 +331,21 @@ class Client:
         self._session = session
         self._request = session.request
         self._send_request = session.send_request
+        self._observe()
         return ClientConnection(self, session)
+
+    def _observe(self) -> None:
+        observer = self._observer
+        if observer is None:
+            return
+        send_request = self._send_request
+        assert send_request is not None  # bound: bind() or discover() set it
+        self._send_request = observe_send_request(send_request, observer)
+        if self._request == self._request_2026:
+            self._request = observe_request(self._request, observer)
+        else:
+            # One JSON-RPC request each: observed where it is sent, with its id.
+            self._request = request_through(self._send_request)
 
     @property
     def session(self) -> Optional[Session]:
@@ -371,6 +389,8 @@ class Client:
         self._tools = self._resources = self._subscribe = False
         self._prompts = self._completions = self._logging = False
         self._closed_event.set()
+        if self._observer is not None:
+            self._observer.session_ended(self)
 
     def own_stream(self, stream: Any) -> None:
         """Take ownership of the transport stream this client was bound to: ``aclose()``
@@ -431,6 +451,8 @@ class Client:
         session.notify("notifications/initialized")
         self.initialize_result = result
         self._adopt(version, capabilities, server_info, instructions)
+        if self._observer is not None:
+            self._observer.session_started(self)
         return result
 
     def _adopt(self, version: str, capabilities: dict, server_info: dict,
@@ -486,6 +508,9 @@ class Client:
         self._adopt(version, capabilities, server_info, instructions)
         self._request = self._request_2026
         self._send_request = self._send_request_2026
+        self._observe()
+        if self._observer is not None:
+            self._observer.session_started(self)
         return result
 
     async def _request_2026(self, method: str, params: Any = None, *,

@@ -36,7 +36,9 @@ gets, see :func:`mcpfast.transports.default_environment`), ``cwd``, ``stderr`` (
 server's stderr goes; default: ours). ``initialize_timeout``: seconds to wait for the
 server's answer to initialize. Every other keyword goes to :class:`Client` (``sampling``,
 ``elicitation``, ``roots``, ``on_log``, ``timeout``, ``protocol_version``, ...); or pass a
-Client made beforehand as ``client=``.
+Client made beforehand as ``client=``. ``observer=`` sees every request
+(:mod:`mcpfast.client.observer`); by default, where an OpenTelemetry provider is configured,
+it is the telemetry's (:mod:`mcpfast.telemetry`: a CLIENT span per request), else none.
 
 ``connect(...)`` returns a :class:`Connector`, used with ``async with`` (the connection is
 closed on exit -- for stdio: the server's stdin closed, then SIGTERM/SIGKILL if it lingers)
@@ -101,6 +103,24 @@ def _parse_url(url: str) -> Target:
     raise ValueError(
         f"unknown URL scheme {parts.scheme!r} in {url!r}: expected tcp://, http(s):// or ws(s)://"
     )
+
+
+def _default_observer(target: Target) -> Any:
+    """The telemetry's client observer (:mod:`mcpfast.telemetry`) when a tracer or meter
+    provider is configured, with the target's transport, host and port; else None (and
+    nothing is installed on the request path)."""
+    from mcpfast.telemetry import client_telemetry
+
+    host, port = target.host, target.port
+    if target.url is not None and target.kind in ("http", "websocket"):
+        parts = urlsplit(target.url)
+        host = parts.hostname
+        try:
+            port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+        except ValueError:
+            port = None
+    kind = target.kind if target.kind in ("stdio", "tcp", "http", "websocket") else None
+    return client_telemetry(transport=kind, host=host, port=port)
 
 
 def parse_target(target: Any, args: Optional[Sequence[str]] = None) -> Target:
@@ -322,6 +342,8 @@ def connect(
     if parsed.kind != "stdio" and (env is not None or cwd is not None or stderr is not None):
         raise TypeError("env, cwd and stderr apply to a server process (a command target) only")
     if client is None:
+        if "observer" not in client_options:
+            client_options["observer"] = _default_observer(parsed)
         client = Client(**client_options)
     elif client_options:
         raise TypeError(

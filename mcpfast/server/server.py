@@ -136,6 +136,8 @@ class Server:
     lifespan: ``lifespan(app)`` -> an async context manager, entered before the server
     serves and exited when it stops (every ``serve_*``, the ASGI app's lifespan events,
     ``mcpfast.connect(app)``); what it yields is ``ctx.lifespan`` in every request.
+    telemetry: add OpenTelemetry spans and metrics (:mod:`mcpfast.telemetry`) when a tracer
+    or meter provider is configured at the first connection (False: never).
     """
 
     def __init__(
@@ -167,6 +169,7 @@ class Server:
         task_poll_interval_ms: Optional[int] = DEFAULT_POLL_INTERVAL_MS,
         middleware: Iterable[Any] = (),
         lifespan: Optional[Callable[[Server], AsyncContextManager[Any]]] = None,
+        telemetry: bool = True,
     ) -> None:
         for label, value in (("name", name), ("version", version)):
             if not isinstance(value, str) or not value:
@@ -219,6 +222,14 @@ class Server:
         self._pipeline: Optional[PipelineRouter] = None
         # Whether a connection was made (middleware is fixed from then on).
         self._served = False
+        # OpenTelemetry (mcpfast.telemetry): added when the first connection is made, if a
+        # provider is configured then; the transport served and the metrics sinks asked for.
+        self.telemetry = bool(telemetry)
+        self._telemetry_checked = False
+        self._transport_served: tuple[Optional[str], Optional[str], Optional[int]] = (None, None, None)
+        self._metrics_sinks: list[Any] = []
+        # Middleware told of each connection made and closed (connection_opened/closed).
+        self._connection_watchers: tuple[Any, ...] = ()
         if lifespan is not None and not callable(lifespan):
             raise TypeError(f"lifespan must be callable as lifespan(app), not {type(lifespan).__name__}")
         self.lifespan = lifespan
@@ -611,11 +622,42 @@ class Server:
         """The Router connections dispatch through: the server's own Router when no
         middleware is installed (the compiled request path, untouched), else the same
         routes inside the middleware chain. The one place that choice is made."""
+        if not self._telemetry_checked:
+            self._add_telemetry()
         if not self._middleware:
             return self.router
         if self._pipeline is None:
             self._pipeline = PipelineRouter(self.router, self._middleware)
         return self._pipeline
+
+    def _serving_on(self, kind: str, ready: Optional[Callable[[str, int], None]]) -> Callable[[str, int], None]:
+        # The address and port bound (port 0 picks one), for the telemetry's server.port.
+        def bound(host: str, port: int) -> None:
+            self._transport_served = (kind, host, port)
+            if ready is not None:
+                ready(host, port)
+
+        return bound
+
+    def _add_telemetry(self) -> None:
+        # Once, before the first connection: the telemetry middleware, outermost, when a
+        # provider is configured (or metrics are served) and no telemetry middleware is
+        # installed already; nothing at all otherwise.
+        self._telemetry_checked = True
+        given = [mw for mw in self._middleware if type(mw).__name__ == "ServerTelemetry"]
+        if given and self._metrics_sinks:
+            # A telemetry middleware of the user's: the metrics served go to it as well.
+            given[0].metrics = (*given[0].metrics, *self._metrics_sinks)
+        if self.telemetry and not given:
+            from mcpfast.telemetry import server_telemetry
+
+            kind, host, port = self._transport_served
+            middleware = server_telemetry(metrics=self._metrics_sinks, transport=kind, host=host, port=port)
+            if middleware is not None:
+                self._middleware.insert(0, middleware)
+                self._pipeline = None
+        self._connection_watchers = tuple(mw for mw in self._middleware
+                                          if callable(getattr(mw, "connection_opened", None)))
 
     @property
     def lifespan_state(self) -> Any:
@@ -721,10 +763,15 @@ class Server:
         self._served = True
         self._connections[connection] = None
         self.publisher.attach(connection)
+        for watcher in self._connection_watchers:
+            watcher.connection_opened(connection)
 
     def detach(self, connection: ServerConnection) -> None:
         """A connection ended (called by the connection when it closes)."""
-        self._connections.pop(connection, None)
+        if connection in self._connections:
+            del self._connections[connection]
+            for watcher in self._connection_watchers:
+                watcher.connection_closed(connection)
         self.publisher.detach(connection)
 
     # -- running -----------------------------------------------------------------------
@@ -786,6 +833,7 @@ class Server:
         from mcpfast.transports import serve_stdio
 
         self.loop = asyncio.get_running_loop()
+        self._transport_served = ("stdio", None, None)
         async with self.running():
             await serve_stdio(self.connect, **options)
 
@@ -795,6 +843,8 @@ class Server:
         from mcpfast.transports import serve_tcp
 
         self.loop = asyncio.get_running_loop()
+        self._transport_served = ("tcp", host, port)
+        ready = self._serving_on("tcp", ready)
         async with self.running():
             await serve_tcp(self.connect, host, port, ready=ready, **options)
 
@@ -809,6 +859,8 @@ class Server:
         from mcpfast.transports.websocket import serve_websocket
 
         self.loop = asyncio.get_running_loop()
+        self._transport_served = ("websocket", host, port)
+        ready = self._serving_on("websocket", ready)
         policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts, extra_origins=allowed_origins)
         async with self.running():
             await serve_websocket(self.connect, host, port, host_policy=policy, ready=ready, **options)
@@ -816,7 +868,8 @@ class Server:
     def http_endpoint(self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
                       allowed_origins: Iterable[str] = (),
                       dns_rebinding_protection: Optional[bool] = None,
-                      legacy_sse: bool = False, **options: Any) -> Any:
+                      legacy_sse: bool = False, metrics_path: Optional[str] = None,
+                      **options: Any) -> Any:
         """The Streamable HTTP endpoint of this server
         (:class:`~mcpfast.transports.http.StreamableHTTPEndpoint`; ``options`` are its
         keywords: path, json_response, stateless, max_body_size, max_sessions,
@@ -828,8 +881,17 @@ class Server:
         ``allowed_hosts`` / ``allowed_origins``), else only when allow-lists are given;
         ``dns_rebinding_protection`` forces them on (with exactly the lists) or off.
         ``legacy_sse``: also serve clients of the 2024-11-05 HTTP+SSE transport (GET
-        ``/sse``, POST ``/messages``; :class:`~mcpfast.transports.http.LegacySSEEndpoint`)."""
+        ``/sse``, POST ``/messages``; :class:`~mcpfast.transports.http.LegacySSEEndpoint`).
+        ``metrics_path``: serve the telemetry's metrics there, as Prometheus text
+        (:mod:`mcpfast.telemetry.prometheus`)."""
         from mcpfast.transports.http import HostPolicy, StreamableHTTPEndpoint
+
+        if metrics_path is not None:
+            from mcpfast.telemetry import PrometheusMetrics, metrics_route
+
+            prometheus = PrometheusMetrics()
+            self._metrics_sinks.append(prometheus)
+            options["extra_routes"] = {**options.get("extra_routes", {}), metrics_path: metrics_route(prometheus)}
 
         if dns_rebinding_protection is None:
             policy = HostPolicy.for_bind(host, extra_hosts=allowed_hosts,
@@ -877,6 +939,8 @@ class Server:
         from mcpfast.transports.http import serve_http
 
         self.loop = asyncio.get_running_loop()
+        self._transport_served = ("http", host, port)
+        ready = self._serving_on("http", ready)
         endpoint = self.http_endpoint(host=host, **options)
         limits: dict[str, Any] = {}
         if keepalive_timeout is not None:

@@ -39,6 +39,7 @@ from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE, TRANSPORT_ERROR
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
 from mcpfast.protocol import meta_keys, methods
 from mcpfast.protocol.header_values import encode_header_value
+from mcpfast.protocol.trace_context import TRACEPARENT, trace_headers
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
 from mcpfast.transports.http.post_order import PostOrder, request_ids_of, wait_turn
@@ -392,6 +393,10 @@ class HTTPClientStream:
                 param_headers = getattr(self.conn, "param_headers", None)
                 if param_headers is not None:
                     headers.update(param_headers(message.method, message.params))
+            meta = message.params.get("_meta") if type(message.params) is dict else None
+            if type(meta) is dict and TRACEPARENT in meta:
+                # The request's trace context, for HTTP-level tracing on the way.
+                headers.update(trace_headers(meta))
         async with self._slots:
             try:
                 connection, response = await self._authorized("POST", headers, frame)

@@ -20,6 +20,10 @@ gets 503. ``stateless=True``: no session ids at all; every POST gets a connectio
 own, built already initialized for the version in its ``MCP-Protocol-Version`` header,
 with no way back to the client (no sampling or elicitation); GET and DELETE -> 405.
 
+Other paths: ``extra_routes`` (path -> ``route(request) -> (status, headers, body)``)
+answers GET and HEAD there (405 otherwise) after the Host/Origin check, without bearer
+auth -- a generic hook, e.g. for a Prometheus ``/metrics``.
+
 Checked before anything else, in this order: the path (404), Host and Origin (421 / 403,
 see :mod:`~mcpfast.transports.http.security`), with ``auth=`` the bearer token (401 / 403 /
 400, see :mod:`~mcpfast.transports.http.auth`; sessions then belong to the token's subject,
@@ -60,7 +64,7 @@ import inspect
 import logging
 import secrets
 from time import monotonic
-from typing import Any, Awaitable, Callable, Optional, Protocol, Union
+from typing import Any, Awaitable, Callable, Mapping, Optional, Protocol, Union
 
 from mcpfast._bounded_memo import remember
 from mcpfast._core.decode import DecodeError, decode
@@ -137,6 +141,9 @@ ASSUMED_VERSION = "2025-03-26"
 Factory = Callable[[Callable[[bytes], None]], Connection]
 StatelessFactory = Callable[[Callable[[bytes], None], str], Connection]
 Outcome = Union[HTTPResponse, Awaitable[HTTPResponse]]
+# An extra GET route on the same port (``extra_routes``: path -> route): ``route(request)
+# -> (status, headers, body)``, e.g. a metrics scrape.
+ExtraRoute = Callable[[HTTPRequest], "tuple[int, list[tuple[str, str]], bytes]"]
 
 _JSON_HEADERS = [JSON_CONTENT_TYPE]
 _SSE_HEADERS = [("content-type", h.EVENT_STREAM), ("cache-control", "no-cache, no-transform"),
@@ -231,6 +238,7 @@ class StreamableHTTPEndpoint:
         on_shutdown: Optional[Callable[[], Any]] = None,
         session_directory: Optional[SessionDirectory] = None,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        extra_routes: Optional[Mapping[str, ExtraRoute]] = None,
     ) -> None:
         if not callable(factory):
             raise TypeError("factory must be a connection factory: factory(send) -> connection")
@@ -245,6 +253,7 @@ class StreamableHTTPEndpoint:
         if not keepalive_interval > 0:
             raise ValueError(f"keepalive_interval must be > 0, got {keepalive_interval!r}")
         check_stream_buffer(max_stream_buffer)
+        self.extra_routes = _checked_routes(extra_routes, path)
         # The most bytes of events an SSE stream holds for a client that does not read.
         self.max_stream_buffer = max_stream_buffer
         self.factory = factory
@@ -329,6 +338,9 @@ class StreamableHTTPEndpoint:
         # verifier (those the front door takes itself).
         auth = self.auth
         if request.path != self.path:
+            route = self.extra_routes.get(request.path)
+            if route is not None:
+                return self._extra(route, request)
             if auth is not None and request.path in auth.metadata_paths:
                 return self._checked_host(request) or auth.metadata_response(request.method)
             return error_response(404, f"Not Found: the MCP endpoint is {self.path}")
@@ -347,6 +359,22 @@ class StreamableHTTPEndpoint:
         if isinstance(verdict, HTTPResponse):
             return verdict
         return self._route_after(request, verdict)  # type: ignore[arg-type]
+
+    def _extra(self, route: ExtraRoute, request: HTTPRequest) -> HTTPResponse:
+        # An extra GET route: the same Host/Origin checks as the endpoint, no bearer auth
+        # (a scrape endpoint is protected by where it listens, as Prometheus expects).
+        if request.method not in ("GET", "HEAD"):
+            return HTTPResponse(405, [("allow", "GET, HEAD")], b"")
+        headers = request.headers
+        refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
+        if refused is not None:
+            return error_response(refused[0], refused[1])
+        try:
+            status, response_headers, body = route(request)
+        except Exception:
+            _LOGGER.exception("the GET route %s failed", request.path)
+            return HTTPResponse(500, [("content-type", "text/plain")], b"Internal Server Error\n")
+        return HTTPResponse(status, list(response_headers), b"" if request.method == "HEAD" else body)
 
     def _checked_host(self, request: HTTPRequest) -> Optional[HTTPResponse]:
         headers = request.headers
@@ -898,6 +926,20 @@ _status_2026 = ErrorStatuses({METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVAL
 
 # Closing shared parts, referenced until done (asyncio keeps only weak references).
 _CLOSING: set[asyncio.Task[None]] = set()
+
+
+def _checked_routes(routes: Optional[Mapping[str, ExtraRoute]], endpoint_path: str) -> dict[str, ExtraRoute]:
+    found: dict[str, ExtraRoute] = {}
+    for path, route in (routes or {}).items():
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ValueError(f"an extra route's path must start with '/', got {path!r}")
+        if path == endpoint_path:
+            raise ValueError(f"the extra route {path!r} is the MCP endpoint's path")
+        if not callable(route):
+            raise TypeError(f"the extra route {path!r} must be callable as route(request), "
+                            f"not {type(route).__name__}")
+        found[path] = route
+    return found
 
 
 def _unknown_session() -> HTTPResponse:

@@ -1,0 +1,83 @@
+"""Where the telemetry middleware and client observer record their metrics.
+
+A :class:`MetricsSink` takes the convention's durations and mcpfast's up-down counts;
+:class:`OTelMetrics` records them on an OpenTelemetry meter (histograms with the
+convention's bucket boundaries as advice; the counts as observable up-down counters, read
+when the meter collects), and
+:class:`~mcpfast.telemetry.prometheus.PrometheusMetrics` keeps them in this process for a
+Prometheus scrape. Attribute mappings are passed as built (never copied here).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol
+
+from mcpfast.telemetry import attributes as a
+
+__all__ = ["MetricsSink", "OTelMetrics"]
+
+
+class MetricsSink(Protocol):
+    """What records the metrics (module docstring)."""
+
+    def server_operation(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
+
+    def client_operation(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
+
+    def server_session(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
+
+    def client_session(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
+
+    def add(self, name: str, delta: int) -> None:
+        """Change one of the up-down counts (``attributes.SERVER_ACTIVE_*``,
+        ``CLIENT_ACTIVE_*``): cheap, called twice per request."""
+
+
+_UP_DOWN = {
+    a.SERVER_ACTIVE_REQUESTS: "Requests the server is answering",
+    a.SERVER_ACTIVE_SESSIONS: "Open MCP sessions (handshake era)",
+    a.SERVER_ACTIVE_CONNECTIONS: "Open server connections",
+    a.CLIENT_ACTIVE_REQUESTS: "Requests the client awaits an answer to",
+}
+
+
+class OTelMetrics:
+    """The metrics on an OpenTelemetry meter provider's meter ``mcpfast``."""
+
+    def __init__(self, meter_provider: Any) -> None:
+        from mcpfast import __version__
+
+        meter = meter_provider.get_meter("mcpfast", __version__)
+
+        def histogram(name: str, description: str) -> Any:
+            try:
+                return meter.create_histogram(name, unit="s", description=description,
+                                              explicit_bucket_boundaries_advisory=list(a.DURATION_BUCKETS))
+            except TypeError:  # an API before the bucket advice (1.23)
+                return meter.create_histogram(name, unit="s", description=description)
+
+        self._server_operation = histogram(a.SERVER_OPERATION_DURATION, "Duration of MCP requests the server answered")
+        self._client_operation = histogram(a.CLIENT_OPERATION_DURATION, "Duration of MCP requests the client sent")
+        self._server_session = histogram(a.SERVER_SESSION_DURATION, "Duration of MCP sessions on the server")
+        self._client_session = histogram(a.CLIENT_SESSION_DURATION, "Duration of MCP sessions on the client")
+        self.server_operation = self._server_operation.record
+        self.client_operation = self._client_operation.record
+        self.server_session = self._server_session.record
+        self.client_session = self._client_session.record
+        # The counts are kept here and observed when the meter collects: an SDK measurement
+        # per change would cost as much as a span (two per request).
+        self._counts = dict.fromkeys(_UP_DOWN, 0)
+        for name, text in _UP_DOWN.items():
+            meter.create_observable_up_down_counter(name, callbacks=[self._observer_of(name)],
+                                                    unit="{count}", description=text)
+
+    def _observer_of(self, name: str) -> Any:
+        from opentelemetry.metrics import Observation
+
+        def observe(options: Any) -> list:
+            return [Observation(self._counts[name])]
+
+        return observe
+
+    def add(self, name: str, delta: int) -> None:
+        self._counts[name] += delta
