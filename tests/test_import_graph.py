@@ -2,7 +2,7 @@
 
 Layers, lowest first (DESIGN.md): mcpfast._core, mcpfast.protocol, mcpfast.jsonrpc,
 mcpfast.server and mcpfast.client (side by side, neither imports the other),
-mcpfast.transports. Imports made when a module loads count; imports under
+mcpfast.transports, mcpfast.gateway (above server and client). Imports made when a module loads count; imports under
 ``if TYPE_CHECKING:`` (types only) and inside functions (the convenience entry points
 ``Server.run`` and ``connect()`` pick a transport when called) do not.
 """
@@ -15,7 +15,7 @@ import pathlib
 import mcpfast
 
 PACKAGE = pathlib.Path(mcpfast.__file__).parent
-RANK = {"_core": 0, "protocol": 1, "auth": 1, "jsonrpc": 2, "server": 3, "client": 3, "transports": 4}
+RANK = {"_core": 0, "protocol": 1, "auth": 1, "jsonrpc": 2, "server": 3, "client": 3, "transports": 4, "gateway": 5}
 
 
 def _module(path: pathlib.Path) -> str:

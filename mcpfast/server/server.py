@@ -606,6 +606,15 @@ class Server:
         self._middleware.append(middleware)
         self._pipeline = None
 
+    def mount(self, upstream: Any, namespace: Optional[str] = "", **options: Any) -> Any:
+        """Serve another MCP server's tools, prompts and resources from this one, under
+        ``namespace`` (``fs_read_file``); ``upstream`` is a command, a URL or a Server.
+        Options and behaviour: :meth:`mcpfast.gateway.Gateway.mount`. Returns the
+        :class:`~mcpfast.gateway.Upstream`."""
+        from mcpfast.gateway import gateway_of
+
+        return gateway_of(self).mount(upstream, namespace, **options)
+
     @property
     def dispatch_router(self) -> Router:
         """The Router connections dispatch through: the server's own Router when no

@@ -1,0 +1,261 @@
+"""Gateway: upstream MCP servers mounted on one Server, served behind its endpoint.
+
+    app = Server("gateway")
+    app.mount(["npx", "-y", "@modelcontextprotocol/server-memory"], namespace="memory")
+    app.mount("http://127.0.0.1:9000/mcp", namespace="remote", deny=["delete_all"])
+    app.mount(other_app, namespace="local")          # a Server in this process
+    app.run("http", port=8000)
+
+The Gateway installs one :class:`~mcpfast.gateway.routing.GatewayMiddleware` in the
+server's pipeline (before it serves), declares the tools, resources, prompts and
+completions capabilities, and starts each upstream's session when the server's lifespan
+starts (waiting for each first attempt to end, so a server that never starts delays
+nothing beyond its start timeout), closing them when it ends. Catalogue changes upstream
+become ``notifications/*/list_changed`` downstream; upstream log messages are broadcast
+with the upstream's name as their logger; resource updates go to the downstream clients
+subscribed to that URI.
+
+What it needs of the server is :class:`GatewayHost` (the public API of
+:class:`mcpfast.Server`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from typing import Any, AsyncContextManager, AsyncIterator, Callable, Iterable, Mapping, Optional, Protocol
+
+from mcpfast.gateway.catalogue import MountedTool
+from mcpfast.gateway.options import MountOptions
+from mcpfast.gateway.routing import GatewayMiddleware
+from mcpfast.gateway.upstream import Upstream
+from mcpfast.protocol.log_levels import LEVELS
+from mcpfast.server.publisher import ListChanged, Publisher
+
+__all__ = ["Gateway", "GatewayHost", "gateway_of"]
+
+_LOGGER = logging.getLogger("mcpfast.gateway")
+_CAPABILITIES = frozenset({"tools", "resources", "prompts", "completions"})
+_KIND_OF_LIST = {"tools": "tools", "prompts": "prompts", "resources": "resources",
+                 "resourceTemplates": "resources"}
+
+
+class GatewayHost(Protocol):
+    """What a gateway uses of the server it is mounted on."""
+
+    name: str
+    advertise: frozenset[str]
+    lifespan: Optional[Callable[[Any], AsyncContextManager[Any]]]
+    publisher: Publisher
+
+    def add_middleware(self, middleware: Any) -> None: ...
+    def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int: ...
+    def notify_resource_updated(self, uri: str) -> int: ...
+    def has_resource(self, uri: str) -> bool: ...
+
+
+class Gateway:
+    """The upstreams mounted on one server (module docstring); made by :func:`gateway_of`."""
+
+    def __init__(self, host: GatewayHost) -> None:
+        self.host = host
+        self.upstreams: dict[str, Upstream] = {}
+        self.running = False
+        self._tools: dict[str, tuple[Upstream, MountedTool]] = {}
+        self._prompts: dict[str, tuple[Upstream, str]] = {}
+        self._subscriptions: dict[str, int] = {}
+        host.add_middleware(GatewayMiddleware(self))
+        host.advertise = frozenset(host.advertise) | _CAPABILITIES
+        inner = host.lifespan
+        gateway = self
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Any) -> AsyncIterator[Any]:
+            await gateway.start()
+            try:
+                if inner is None:
+                    yield None
+                else:
+                    async with inner(app) as value:
+                        yield value
+            finally:
+                await gateway.stop()
+
+        host.lifespan = lifespan
+
+    def __repr__(self) -> str:
+        return f"<Gateway on {self.host.name!r} upstreams={list(self.upstreams)}>"
+
+    # -- mounting ----------------------------------------------------------------------
+
+    def mount(self, upstream: Any, namespace: Optional[str] = "", *, name: Optional[str] = None,
+              separator: str = "_", allow: Iterable[str] = (), deny: Iterable[str] = (),
+              allow_tags: Iterable[str] = (), deny_tags: Iterable[str] = (),
+              rename: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = 60.0,
+              start_timeout: Optional[float] = 30.0, args: Optional[Iterable[str]] = None,
+              env: Optional[Mapping[str, str]] = None, cwd: Any = None,
+              headers: Optional[Mapping[str, str]] = None, auth: Any = None,
+              stderr: Any = None) -> Upstream:
+        """Mount ``upstream`` (a command str or list, a URL, a Server) under ``namespace``
+        ("" or None: names unchanged). ``name``: the upstream's key in logs, errors and
+        /healthz (the namespace, or the target, unless given; unique). Filters, renames
+        and timeouts: :class:`~mcpfast.gateway.options.MountOptions`. ``args``, ``env``,
+        ``cwd``, ``stderr`` (a command), ``headers``, ``auth`` (a URL: the upstream's own
+        credentials, never the downstream's): as for :func:`mcpfast.connect`. Started at
+        once when the server runs already, else with its lifespan."""
+        options = MountOptions.make(namespace=namespace, separator=separator, allow=allow, deny=deny,
+                                    allow_tags=allow_tags, deny_tags=deny_tags, rename=rename,
+                                    timeout=timeout, start_timeout=start_timeout)
+        key = name or options.namespace or _target_name(upstream)
+        if key in self.upstreams:
+            raise ValueError(f"an upstream named {key!r} is mounted already; give another name=")
+        connect_options: dict[str, Any] = {}
+        for label, value in (("args", None if args is None else list(args)),
+                             ("env", None if env is None else dict(env)), ("cwd", cwd),
+                             ("headers", None if headers is None else dict(headers)),
+                             ("auth", auth), ("stderr", stderr)):
+            if value is not None:
+                connect_options[label] = value
+        mounted = Upstream(key, upstream, options, connect_options=connect_options,
+                           on_catalogue=self._catalogue_changed, on_log=self._forward_log,
+                           on_resource_updated=self._forward_update)
+        self.upstreams[key] = mounted
+        if self.running:
+            mounted.start()
+        return mounted
+
+    async def unmount(self, key: str) -> None:
+        """Stop and remove the upstream ``key`` (KeyError when none); its names go."""
+        upstream = self.upstreams.pop(key)
+        await upstream.stop()
+        self._rebuild()
+        for kind in ("tools", "prompts", "resources"):
+            self.host.publisher.publish(ListChanged(kind))
+
+    async def start(self) -> None:
+        """Start every upstream's session; wait for each first attempt to end."""
+        if self.running:
+            return
+        self.running = True
+        for upstream in self.upstreams.values():
+            upstream.start()
+        await asyncio.gather(*(upstream.wait_started() for upstream in self.upstreams.values()))
+
+    async def stop(self) -> None:
+        """Close every upstream's session."""
+        self.running = False
+        await asyncio.gather(*(upstream.stop() for upstream in self.upstreams.values()),
+                             return_exceptions=True)
+
+    # -- lookups (GatewayMiddleware) ---------------------------------------------------
+
+    def listed(self, kind: str) -> list[dict[str, Any]]:
+        """Every upstream's items of ``kind`` as listed downstream, in mount order."""
+        if kind == "tools":
+            return [tool.listed for _, tool in self._tools.values()]
+        if kind == "prompts":
+            return [upstream.catalogue.prompts[public][0]
+                    for public, (upstream, _) in self._prompts.items()]
+        items: list[dict[str, Any]] = []
+        for upstream in self.upstreams.values():
+            items += upstream.catalogue.listed(kind)
+        return items
+
+    def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]:
+        """The upstream and tool behind the public tool ``name`` (None: not mounted)."""
+        return self._tools.get(name) if isinstance(name, str) else None
+
+    def prompt(self, name: Any) -> Optional[tuple[Upstream, str]]:
+        """The upstream and its own name of the public prompt ``name``."""
+        return self._prompts.get(name) if isinstance(name, str) else None
+
+    def resource_owner(self, uri: Any, *, template: bool = False) -> Optional[Upstream]:
+        """The upstream serving ``uri`` (or, with ``template``, the template ``uri``);
+        None when the server serves it itself or no upstream lists it."""
+        if not isinstance(uri, str):
+            return None
+        if not template and self.host.has_resource(uri):
+            return None
+        for upstream in self.upstreams.values():
+            catalogue = upstream.catalogue
+            if catalogue.serves_uri(uri) or (template and catalogue.serves_template(uri)):
+                return upstream
+        return None
+
+    async def subscribe(self, upstream: Upstream, uri: str) -> None:
+        """Subscribe upstream to ``uri`` once, however many downstream clients do."""
+        count = self._subscriptions.get(uri, 0)
+        if count == 0:
+            await upstream.request("resources/subscribe", {"uri": uri})
+        self._subscriptions[uri] = count + 1
+
+    async def unsubscribe(self, upstream: Upstream, uri: str) -> None:
+        """Undo one :meth:`subscribe`; the last one unsubscribes upstream."""
+        count = self._subscriptions.get(uri, 0)
+        if count <= 0:
+            return
+        if count == 1:
+            del self._subscriptions[uri]
+            await upstream.request("resources/unsubscribe", {"uri": uri})
+        else:
+            self._subscriptions[uri] = count - 1
+
+    def health(self) -> dict[str, Any]:
+        """``{"status": "ok" | "degraded", "upstreams": {name: state ...}}``: ok when
+        every upstream has a session."""
+        upstreams = {key: upstream.health() for key, upstream in self.upstreams.items()}
+        ready = all(report["state"] == "ready" for report in upstreams.values())
+        return {"status": "ok" if ready else "degraded", "upstreams": upstreams}
+
+    # -- upstream events ---------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        tools: dict[str, tuple[Upstream, MountedTool]] = {}
+        prompts: dict[str, tuple[Upstream, str]] = {}
+        for upstream in self.upstreams.values():
+            for public, tool in upstream.catalogue.tools.items():
+                if public in tools:
+                    _LOGGER.warning("tool %r of upstream %r hides the one of upstream %r", public,
+                                    tools[public][0].key, upstream.key)
+                    continue
+                tools[public] = (upstream, tool)
+            for public, (_, own) in upstream.catalogue.prompts.items():
+                prompts.setdefault(public, (upstream, own))
+        self._tools, self._prompts = tools, prompts
+
+    def _catalogue_changed(self, upstream: Upstream, kind: str) -> None:
+        self._rebuild()
+        self.host.publisher.publish(ListChanged(kind))
+
+    def _forward_log(self, upstream: Upstream, params: Any) -> None:
+        if not isinstance(params, dict) or params.get("level") not in LEVELS:
+            return
+        logger = params.get("logger")
+        name = f"{upstream.key}.{logger}" if isinstance(logger, str) and logger else upstream.key
+        self.host.broadcast_log(params["level"], params.get("data"), name)
+
+    def _forward_update(self, upstream: Upstream, params: Any) -> None:
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if isinstance(uri, str):
+            self.host.notify_resource_updated(uri)
+
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    if isinstance(target, (list, tuple)):
+        return " ".join(map(str, target))
+    return str(getattr(target, "name", None) or type(target).__name__)
+
+
+_GATEWAYS: "weakref.WeakKeyDictionary[Any, Gateway]" = weakref.WeakKeyDictionary()
+
+
+def gateway_of(host: GatewayHost) -> Gateway:
+    """The Gateway of ``host``, made (and its middleware installed) on first use."""
+    gateway = _GATEWAYS.get(host)
+    if gateway is None:
+        gateway = _GATEWAYS[host] = Gateway(host)
+    return gateway

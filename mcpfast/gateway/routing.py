@@ -1,0 +1,146 @@
+"""GatewayMiddleware: the requests a gateway answers from its upstreams, in the server's
+request pipeline.
+
+List requests get the server's own items (through the rest of the chain) followed, on
+their last page, by every upstream's items under their public names; tools/call,
+prompts/get, resources/read, completion/complete and resources/(un)subscribe for a
+mounted name or URI go to that upstream's shared session (names and argument names
+mapped back), anything else to the server itself. Progress the upstream reports is
+passed to the downstream request that asked for it; a downstream cancellation cancels
+the upstream request (the client sends notifications/cancelled).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from mcpfast.protocol import methods
+from mcpfast.server.middleware.pipeline import CallNext, Middleware
+
+if TYPE_CHECKING:
+    from mcpfast.gateway.gateway import Gateway
+
+__all__ = ["GatewayMiddleware"]
+
+
+def _params(ctx: Any) -> dict[str, Any]:
+    params = ctx.params
+    return params if isinstance(params, dict) else {}
+
+
+def _progress_of(ctx: Any) -> Any:
+    # Only when the downstream asked for progress: then the upstream is asked too.
+    if getattr(ctx, "progress", None) is None:
+        return None
+
+    def report(progress: Any, total: Any = None, message: Any = None) -> None:
+        try:
+            ctx.report_progress(progress, total, message)
+        except (ValueError, TypeError):
+            pass  # an upstream's progress that does not grow is not passed on
+
+    return report
+
+
+def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    # The downstream's params for the upstream: its _meta (progressToken) is the
+    # upstream client's own business, so it is left out.
+    out = {key: value for key, value in params.items() if key != "_meta"}
+    out.update(changes)
+    return out
+
+
+class GatewayMiddleware(Middleware):
+    """The gateway's routing (module docstring); one per gateway, outermost-last in the
+    server's chain."""
+
+    eager = True
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    async def _listed(self, ctx: Any, call_next: CallNext, kind: str) -> Any:
+        result = await call_next(ctx)
+        if not isinstance(result, dict) or result.get("nextCursor"):
+            return result
+        mounted = self.gateway.listed(kind)
+        if not mounted:
+            return result
+        result = dict(result)
+        result[kind] = [*result.get(kind, ()), *mounted]
+        return result
+
+    async def on_list_tools(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "tools")
+
+    async def on_list_prompts(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "prompts")
+
+    async def on_list_resources(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "resources")
+
+    async def on_list_resource_templates(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "resourceTemplates")
+
+    async def on_call_tool(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        found = self.gateway.tool(params.get("name"))
+        if found is None:
+            return await call_next(ctx)
+        upstream, tool = found
+        forwarded = _forwarded(params, name=tool.upstream_name)
+        if "arguments" in params:
+            forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
+        return await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx))
+
+    async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        found = self.gateway.prompt(params.get("name"))
+        if found is None:
+            return await call_next(ctx)
+        upstream, name = found
+        return await upstream.request(methods.PROMPTS_GET, _forwarded(params, name=name),
+                                      progress=_progress_of(ctx))
+
+    async def on_read_resource(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        upstream = self.gateway.resource_owner(params.get("uri"))
+        if upstream is None:
+            return await call_next(ctx)
+        return await upstream.request(methods.RESOURCES_READ, _forwarded(params),
+                                      progress=_progress_of(ctx))
+
+    async def on_complete(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        ref = params.get("ref")
+        if not isinstance(ref, dict):
+            return await call_next(ctx)
+        upstream: Any = None
+        if ref.get("type") == "ref/prompt":
+            found = self.gateway.prompt(ref.get("name"))
+            if found is not None:
+                upstream, name = found
+                ref = {**ref, "name": name}
+        elif ref.get("type") == "ref/resource":
+            upstream = self.gateway.resource_owner(ref.get("uri"), template=True)
+        if upstream is None:
+            return await call_next(ctx)
+        return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref))
+
+    async def on_request(self, ctx: Any, call_next: CallNext) -> Any:
+        method = ctx.method
+        if method == methods.RESOURCES_SUBSCRIBE:
+            uri = _params(ctx).get("uri")
+            upstream = self.gateway.resource_owner(uri)
+            if upstream is not None and ctx.connection is not None:
+                await self.gateway.subscribe(upstream, uri)
+                ctx.connection.subscriptions.add(uri)
+                return {}
+        elif method == methods.RESOURCES_UNSUBSCRIBE:
+            uri = _params(ctx).get("uri")
+            result = await call_next(ctx)
+            upstream: Optional[Any] = self.gateway.resource_owner(uri)
+            if upstream is not None:
+                await self.gateway.unsubscribe(upstream, uri)
+            return result
+        return await call_next(ctx)

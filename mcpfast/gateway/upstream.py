@@ -1,0 +1,296 @@
+"""Upstream: one mounted MCP server behind the gateway and its one long-lived session.
+
+The session is opened once (``mcpfast.connect``: a command over stdio, a URL, an
+in-process Server) and shared by every downstream client: no handshake per call. A
+supervisor task owns it: when the session ends (the process died, the connection
+dropped) every request in flight fails at once (the client's ConnectionClosed, turned into
+an error naming the upstream) and the session is opened again after a backoff that doubles
+up to a ceiling; an upstream that never starts is retried the same way while the gateway
+serves the others, its state and last error visible in :meth:`Upstream.health`.
+
+The upstream's catalogue (tools, prompts, resources, templates) is read after each start
+and again on its ``notifications/*/list_changed``; refreshes of one kind are coalesced
+(while one runs, further notices only mark it to run once more), so an upstream flooding
+list_changed costs at most one refresh in flight per kind. Its log messages are forwarded
+through a token bucket (``max_log_rate`` per second), the excess counted and dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from typing import Any, Callable, Optional
+
+from mcpfast.client.client import Client
+from mcpfast.client.connect import connect
+from mcpfast.gateway.catalogue import MountedCatalogue
+from mcpfast.gateway.options import MountOptions
+from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
+from mcpfast.protocol.error_codes import REQUEST_TIMEOUT, TRANSPORT_ERROR
+
+__all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
+
+#: The catalogue kinds and the server capability each needs.
+KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
+_LOGGER = logging.getLogger("mcpfast.gateway")
+
+
+class UpstreamUnavailable(JSONRPCError):
+    """A request for an upstream that has no session right now (starting, restarting
+    after a failure): code TRANSPORT_ERROR, the upstream's name and state in the message
+    and in ``data``."""
+
+    default_code = TRANSPORT_ERROR
+
+    def __init__(self, key: str, state: str, error: Optional[str]) -> None:
+        detail = f": {error}" if error else ""
+        super().__init__(TRANSPORT_ERROR, f"upstream {key!r} is not available ({state}){detail}",
+                         {"upstream": key, "state": state})
+
+
+class Upstream:
+    """One mounted server (module docstring).
+
+    key: its name (the config key; in errors, logs and /healthz). target, connect_options:
+    what :func:`mcpfast.connect` is given (command/URL/Server; env, cwd, headers, args).
+    on_catalogue(upstream, kind): called after its ``kind`` catalogue changed.
+    on_log(upstream, params), on_resource_updated(upstream, params): its notifications.
+    backoff, max_backoff: seconds before the first retry, and the most between two.
+    """
+
+    def __init__(self, key: str, target: Any, options: MountOptions, *,
+                 connect_options: Optional[dict[str, Any]] = None,
+                 on_catalogue: Callable[[Upstream, str], None] = lambda upstream, kind: None,
+                 on_log: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 backoff: float = 0.5, max_backoff: float = 30.0,
+                 max_log_rate: float = 100.0) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"an upstream needs a non-empty str name, got {key!r}")
+        self.key = key
+        self.target = target
+        self.options = options
+        self.connect_options = dict(connect_options or {})
+        self.on_catalogue = on_catalogue
+        self.on_log = on_log
+        self.on_resource_updated = on_resource_updated
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.catalogue = MountedCatalogue(options)
+        self.client: Optional[Client] = None
+        self.state = "stopped"
+        self.last_error: Optional[str] = None
+        self.starts = 0
+        self.failures = 0
+        self.dropped_logs = 0
+        self._max_log_rate = max_log_rate
+        self._log_tokens = max_log_rate
+        self._log_time = time.monotonic()
+        self._lists: dict[str, list] = {"tools": [], "prompts": [], "resources": [], "resourceTemplates": []}
+        self._refreshing: dict[str, asyncio.Task] = {}
+        self._refresh_again: set[str] = set()
+        self._supervisor: Optional[asyncio.Task] = None
+        self._first_attempt: Optional[asyncio.Event] = None
+
+    def __repr__(self) -> str:
+        return f"<Upstream {self.key!r} {self.state}>"
+
+    # -- life --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the supervisor (on the running loop); it opens the session and keeps it."""
+        if self._supervisor is not None:
+            return
+        self._first_attempt = asyncio.Event()
+        self.state = "starting"
+        self._supervisor = asyncio.get_running_loop().create_task(
+            self._supervise(), name=f"mcpfast gateway upstream {self.key}")
+
+    async def wait_started(self) -> bool:
+        """Wait for the first attempt to open the session to end; True when it opened."""
+        if self._first_attempt is not None:
+            await self._first_attempt.wait()
+        return self.client is not None
+
+    async def stop(self) -> None:
+        """Close the session and stop restarting it."""
+        supervisor, self._supervisor = self._supervisor, None
+        for task in list(self._refreshing.values()):
+            task.cancel()
+        if supervisor is not None:
+            supervisor.cancel()
+            try:
+                await supervisor
+            except asyncio.CancelledError:
+                pass
+        client, self.client = self.client, None
+        if client is not None:
+            await client.aclose()
+        self.state = "stopped"
+
+    async def _open(self) -> Client:
+        client = Client(name="mcpfast-gateway", on_log=self._log,
+                        on_list_changed=self._list_changed,
+                        on_resource_updated=self._resource_updated, check_capabilities=False)
+        options = dict(self.connect_options)
+        args = options.pop("args", None)
+        return await connect(self.target, args, client=client,
+                             initialize_timeout=self.options.start_timeout, **options)
+
+    async def _supervise(self) -> None:
+        delay = self.backoff
+        assert self._first_attempt is not None
+        while True:
+            try:
+                client = await self._open()
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 -- any failure to start is retried
+                self.failures += 1
+                self.last_error = _describe(exc)
+                self.state = "failed" if self.client is None and self.starts == 0 else "restarting"
+                _LOGGER.warning("upstream %r did not start: %s (retrying in %.1f s)",
+                                self.key, self.last_error, delay)
+                self._first_attempt.set()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            self.client = client
+            self.starts += 1
+            self.state = "ready"
+            self.last_error = None
+            delay = self.backoff
+            _LOGGER.info("upstream %r ready (%s, protocol %s)", self.key,
+                         client.server_info.get("name"), client.protocol_version)
+            await asyncio.gather(*(self._refresh(kind) for kind in KINDS), return_exceptions=True)
+            self._first_attempt.set()
+            await client.wait_closed()
+            self.client = None
+            self.failures += 1
+            self.state = "restarting"
+            self.last_error = _describe(client.close_error) if client.close_error else "the session ended"
+            _LOGGER.warning("upstream %r closed: %s (restarting in %.1f s)", self.key, self.last_error, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.max_backoff)
+
+    # -- requests ----------------------------------------------------------------------
+
+    def _ready_client(self) -> Client:
+        client = self.client
+        if client is None or client.closed:
+            raise UpstreamUnavailable(self.key, self.state, self.last_error)
+        return client
+
+    async def request(self, method: str, params: Any, *,
+                      progress: Optional[Callable[..., Any]] = None) -> Any:
+        """Send ``method`` on the shared session and return the upstream's result; its
+        JSON-RPC errors as they are, a closed session or a timeout as an error naming the
+        upstream."""
+        client = self._ready_client()
+        timeout = self.options.timeout
+        try:
+            return await client.request(method, params, timeout=math.inf if timeout is None else timeout,
+                                        progress=progress)
+        except ConnectionClosed as exc:
+            raise JSONRPCError(TRANSPORT_ERROR, f"upstream {self.key!r} closed its connection during "
+                               f"{method}: {exc.message}", {"upstream": self.key}) from None
+        except RequestTimeout:
+            raise JSONRPCError(REQUEST_TIMEOUT, f"upstream {self.key!r} did not answer {method} "
+                               f"within {timeout:g} s", {"upstream": self.key}) from None
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification on the session (dropped while it has none)."""
+        client = self.client
+        if client is not None and not client.closed:
+            client.notify(method, params)
+
+    def health(self) -> dict[str, Any]:
+        """The upstream's state for /healthz: state, last error, starts, failures and
+        how many tools/prompts/resources it shows."""
+        catalogue = self.catalogue
+        report: dict[str, Any] = {"state": self.state, "starts": self.starts, "failures": self.failures,
+                                  "tools": len(catalogue.tools), "prompts": len(catalogue.prompts),
+                                  "resources": len(catalogue.resources) + len(catalogue.templates)}
+        if self.last_error:
+            report["error"] = self.last_error
+        if self.dropped_logs:
+            report["droppedLogs"] = self.dropped_logs
+        client = self.client
+        if client is not None:
+            report["server"] = client.server_info
+            report["protocolVersion"] = client.protocol_version
+        return report
+
+    # -- catalogue ---------------------------------------------------------------------
+
+    async def _refresh(self, kind: str) -> None:
+        client = self.client
+        if client is None:
+            return
+        capabilities = client.server_capabilities or {}
+        if KINDS[kind] not in capabilities:
+            return
+        timeout = self.options.timeout
+        limit = math.inf if timeout is None else timeout
+        try:
+            if kind == "tools":
+                self._lists["tools"] = await client.list_tools(timeout=limit)
+            elif kind == "prompts":
+                self._lists["prompts"] = await client.list_prompts(timeout=limit)
+            else:
+                self._lists["resources"] = await client.list_resources(timeout=limit)
+                self._lists["resourceTemplates"] = await client.list_resource_templates(timeout=limit)
+        except JSONRPCError as exc:
+            _LOGGER.warning("upstream %r: listing its %s failed: %s", self.key, kind, exc)
+            return
+        self.catalogue = MountedCatalogue(self.options, self._lists["tools"], self._lists["prompts"],
+                                          self._lists["resources"], self._lists["resourceTemplates"])
+        self.on_catalogue(self, kind)
+
+    def _list_changed(self, kind: str) -> None:
+        if kind not in KINDS:
+            return
+        if kind in self._refreshing:
+            self._refresh_again.add(kind)
+            return
+        self._refreshing[kind] = asyncio.get_running_loop().create_task(self._refresh_until_settled(kind))
+
+    async def _refresh_until_settled(self, kind: str) -> None:
+        try:
+            while True:
+                self._refresh_again.discard(kind)
+                await self._refresh(kind)
+                if kind not in self._refresh_again:
+                    return
+        finally:
+            self._refreshing.pop(kind, None)
+
+    def set_options(self, options: MountOptions) -> None:
+        """Mount the same session under other options (a reload): the catalogue is
+        rebuilt from the lists already read."""
+        self.options = options
+        self.catalogue = MountedCatalogue(options, self._lists["tools"], self._lists["prompts"],
+                                          self._lists["resources"], self._lists["resourceTemplates"])
+
+    # -- notifications -----------------------------------------------------------------
+
+    def _log(self, params: Any) -> None:
+        now = time.monotonic()
+        rate = self._max_log_rate
+        self._log_tokens = min(rate, self._log_tokens + (now - self._log_time) * rate)
+        self._log_time = now
+        if self._log_tokens < 1:
+            self.dropped_logs += 1
+            return
+        self._log_tokens -= 1
+        self.on_log(self, params)
+
+    def _resource_updated(self, params: Any) -> None:
+        self.on_resource_updated(self, params)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,208 @@
+"""Mounting in-process Servers: namespacing, filters, renames, one shared session, list
+changes forwarded, progress, logs, cancellation, completion, subscriptions."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+import mcpfast
+from mcpfast import Server
+from mcpfast.jsonrpc.errors import JSONRPCError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gateway_apps import files_app, math_app  # noqa: E402
+from loop import eventually  # noqa: E402
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, 30))
+
+
+def gateway_app(**files_options) -> Server:
+    app = Server("gateway")
+
+    @app.tool()
+    def own_tool() -> str:
+        """The gateway's own tool."""
+        return "own"
+
+    app.mount(files_app(), namespace="fs", **files_options)
+    app.mount(math_app(), namespace="math")
+    return app
+
+
+def test_tools_prompts_resources_appear_under_their_namespace():
+    async def main():
+        async with mcpfast.connect(gateway_app()) as client:
+            tools = {tool["name"] for tool in await client.list_tools()}
+            assert tools == {"own_tool", "fs_read_file", "fs_delete_file", "fs_slow_count",
+                             "fs_wait_forever", "math_add"}
+            assert [p["name"] for p in await client.list_prompts()] == ["fs_summarize"]
+            resources = await client.list_resources()
+            assert [(r["uri"], r["name"]) for r in resources] == [("file:///etc/motd", "fs_motd")]
+            templates = await client.list_resource_templates()
+            assert [t["uriTemplate"] for t in templates] == ["file:///logs/{day}"]
+
+            result = await client.call_tool("fs_read_file", {"path": "/a"})
+            assert result["content"][0]["text"] == "contents of /a"
+            assert (await client.call_tool("math_add", {"a": 2, "b": 3}))["structuredContent"] == {"result": 5}
+            assert (await client.call_tool("own_tool"))["content"][0]["text"] == "own"
+            prompt = await client.get_prompt("fs_summarize", {"text": "abc"})
+            assert prompt["messages"][0]["content"]["text"] == "Summarize: abc"
+            read = await client.read_resource("file:///etc/motd")
+            assert read["contents"][0]["text"] == "hello from files"
+            read = await client.read_resource("file:///logs/monday")
+            assert read["contents"][0]["text"] == "log of monday"
+
+    run(main())
+
+
+def test_unknown_names_and_upstream_errors_reach_the_client():
+    async def main():
+        async with mcpfast.connect(gateway_app()) as client:
+            with pytest.raises(JSONRPCError) as caught:
+                await client.call_tool("fs_no_such_tool", {})
+            assert caught.value.code == -32602
+            # Bad arguments are judged by the upstream and its answer passed on.
+            result = await client.call_tool("math_add", {"a": "x", "b": 1})
+            assert result["isError"] is True
+            with pytest.raises(JSONRPCError) as caught:
+                await client.read_resource("file:///nowhere")
+            assert caught.value.code == -32002
+
+    run(main())
+
+
+def test_allow_deny_by_name_and_tag_and_renames():
+    async def main():
+        app = Server("gateway")
+        app.mount(files_app("a"), namespace="a", allow_tags=["read"])
+        app.mount(files_app("b"), namespace="b", deny=["delete_file", "wait_forever"],
+                  rename={"read_file": {"name": "cat", "description": "Print a file.",
+                                        "arguments": {"path": "file"}}})
+        app.mount(files_app("c"), namespace="", separator=".", allow=["delete_file"])
+        async with mcpfast.connect(app) as client:
+            tools = {tool["name"]: tool for tool in await client.list_tools()}
+            assert set(tools) == {"a_read_file", "cat", "b_slow_count", "delete_file"}
+            cat = tools["cat"]
+            assert cat["description"] == "Print a file."
+            assert list(cat["inputSchema"]["properties"]) == ["file"]
+            assert cat["inputSchema"]["required"] == ["file"]
+            result = await client.call_tool("cat", {"file": "/x"})
+            assert result["content"][0]["text"] == "contents of /x"
+            with pytest.raises(JSONRPCError):
+                await client.call_tool("b_delete_file", {"path": "/x"})
+            assert (await client.call_tool("delete_file", {"path": "/y"}))["content"][0]["text"] == "deleted /y"
+
+    run(main())
+
+
+def test_every_downstream_client_shares_one_upstream_session():
+    upstream = files_app()
+    app = Server("gateway")
+    app.mount(upstream, namespace="fs")
+
+    async def main():
+        async with app.running():
+            clients = [await mcpfast.connect(app) for _ in range(3)]
+            try:
+                for client in clients:
+                    await client.call_tool("fs_read_file", {"path": "/"})
+                # One connection on the upstream: the gateway's, made once.
+                assert len(upstream.connections) == 1
+            finally:
+                for client in clients:
+                    await client.aclose()
+
+    run(main())
+
+
+def test_upstream_catalogue_changes_are_forwarded_namespaced():
+    upstream = files_app()
+    app = Server("gateway")
+    app.mount(upstream, namespace="fs")
+
+    async def main():
+        changed = []
+        async with mcpfast.connect(app, on_list_changed=changed.append) as client:
+            @upstream.tool()
+            def new_tool() -> str:
+                return "new"
+
+            await eventually(lambda: "tools" in changed)
+            names = {tool["name"] for tool in await client.list_tools()}
+            assert "fs_new_tool" in names
+            assert (await client.call_tool("fs_new_tool"))["content"][0]["text"] == "new"
+            upstream.remove_tool("new_tool")
+            await eventually(lambda: changed.count("tools") >= 2)
+            assert "fs_new_tool" not in {tool["name"] for tool in await client.list_tools()}
+
+    run(main())
+
+
+def test_progress_and_logs_are_passed_downstream():
+    async def main():
+        progress, logs = [], []
+        async with mcpfast.connect(gateway_app(), on_log=logs.append) as client:
+            result = await client.call_tool("fs_slow_count", {"n": 3},
+                                            progress=lambda p, t, m: progress.append((p, t, m)))
+            assert result["structuredContent"] == {"result": 3}
+            assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+            await eventually(lambda: len(logs) == 3)
+            assert [log["data"] for log in logs] == ["counted 1", "counted 2", "counted 3"]
+            assert all(log["logger"].startswith("fs") for log in logs)
+
+    run(main())
+
+
+def test_cancelling_downstream_cancels_upstream():
+    events = []
+    app = Server("gateway")
+    app.mount(files_app(events=events), namespace="fs")
+
+    async def main():
+        async with mcpfast.connect(app) as client:
+            call = asyncio.ensure_future(client.call_tool("fs_wait_forever"))
+            await eventually(lambda: events == ["started"])
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            await eventually(lambda: events == ["started", "cancelled"])
+            # The shared session goes on serving.
+            assert (await client.call_tool("fs_read_file", {"path": "/"}))["content"][0]["text"] == "contents of /"
+
+    run(main())
+
+
+def test_completion_is_routed_by_prompt_and_template():
+    async def main():
+        async with mcpfast.connect(gateway_app()) as client:
+            done = await client.complete("text", "s", prompt="fs_summarize")
+            assert done["completion"]["values"] == ["short", "long"]
+            done = await client.complete("day", "2", resource="file:///logs/{day}")
+            assert done["completion"]["values"] == ["2026-12-01", "2026-12-02"]
+
+    run(main())
+
+
+def test_resource_subscriptions_reach_the_subscribed_client():
+    upstream = files_app()
+    app = Server("gateway")
+    app.mount(upstream, namespace="fs")
+
+    async def main():
+        updates = []
+        async with mcpfast.connect(app, on_resource_updated=updates.append) as client:
+            await client.request("resources/subscribe", {"uri": "file:///etc/motd"})
+            await eventually(lambda: any("file:///etc/motd" in c.subscriptions for c in upstream.connections))
+            upstream.notify_resource_updated("file:///etc/motd")
+            await eventually(lambda: updates)
+            assert updates[0]["uri"] == "file:///etc/motd"
+            await client.request("resources/unsubscribe", {"uri": "file:///etc/motd"})
+            await eventually(lambda: not any(c.subscriptions for c in upstream.connections))
+
+    run(main())
