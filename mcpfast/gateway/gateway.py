@@ -134,6 +134,14 @@ class Gateway:
         for kind in ("tools", "prompts", "resources"):
             self.host.publisher.publish(ListChanged(kind))
 
+    def remount(self, key: str, options: MountOptions) -> None:
+        """Show the upstream ``key`` under other options (namespace, filters, renames,
+        timeouts), keeping its session; downstream clients get list_changed."""
+        self.upstreams[key].set_options(options)
+        self._rebuild()
+        for kind in ("tools", "prompts", "resources"):
+            self.host.publisher.publish(ListChanged(kind))
+
     async def start(self) -> None:
         """Start every upstream's session; wait for each first attempt to end."""
         if self.running:

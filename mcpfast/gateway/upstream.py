@@ -274,6 +274,11 @@ class Upstream:
         self.catalogue = MountedCatalogue(options, self._lists["tools"], self._lists["prompts"],
                                           self._lists["resources"], self._lists["resourceTemplates"])
 
+    @property
+    def refreshing(self) -> bool:
+        """Whether a catalogue refresh is running."""
+        return bool(self._refreshing)
+
     # -- notifications -----------------------------------------------------------------
 
     def _log(self, params: Any) -> None:

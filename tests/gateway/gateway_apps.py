@@ -74,3 +74,50 @@ def math_app() -> Server:
         return a + b
 
     return app
+
+
+def faulty_app() -> Server:
+    """An upstream for the fault tests: its process id, a call that never ends, a flood
+    of log messages and of list changes."""
+    import os
+
+    app = Server("faulty")
+
+    @app.tool()
+    def pid() -> int:
+        """This process's id."""
+        return os.getpid()
+
+    @app.tool()
+    async def hang() -> str:
+        """Never answers."""
+        await asyncio.Event().wait()
+        return "never"
+
+    @app.tool()
+    def flood_logs(n: int, ctx: Context) -> int:
+        """Send n log messages at once."""
+        for i in range(n):
+            ctx.info(f"message {i}")
+        return n
+
+    @app.tool()
+    def flood_list_changed(n: int) -> int:
+        """Add and remove a tool n times (2n list changes)."""
+        for _ in range(n):
+            app.add_tool(lambda: "x", name="flicker")
+            app.remove_tool("flicker")
+        return n
+
+    return app
+
+
+if __name__ == "__main__":
+    # python gateway_apps.py files|math|faulty [stdio | http PORT]
+    import sys
+
+    made = {"files": files_app, "math": math_app, "faulty": faulty_app}[sys.argv[1]]()
+    if len(sys.argv) > 2 and sys.argv[2] == "http":
+        made.run("http", port=int(sys.argv[3]))
+    else:
+        made.run()
