@@ -54,6 +54,7 @@ class GatewayHost(Protocol):
     def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int: ...
     def notify_resource_updated(self, uri: str) -> int: ...
     def has_resource(self, uri: str) -> bool: ...
+    def on_roots_changed(self, fn: Callable[[Any], Any]) -> Callable[[Any], Any]: ...
 
 
 class Gateway:
@@ -68,6 +69,7 @@ class Gateway:
         self._subscriptions: dict[str, int] = {}
         host.add_middleware(GatewayMiddleware(self))
         host.advertise = frozenset(host.advertise) | _CAPABILITIES
+        host.on_roots_changed(self._roots_changed)
         inner = host.lifespan
         gateway = self
 
@@ -236,6 +238,11 @@ class Gateway:
     def _catalogue_changed(self, upstream: Upstream, kind: str) -> None:
         self._rebuild()
         self.host.publisher.publish(ListChanged(kind))
+
+    def _roots_changed(self, ctx: Any) -> None:
+        # A downstream client's roots changed: the upstreams that may ask for them are told.
+        for upstream in self.upstreams.values():
+            upstream.notify("notifications/roots/list_changed")
 
     def _forward_log(self, upstream: Upstream, params: Any) -> None:
         if not isinstance(params, dict) or params.get("level") not in LEVELS:

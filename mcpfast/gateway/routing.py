@@ -91,7 +91,7 @@ class GatewayMiddleware(Middleware):
         forwarded = _forwarded(params, name=tool.upstream_name)
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
-        return await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx))
+        return await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -100,7 +100,7 @@ class GatewayMiddleware(Middleware):
             return await call_next(ctx)
         upstream, name = found
         return await upstream.request(methods.PROMPTS_GET, _forwarded(params, name=name),
-                                      progress=_progress_of(ctx))
+                                      progress=_progress_of(ctx), origin=ctx)
 
     async def on_read_resource(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -108,7 +108,7 @@ class GatewayMiddleware(Middleware):
         if upstream is None:
             return await call_next(ctx)
         return await upstream.request(methods.RESOURCES_READ, _forwarded(params),
-                                      progress=_progress_of(ctx))
+                                      progress=_progress_of(ctx), origin=ctx)
 
     async def on_complete(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -125,7 +125,7 @@ class GatewayMiddleware(Middleware):
             upstream = self.gateway.resource_owner(ref.get("uri"), template=True)
         if upstream is None:
             return await call_next(ctx)
-        return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref))
+        return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref), origin=ctx)
 
     async def on_request(self, ctx: Any, call_next: CallNext) -> Any:
         method = ctx.method

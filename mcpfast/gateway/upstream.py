@@ -13,6 +13,14 @@ and again on its ``notifications/*/list_changed``; refreshes of one kind are coa
 (while one runs, further notices only mark it to run once more), so an upstream flooding
 list_changed costs at most one refresh in flight per kind. Its log messages are forwarded
 through a token bucket (``max_log_rate`` per second), the excess counted and dropped.
+
+Sampling, elicitation and roots asked by the upstream are put to the downstream client of
+the most recent forwarded request still waiting on this upstream whose client declared
+that capability (over stdio nothing ties a server's request to the call that caused it;
+the most recent caller is the one a single-agent client has), on that request's own
+channel. Where no such request waits, or the downstream request has no session channel
+(a 2026-07-28 or stateless HTTP request: its InputRequiredResult rounds are not
+forwarded yet), the upstream gets an error saying so.
 """
 
 from __future__ import annotations
@@ -28,9 +36,13 @@ from mcpfast.client.connect import connect
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.options import MountOptions
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
-from mcpfast.protocol.error_codes import REQUEST_TIMEOUT, TRANSPORT_ERROR
+from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
+from mcpfast.server.back_channel import SessionBackChannel
 
 __all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
+
+# What an upstream may ask the client, and the client capability each needs downstream.
+_ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 #: The catalogue kinds and the server capability each needs.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
@@ -91,6 +103,8 @@ class Upstream:
         self._lists: dict[str, list] = {"tools": [], "prompts": [], "resources": [], "resourceTemplates": []}
         self._refreshing: dict[str, asyncio.Task] = {}
         self._refresh_again: set[str] = set()
+        # Downstream contexts of the forwarded requests waiting on this upstream, oldest first.
+        self._callers: list[Any] = []
         self._supervisor: Optional[asyncio.Task] = None
         self._first_attempt: Optional[asyncio.Event] = None
 
@@ -133,7 +147,9 @@ class Upstream:
     async def _open(self) -> Client:
         client = Client(name="mcpfast-gateway", on_log=self._log,
                         on_list_changed=self._list_changed,
-                        on_resource_updated=self._resource_updated, check_capabilities=False)
+                        on_resource_updated=self._resource_updated, check_capabilities=False,
+                        sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
+                        capabilities={"elicitation": {"form": {}, "url": {}}})
         options = dict(self.connect_options)
         args = options.pop("args", None)
         return await connect(self.target, args, client=client,
@@ -184,12 +200,15 @@ class Upstream:
         return client
 
     async def request(self, method: str, params: Any, *,
-                      progress: Optional[Callable[..., Any]] = None) -> Any:
+                      progress: Optional[Callable[..., Any]] = None, origin: Any = None) -> Any:
         """Send ``method`` on the shared session and return the upstream's result; its
         JSON-RPC errors as they are, a closed session or a timeout as an error naming the
-        upstream."""
+        upstream. ``origin``: the downstream request's context (the one asked when the
+        upstream asks for sampling, elicitation or roots meanwhile)."""
         client = self._ready_client()
         timeout = self.options.timeout
+        if origin is not None:
+            self._callers.append(origin)
         try:
             return await client.request(method, params, timeout=math.inf if timeout is None else timeout,
                                         progress=progress)
@@ -199,6 +218,30 @@ class Upstream:
         except RequestTimeout:
             raise JSONRPCError(REQUEST_TIMEOUT, f"upstream {self.key!r} did not answer {method} "
                                f"within {timeout:g} s", {"upstream": self.key}) from None
+        finally:
+            if origin is not None:
+                self._callers.remove(origin)
+
+    async def _ask_downstream(self, method: str, params: Any) -> Any:
+        capability = _ASKED[method]
+        for ctx in reversed(self._callers):
+            if capability in (ctx.client_capabilities or {}):
+                channel = ctx.back_channel
+                if not isinstance(channel, SessionBackChannel):
+                    break
+                return await channel.request(ctx, method, params, timeout=self.options.timeout)
+        raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client now: no "
+                           f"request from a client with the {capability} capability and a session "
+                           f"channel is waiting on upstream {self.key!r}", {"upstream": self.key})
+
+    async def _sampling(self, params: Any) -> Any:
+        return await self._ask_downstream("sampling/createMessage", params)
+
+    async def _elicitation(self, params: Any) -> Any:
+        return await self._ask_downstream("elicitation/create", params)
+
+    async def _roots(self) -> Any:
+        return (await self._ask_downstream("roots/list", None)).get("roots", [])
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification on the session (dropped while it has none)."""

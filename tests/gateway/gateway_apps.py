@@ -44,6 +44,14 @@ def files_app(name: str = "files", events: list | None = None) -> Server:
             raise
         return "never"
 
+    @app.tool()
+    async def ask_everything(ctx: Context) -> dict:
+        """Ask the client to sample, to elicit and for its roots."""
+        sampled = await ctx.sample("Say hi", max_tokens=10)
+        elicited = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        roots = await ctx.list_roots()
+        return {"sampled": sampled.text, "elicited": elicited.data, "roots": [r["uri"] if isinstance(r, dict) else r.uri for r in roots]}
+
     @app.prompt()
     def summarize(text: str) -> str:
         """Summarize a text."""

@@ -40,7 +40,7 @@ def test_tools_prompts_resources_appear_under_their_namespace():
         async with mcpfast.connect(gateway_app()) as client:
             tools = {tool["name"] for tool in await client.list_tools()}
             assert tools == {"own_tool", "fs_read_file", "fs_delete_file", "fs_slow_count",
-                             "fs_wait_forever", "math_add"}
+                             "fs_wait_forever", "fs_ask_everything", "math_add"}
             assert [p["name"] for p in await client.list_prompts()] == ["fs_summarize"]
             resources = await client.list_resources()
             assert [(r["uri"], r["name"]) for r in resources] == [("file:///etc/motd", "fs_motd")]
@@ -87,7 +87,7 @@ def test_allow_deny_by_name_and_tag_and_renames():
         app.mount(files_app("c"), namespace="", separator=".", allow=["delete_file"])
         async with mcpfast.connect(app) as client:
             tools = {tool["name"]: tool for tool in await client.list_tools()}
-            assert set(tools) == {"a_read_file", "cat", "b_slow_count", "delete_file"}
+            assert set(tools) == {"a_read_file", "cat", "b_slow_count", "b_ask_everything", "delete_file"}
             cat = tools["cat"]
             assert cat["description"] == "Print a file."
             assert list(cat["inputSchema"]["properties"]) == ["file"]
@@ -204,5 +204,37 @@ def test_resource_subscriptions_reach_the_subscribed_client():
             assert updates[0]["uri"] == "file:///etc/motd"
             await client.request("resources/unsubscribe", {"uri": "file:///etc/motd"})
             await eventually(lambda: not any(c.subscriptions for c in upstream.connections))
+
+    run(main())
+
+
+def test_sampling_elicitation_and_roots_asked_upstream_are_answered_downstream():
+    async def main():
+        asked = []
+
+        def sampling(params):
+            asked.append(("sampling", params["messages"][0]["content"]["text"]))
+            return {"role": "assistant", "content": {"type": "text", "text": "hi there"}, "model": "test"}
+
+        def elicitation(params):
+            asked.append(("elicitation", params["message"]))
+            return {"action": "accept", "content": {"name": "Ada"}}
+
+        async with mcpfast.connect(gateway_app(), sampling=sampling, elicitation=elicitation,
+                                   roots=["file:///work"]) as client:
+            result = await client.call_tool("fs_ask_everything")
+            assert result["structuredContent"] == {"sampled": "hi there", "elicited": {"name": "Ada"},
+                                                   "roots": ["file:///work"]}
+            assert asked == [("sampling", "Say hi"), ("elicitation", "Your name?")]
+
+    run(main())
+
+
+def test_sampling_without_a_capable_downstream_client_is_a_clear_tool_error():
+    async def main():
+        async with mcpfast.connect(gateway_app()) as client:
+            result = await client.call_tool("fs_ask_everything")
+            assert result["isError"] is True
+            assert "sampling" in result["content"][0]["text"]
 
     run(main())
