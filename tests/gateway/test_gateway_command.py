@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import sys
 import urllib.error
 import urllib.request
@@ -63,6 +64,8 @@ def start_http_gateway(config: str) -> tuple[subprocess.Popen, str]:
     for line in process.stderr:
         found = re.search(r"on (http://\S+/mcp)", line)
         if found:
+            # The rest of its stderr is drained, so that its log never fills the pipe.
+            threading.Thread(target=process.stderr.read, daemon=True).start()
             return process, found.group(1)
     raise AssertionError(f"the gateway did not start (exit {process.wait()})")
 
