@@ -15,12 +15,16 @@ list_changed costs at most one refresh in flight per kind. Its log messages are 
 through a token bucket (``max_log_rate`` per second), the excess counted and dropped.
 
 Sampling, elicitation and roots asked by the upstream are put to the downstream client of
-the most recent forwarded request still waiting on this upstream whose client declared
-that capability (over stdio nothing ties a server's request to the call that caused it;
-the most recent caller is the one a single-agent client has), on that request's own
-channel. Where no such request waits, or the downstream request has no session channel
-(a 2026-07-28 or stateless HTTP request: its InputRequiredResult rounds are not
-forwarded yet), the upstream gets an error saying so.
+the most recent forwarded request still waiting on this upstream (over stdio nothing ties
+a server's request to the call that caused it; the most recent caller is the one a
+single-agent client has): on that request's session channel (the handshake versions), or,
+for a 2026-07-28 request, as InputRequiredResult rounds -- the question already answered
+by the retry's inputResponses or requestState is answered at once, a new one ends this
+attempt (the upstream call is cancelled) with the InputRequiredResult asking it, and the
+client's retry forwards the request again, as mcpfast's own handlers run again from the
+start on each attempt. A 2026-07-28 client that did not declare the capability gets
+-32021 (MissingRequiredClientCapability); where no request waits, the upstream gets an
+error saying so.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.options import MountOptions
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
-from mcpfast.server.back_channel import SessionBackChannel
+from mcpfast.server.input_required import InputRequired, InputRequiredBackChannel
+from mcpfast.server.requests_to_client import require_capability
 
 __all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
 
@@ -105,6 +110,8 @@ class Upstream:
         self._refresh_again: set[str] = set()
         # Downstream contexts of the forwarded requests waiting on this upstream, oldest first.
         self._callers: list[Any] = []
+        # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
+        self._interrupts: dict[Any, asyncio.Future] = {}
         self._supervisor: Optional[asyncio.Task] = None
         self._first_attempt: Optional[asyncio.Event] = None
 
@@ -210,8 +217,11 @@ class Upstream:
         if origin is not None:
             self._callers.append(origin)
         try:
-            return await client.request(method, params, timeout=math.inf if timeout is None else timeout,
-                                        progress=progress)
+            call = client.request(method, params, timeout=math.inf if timeout is None else timeout,
+                                  progress=progress)
+            if origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel):
+                return await self._interruptible(origin, call)
+            return await call
         except ConnectionClosed as exc:
             raise JSONRPCError(TRANSPORT_ERROR, f"upstream {self.key!r} closed its connection during "
                                f"{method}: {exc.message}", {"upstream": self.key}) from None
@@ -222,17 +232,49 @@ class Upstream:
             if origin is not None:
                 self._callers.remove(origin)
 
+    async def _interruptible(self, origin: Any, call: Any) -> Any:
+        # The upstream call, unless the downstream attempt must end first (module docstring).
+        loop = asyncio.get_running_loop()
+        interrupt = self._interrupts[origin] = loop.create_future()
+        task = loop.create_task(call)
+        try:
+            await asyncio.wait((task, interrupt), return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            ending = interrupt.result()
+            if isinstance(ending, InputRequired):
+                # Answered as the server answers a handler stopped for input: its result.
+                return ending.result()
+            raise ending
+        finally:
+            self._interrupts.pop(origin, None)
+            if not task.done():
+                task.cancel()  # the upstream is sent notifications/cancelled
+
     async def _ask_downstream(self, method: str, params: Any) -> Any:
         capability = _ASKED[method]
         for ctx in reversed(self._callers):
+            interrupt = self._interrupts.get(ctx)
+            if interrupt is not None:
+                return await self._ask_in_rounds(ctx, interrupt, capability, method, params)
             if capability in (ctx.client_capabilities or {}):
-                channel = ctx.back_channel
-                if not isinstance(channel, SessionBackChannel):
-                    break
-                return await channel.request(ctx, method, params, timeout=self.options.timeout)
+                return await ctx.back_channel.request(ctx, method, params, timeout=self.options.timeout)
         raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client now: no "
                            f"request from a client with the {capability} capability and a session "
                            f"channel is waiting on upstream {self.key!r}", {"upstream": self.key})
+
+    async def _ask_in_rounds(self, ctx: Any, interrupt: asyncio.Future, capability: str,
+                             method: str, params: Any) -> Any:
+        try:
+            state = ctx.state
+            require_capability(state.client_capabilities or {}, state.features, capability)
+            return await ctx.back_channel.request(ctx, method, params, timeout=self.options.timeout)
+        except (InputRequired, JSONRPCError) as ending:
+            # The downstream attempt ends with it; the upstream's call is cancelled.
+            if not interrupt.done():
+                interrupt.set_result(ending)
+            raise JSONRPCError(METHOD_NOT_FOUND, f"{method} goes to the client as an "
+                               f"InputRequiredResult round; this call is retried") from None
 
     async def _sampling(self, params: Any) -> Any:
         return await self._ask_downstream("sampling/createMessage", params)

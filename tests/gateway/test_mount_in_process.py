@@ -238,3 +238,41 @@ def test_sampling_without_a_capable_downstream_client_is_a_clear_tool_error():
             assert "sampling" in result["content"][0]["text"]
 
     run(main())
+
+
+def test_a_2026_downstream_gets_upstream_questions_as_input_required_rounds():
+    events = []
+    app = Server("gateway")
+    app.mount(files_app(events=events), namespace="fs")
+
+    async def main():
+        asked = []
+
+        def sampling(params):
+            asked.append("sampling")
+            return {"role": "assistant", "content": {"type": "text", "text": "hi there"}, "model": "test"}
+
+        def elicitation(params):
+            asked.append("elicitation")
+            return {"action": "accept", "content": {"name": "Ada"}}
+
+        async with mcpfast.connect(app, protocol_version="2026-07-28", sampling=sampling,
+                                   elicitation=elicitation, roots=["file:///work"]) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("fs_ask_everything")
+            assert result["structuredContent"] == {"sampled": "hi there", "elicited": {"name": "Ada"},
+                                                   "roots": ["file:///work"]}
+            # One round per question, each answered once.
+            assert asked == ["sampling", "elicitation"]
+
+    run(main())
+
+
+def test_a_2026_downstream_without_the_capability_gets_minus_32021():
+    async def main():
+        async with mcpfast.connect(gateway_app(), protocol_version="2026-07-28") as client:
+            with pytest.raises(JSONRPCError) as caught:
+                await client.call_tool("fs_ask_everything")
+            assert caught.value.code == -32021
+
+    run(main())
