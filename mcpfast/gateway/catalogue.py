@@ -12,22 +12,27 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from mcpfast.gateway.options import MountOptions, Rename
+from mcpfast.protocol.header_params import HeaderParam, header_params_of
 from mcpfast.server.uri_template import UriTemplate
 
 __all__ = ["MountedCatalogue", "MountedTool"]
 
 
 class MountedTool:
-    """A tool as shown downstream: ``listed`` (the dict of tools/list), ``upstream_name``
-    and the argument renames to undo on a call (downstream name -> upstream name)."""
+    """A tool as shown downstream: ``listed`` (the dict of tools/list), ``upstream_name``,
+    the argument renames to undo on a call (downstream name -> upstream name) and
+    ``header_params``, the arguments its schema mirrors into ``Mcp-Param-*`` headers
+    (2026-07-28 HTTP: checked by the gateway as a server must)."""
 
-    __slots__ = ("listed", "upstream_name", "arguments_back")
+    __slots__ = ("listed", "upstream_name", "arguments_back", "header_params")
 
     def __init__(self, listed: dict[str, Any], upstream_name: str,
-                 arguments_back: Mapping[str, str]) -> None:
+                 arguments_back: Mapping[str, str],
+                 header_params: tuple[HeaderParam, ...] = ()) -> None:
         self.listed = listed
         self.upstream_name = upstream_name
         self.arguments_back = arguments_back
+        self.header_params = header_params
 
     def upstream_arguments(self, arguments: Any) -> Any:
         """The call's arguments under the upstream's argument names."""
@@ -50,7 +55,7 @@ def _renamed_schema(schema: Any, arguments: Mapping[str, str]) -> Any:
     return schema
 
 
-def _tool(item: dict[str, Any], options: MountOptions) -> MountedTool:
+def _tool(item: dict[str, Any], options: MountOptions) -> Optional[MountedTool]:
     name = item["name"]
     rename = options.rename.get(name) or Rename()
     listed = dict(item)
@@ -60,7 +65,12 @@ def _tool(item: dict[str, Any], options: MountOptions) -> MountedTool:
     if rename.arguments:
         listed["inputSchema"] = _renamed_schema(item.get("inputSchema"), rename.arguments)
     back = {new: old for old, new in rename.arguments.items()}
-    return MountedTool(listed, name, back)
+    schema = listed.get("inputSchema")
+    try:
+        header_params = header_params_of(schema) if isinstance(schema, dict) else ()
+    except ValueError:
+        return None  # malformed x-mcp-header annotations: clients must drop the tool, so it is not shown
+    return MountedTool(listed, name, back, header_params)
 
 
 def _named(item: dict[str, Any], options: MountOptions) -> dict[str, Any]:
@@ -87,7 +97,8 @@ class MountedCatalogue:
         for item in _valid(tools, "name"):
             if options.admits(item):
                 tool = _tool(item, options)
-                self.tools[tool.listed["name"]] = tool
+                if tool is not None:
+                    self.tools[tool.listed["name"]] = tool
         self.prompts: dict[str, tuple[dict[str, Any], str]] = {}
         for item in _valid(prompts, "name"):
             if options.admits(item):

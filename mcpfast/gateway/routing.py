@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
+from mcpfast.protocol.error_codes import HEADER_MISMATCH
+from mcpfast.protocol.header_params import header_param_problem
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 
 if TYPE_CHECKING:
@@ -88,6 +91,13 @@ class GatewayMiddleware(Middleware):
         if found is None:
             return await call_next(ctx)
         upstream, tool = found
+        if tool.header_params:
+            # Over HTTP the reply channel has the request's headers (the 2026-07-28 leg).
+            headers = getattr(ctx.channel, "headers", None)
+            if headers is not None:
+                problem = header_param_problem(tool.header_params, params.get("arguments"), headers)
+                if problem is not None:
+                    raise JSONRPCError(HEADER_MISMATCH, problem)
         forwarded = _forwarded(params, name=tool.upstream_name)
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
