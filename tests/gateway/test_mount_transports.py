@@ -56,3 +56,43 @@ def test_stdio_http_and_in_process_upstreams_side_by_side():
             await asyncio.gather(served, return_exceptions=True)
 
     run(main())
+
+
+async def serve(app: Server, kind: str) -> tuple[str, asyncio.Task]:
+    bound: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    def ready(host, port):
+        bound.set_result(port)
+
+    if kind == "tcp":
+        task = asyncio.ensure_future(app.serve_tcp("127.0.0.1", 0, ready=ready))
+        return f"tcp://127.0.0.1:{await bound}", task
+    if kind == "websocket":
+        task = asyncio.ensure_future(app.serve_websocket("127.0.0.1", 0, ready=ready))
+        return f"ws://127.0.0.1:{await bound}/mcp", task
+    task = asyncio.ensure_future(app.serve_http("127.0.0.1", 0, ready=ready, legacy_sse=True))
+    return f"http://127.0.0.1:{await bound}/sse", task
+
+
+def test_tcp_websocket_and_legacy_sse_upstreams():
+    async def main():
+        upstreams = {kind: math_app() for kind in ("tcp", "websocket", "sse")}
+        served = {kind: await serve(app, kind) for kind, app in upstreams.items()}
+        try:
+            app = Server("gateway")
+            for kind, (url, _) in served.items():
+                app.mount(url, namespace=kind)
+            async with mcpfast.connect(app) as client:
+                names = {tool["name"] for tool in await client.list_tools()}
+                assert names == {"tcp_add", "websocket_add", "sse_add"}
+                for n, kind in enumerate(served):
+                    result = await client.call_tool(f"{kind}_add", {"a": n, "b": 10})
+                    assert result["structuredContent"] == {"result": n + 10}
+                for kind, upstream in upstreams.items():
+                    assert len(upstream.connections) == 1, kind
+        finally:
+            for _, task in served.values():
+                task.cancel()
+            await asyncio.gather(*(task for _, task in served.values()), return_exceptions=True)
+
+    run(main())
