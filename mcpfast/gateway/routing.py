@@ -12,7 +12,7 @@ the upstream request (the client sends notifications/cancelled).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
@@ -137,20 +137,29 @@ class GatewayMiddleware(Middleware):
             return await call_next(ctx)
         return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref), origin=ctx)
 
-    async def on_request(self, ctx: Any, call_next: CallNext) -> Any:
-        method = ctx.method
-        if method == methods.RESOURCES_SUBSCRIBE:
-            uri = _params(ctx).get("uri")
-            upstream = self.gateway.resource_owner(uri)
-            if upstream is not None and ctx.connection is not None:
-                await self.gateway.subscribe(upstream, uri)
-                ctx.connection.subscriptions.add(uri)
-                return {}
-        elif method == methods.RESOURCES_UNSUBSCRIBE:
-            uri = _params(ctx).get("uri")
-            result = await call_next(ctx)
-            upstream: Optional[Any] = self.gateway.resource_owner(uri)
-            if upstream is not None:
-                await self.gateway.unsubscribe(upstream, uri)
-            return result
-        return await call_next(ctx)
+    def link(self, method: str, request: bool, call_next: CallNext) -> CallNext:
+        # resources/(un)subscribe have no typed hook: linked for those two methods only, so
+        # that every other request passes one hook fewer.
+        linked = super().link(method, request, call_next)
+        if request and method == methods.RESOURCES_SUBSCRIBE:
+            return lambda ctx: self._subscribe(ctx, linked)
+        if request and method == methods.RESOURCES_UNSUBSCRIBE:
+            return lambda ctx: self._unsubscribe(ctx, linked)
+        return linked
+
+    async def _subscribe(self, ctx: Any, call_next: CallNext) -> Any:
+        uri = _params(ctx).get("uri")
+        upstream = self.gateway.resource_owner(uri)
+        if upstream is None or ctx.connection is None:
+            return await call_next(ctx)
+        await self.gateway.subscribe(upstream, uri)
+        ctx.connection.subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, ctx: Any, call_next: CallNext) -> Any:
+        uri = _params(ctx).get("uri")
+        result = await call_next(ctx)
+        upstream = self.gateway.resource_owner(uri)
+        if upstream is not None:
+            await self.gateway.unsubscribe(upstream, uri)
+        return result

@@ -217,8 +217,13 @@ class Upstream:
         if origin is not None:
             self._callers.append(origin)
         try:
-            call = client.request(method, params, timeout=math.inf if timeout is None else timeout,
-                                  progress=progress)
+            limit = math.inf if timeout is None else timeout
+            if method == "tools/call" and params.keys() <= {"name", "arguments"}:
+                # The client's hot path (the common call: nothing but name and arguments).
+                call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
+                                        progress=progress)
+            else:
+                call = client.request(method, params, timeout=limit, progress=progress)
             if origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel):
                 return await self._interruptible(origin, call)
             return await call
