@@ -30,6 +30,7 @@ from typing import Any, AsyncContextManager, AsyncIterator, Callable, Iterable, 
 from mcpfast.gateway.catalogue import MountedTool
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.routing import GatewayMiddleware
+from mcpfast.gateway.tasks import ForwardedTasks
 from mcpfast.gateway.upstream import Upstream
 from mcpfast.protocol.log_levels import LEVELS
 from mcpfast.server.publisher import ListChanged, Publisher
@@ -67,6 +68,7 @@ class Gateway:
         self._tools: dict[str, tuple[Upstream, MountedTool]] = {}
         self._prompts: dict[str, tuple[Upstream, str]] = {}
         self._subscriptions: dict[str, int] = {}
+        self.tasks = ForwardedTasks()
         host.add_middleware(GatewayMiddleware(self))
         host.advertise = frozenset(host.advertise) | _CAPABILITIES
         host.on_roots_changed(self._roots_changed)
@@ -122,7 +124,7 @@ class Gateway:
                 connect_options[label] = value
         mounted = Upstream(key, upstream, options, connect_options=connect_options,
                            on_catalogue=self._catalogue_changed, on_log=self._forward_log,
-                           on_resource_updated=self._forward_update)
+                           on_resource_updated=self._forward_update, on_task_status=self._forward_task_status)
         self.upstreams[key] = mounted
         if self.running:
             mounted.start()
@@ -236,6 +238,10 @@ class Gateway:
         self._tools, self._prompts = tools, prompts
 
     def _catalogue_changed(self, upstream: Upstream, kind: str) -> None:
+        client = upstream.client
+        if client is not None and "tasks" in (client.server_capabilities or {}):
+            # An upstream runs tasks: clients connecting from now on are told tasks work.
+            self.host.advertise = frozenset(self.host.advertise) | {"tasks"}
         self._rebuild()
         self.host.publisher.publish(ListChanged(kind))
 
@@ -250,6 +256,11 @@ class Gateway:
         logger = params.get("logger")
         name = f"{upstream.key}.{logger}" if isinstance(logger, str) and logger else upstream.key
         self.host.broadcast_log(params["level"], params.get("data"), name)
+
+    def _forward_task_status(self, upstream: Upstream, params: Any) -> None:
+        owner = self.tasks.owner_of(params.get("taskId") if isinstance(params, dict) else None)
+        if owner is not None:
+            owner.notify("notifications/tasks/status", params)
 
     def _forward_update(self, upstream: Upstream, params: Any) -> None:
         uri = params.get("uri") if isinstance(params, dict) else None

@@ -45,6 +45,12 @@ def _progress_of(ctx: Any) -> Any:
     return report
 
 
+def _task_form(ctx: Any) -> bool:
+    # The 2025-11-25 tasks utility: the form the upstream sessions speak.
+    features = ctx.state.features
+    return features is not None and features.experimental_tasks
+
+
 def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
     # The downstream's params for the upstream: its _meta (progressToken) is the
     # upstream client's own business, so it is left out.
@@ -101,7 +107,11 @@ class GatewayMiddleware(Middleware):
         forwarded = _forwarded(params, name=tool.upstream_name)
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
-        return await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
+        result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
+        if "task" in params:
+            # A task-augmented call: its CreateTaskResult names a task this client owns.
+            self.gateway.tasks.record(result, upstream, ctx.connection)
+        return result
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -145,7 +155,37 @@ class GatewayMiddleware(Middleware):
             return lambda ctx: self._subscribe(ctx, linked)
         if request and method == methods.RESOURCES_UNSUBSCRIBE:
             return lambda ctx: self._unsubscribe(ctx, linked)
+        if request and method in (methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL):
+            return lambda ctx: self._task_request(ctx, linked)
+        if request and method == methods.TASKS_LIST:
+            return lambda ctx: self._task_list(ctx, linked)
         return linked
+
+    async def _task_request(self, ctx: Any, call_next: CallNext) -> Any:
+        # tasks/get, tasks/result, tasks/cancel of a task an upstream runs for this client.
+        if not _task_form(ctx):
+            return await call_next(ctx)
+        params = _params(ctx)
+        upstream = self.gateway.tasks.upstream_of(params.get("taskId"), ctx.connection)
+        if upstream is None:
+            return await call_next(ctx)
+        # tasks/result waits for the task's end, which may be long after any call timeout.
+        return await upstream.request(ctx.method, _forwarded(params), origin=ctx,
+                                      wait=ctx.method == methods.TASKS_RESULT)
+
+    async def _task_list(self, ctx: Any, call_next: CallNext) -> Any:
+        result = await call_next(ctx)
+        if not _task_form(ctx) or not isinstance(result, dict) or result.get("nextCursor"):
+            return result
+        tasks = list(result.get("tasks", ()))
+        for upstream in self.gateway.upstreams.values():
+            owned = self.gateway.tasks.owned(ctx.connection, upstream)
+            if not owned:
+                continue
+            listed = await upstream.request(methods.TASKS_LIST, {}, origin=ctx)
+            tasks += [task for task in listed.get("tasks", ())
+                      if isinstance(task, dict) and task.get("taskId") in owned]
+        return {**result, "tasks": tasks}
 
     async def _subscribe(self, ctx: Any, call_next: CallNext) -> Any:
         uri = _params(ctx).get("uri")

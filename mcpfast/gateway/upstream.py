@@ -82,6 +82,7 @@ class Upstream:
                  on_catalogue: Callable[[Upstream, str], None] = lambda upstream, kind: None,
                  on_log: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  backoff: float = 0.5, max_backoff: float = 30.0,
                  max_log_rate: float = 100.0) -> None:
         if not isinstance(key, str) or not key:
@@ -93,6 +94,7 @@ class Upstream:
         self.on_catalogue = on_catalogue
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
+        self.on_task_status = on_task_status
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.catalogue = MountedCatalogue(options)
@@ -157,6 +159,7 @@ class Upstream:
                         on_resource_updated=self._resource_updated, check_capabilities=False,
                         sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
                         capabilities={"elicitation": {"form": {}, "url": {}}})
+        client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
         options = dict(self.connect_options)
         args = options.pop("args", None)
         return await connect(self.target, args, client=client,
@@ -207,13 +210,15 @@ class Upstream:
         return client
 
     async def request(self, method: str, params: Any, *,
-                      progress: Optional[Callable[..., Any]] = None, origin: Any = None) -> Any:
+                      progress: Optional[Callable[..., Any]] = None, origin: Any = None,
+                      wait: bool = False) -> Any:
         """Send ``method`` on the shared session and return the upstream's result; its
         JSON-RPC errors as they are, a closed session or a timeout as an error naming the
         upstream. ``origin``: the downstream request's context (the one asked when the
-        upstream asks for sampling, elicitation or roots meanwhile)."""
+        upstream asks for sampling, elicitation or roots meanwhile). ``wait``: no timeout
+        (tasks/result, which waits for a task's end)."""
         client = self._ready_client()
-        timeout = self.options.timeout
+        timeout = None if wait else self.options.timeout
         if origin is not None:
             self._callers.append(origin)
         try:
