@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpfast.gateway.eras import shaped_items
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
@@ -75,6 +76,7 @@ class GatewayMiddleware(Middleware):
         mounted = self.gateway.listed(kind)
         if not mounted:
             return result
+        mounted = shaped_items(kind, mounted, ctx.state.features)
         result = dict(result)
         result[kind] = [*result.get(kind, ()), *mounted]
         return result

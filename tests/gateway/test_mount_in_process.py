@@ -276,3 +276,51 @@ def test_a_2026_downstream_without_the_capability_gets_minus_32021():
             assert caught.value.code == -32021
 
     run(main())
+
+
+def rich_app() -> Server:
+    """An upstream whose items use members of the latest versions."""
+    from mcpfast.server.tools import ToolAnnotations
+
+    app = Server("rich")
+
+    @app.tool(title="Weather", annotations=ToolAnnotations(read_only=True), icons=[{"src": "https://x/i.png"}],
+              meta={"tags": ["read"]}, task_support="optional")
+    def weather(city: str) -> dict:
+        """Weather of a city."""
+        return {"city": city}
+
+    @app.prompt(title="Review", argument_titles={"code": "Code"})
+    def review(code: str) -> str:
+        return code
+
+    @app.resource("file:///r", title="R", mime_type="text/plain", meta={"k": 1})
+    def r() -> str:
+        return "r"
+
+    return app
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_listed_items_fit_the_downstream_version(version, mcp_schema):
+    schema = mcp_schema(version)
+    app = Server("gateway")
+    app.mount(rich_app(), namespace="rich")
+
+    async def main():
+        async with mcpfast.connect(app, protocol_version=version) as client:
+            assert client.protocol_version == version
+            tools = await client.list_tools()
+            for tool in tools:
+                schema.validate("Tool", tool)
+            for prompt in await client.list_prompts():
+                schema.validate("Prompt", prompt)
+            for resource in await client.list_resources():
+                schema.validate("Resource", resource)
+            weather = tools[0]
+            if version >= "2025-06-18":
+                assert weather["title"] == "Weather" and "outputSchema" in weather
+            elif version == "2025-03-26":
+                assert weather["annotations"]["title"] == "Weather"
+
+    run(main())
