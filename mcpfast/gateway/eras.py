@@ -8,6 +8,11 @@ without the members its version does not define: ``title`` (2025-06-18), ``_meta
 yet, as mcpfast's own tools do) and ``execution`` (the 2025-11-25 tasks utility), a
 prompt argument's ``title``, a resource annotation's ``lastModified`` (2025-06-18).
 Items of the latest versions pass unchanged (no copy).
+
+Results likewise (:func:`shaped_result`): content blocks rewritten as mcpfast's own
+results are (:func:`mcpfast.server.content.downgrade_content`: audio and resource links
+as text where they do not exist yet, ``_meta`` dropped), a tool result's
+``structuredContent`` and ``_meta`` dropped before 2025-06-18.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from mcpfast.protocol.features import VersionFeatures
+from mcpfast.server.content import downgrade_content
 
-__all__ = ["shaped_items"]
+__all__ = ["shaped_items", "shaped_result"]
 
 
 def _common(item: dict[str, Any], features: VersionFeatures) -> dict[str, Any]:
@@ -77,3 +83,27 @@ def shaped_items(kind: str, items: list[dict[str, Any]],
         return items  # 2025-11-25 and later define every member
     shape = _SHAPERS[kind]
     return [shape(item, features) for item in items]
+
+
+def shaped_result(method: str, result: Any, features: Optional[VersionFeatures]) -> Any:
+    """An upstream's result of ``method`` for a client of ``features`` (module docstring)."""
+    if features is None or features.content_current or not isinstance(result, dict):
+        return result
+    version = features.version
+    out = dict(result)
+    if not features.meta:
+        out.pop("_meta", None)
+    if method == "tools/call":
+        if isinstance(result.get("content"), list):
+            out["content"] = downgrade_content(result["content"], version)
+        if not features.structured_output:
+            out.pop("structuredContent", None)
+    elif method == "prompts/get" and isinstance(result.get("messages"), list):
+        out["messages"] = [
+            {**message, "content": downgrade_content([message["content"]], version)[0]}
+            if isinstance(message, dict) and isinstance(message.get("content"), dict) else message
+            for message in result["messages"]]
+    elif method == "resources/read" and not features.meta and isinstance(result.get("contents"), list):
+        out["contents"] = [{k: v for k, v in item.items() if k != "_meta"} if isinstance(item, dict) else item
+                           for item in result["contents"]]
+    return out

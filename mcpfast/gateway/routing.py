@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpfast.gateway.eras import shaped_items
+from mcpfast.gateway.eras import shaped_items, shaped_result
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
@@ -113,7 +113,8 @@ class GatewayMiddleware(Middleware):
         if "task" in params:
             # A task-augmented call: its CreateTaskResult names a task this client owns.
             self.gateway.tasks.record(result, upstream, ctx.connection)
-        return result
+            return result
+        return shaped_result(methods.TOOLS_CALL, result, ctx.state.features)
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -121,16 +122,18 @@ class GatewayMiddleware(Middleware):
         if found is None:
             return await call_next(ctx)
         upstream, name = found
-        return await upstream.request(methods.PROMPTS_GET, _forwarded(params, name=name),
-                                      progress=_progress_of(ctx), origin=ctx)
+        result = await upstream.request(methods.PROMPTS_GET, _forwarded(params, name=name),
+                                        progress=_progress_of(ctx), origin=ctx)
+        return shaped_result(methods.PROMPTS_GET, result, ctx.state.features)
 
     async def on_read_resource(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
         upstream = self.gateway.resource_owner(params.get("uri"))
         if upstream is None:
             return await call_next(ctx)
-        return await upstream.request(methods.RESOURCES_READ, _forwarded(params),
-                                      progress=_progress_of(ctx), origin=ctx)
+        result = await upstream.request(methods.RESOURCES_READ, _forwarded(params),
+                                        progress=_progress_of(ctx), origin=ctx)
+        return shaped_result(methods.RESOURCES_READ, result, ctx.state.features)
 
     async def on_complete(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)

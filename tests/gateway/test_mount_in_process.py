@@ -290,6 +290,14 @@ def rich_app() -> Server:
         """Weather of a city."""
         return {"city": city}
 
+    @app.tool()
+    def linked() -> list:
+        """Audio and a resource link, which older versions do not have."""
+        from mcpfast.server.content import Audio, ResourceLink
+
+        return [Audio(b"RIFF\x00\x00\x00\x00WAVEfmt ", mime_type="audio/wav"),
+                ResourceLink(uri="file:///r", name="r")]
+
     @app.prompt(title="Review", argument_titles={"code": "Code"})
     def review(code: str) -> str:
         return code
@@ -313,10 +321,16 @@ def test_listed_items_fit_the_downstream_version(version, mcp_schema):
             tools = await client.list_tools()
             for tool in tools:
                 schema.validate("Tool", tool)
+            tools = [tool for tool in tools if tool["name"] == "rich_weather"]
             for prompt in await client.list_prompts():
                 schema.validate("Prompt", prompt)
             for resource in await client.list_resources():
                 schema.validate("Resource", resource)
+            schema.validate("CallToolResult", await client.call_tool("rich_weather", {"city": "Oslo"}))
+            schema.validate("GetPromptResult", await client.get_prompt("rich_review", {"code": "x"}))
+            schema.validate("ReadResourceResult", await client.read_resource("file:///r"))
+            linked = await client.call_tool("rich_linked")
+            schema.validate("CallToolResult", linked)
             weather = tools[0]
             if version >= "2025-06-18":
                 assert weather["title"] == "Weather" and "outputSchema" in weather
