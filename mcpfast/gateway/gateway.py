@@ -123,7 +123,8 @@ class Gateway:
             if value is not None:
                 connect_options[label] = value
         mounted = Upstream(key, upstream, options, connect_options=connect_options,
-                           on_catalogue=self._catalogue_changed, on_log=self._forward_log,
+                           on_catalogue=self._catalogue_changed, on_ready=self._resubscribe,
+                           on_log=self._forward_log,
                            on_resource_updated=self._forward_update, on_task_status=self._forward_task_status)
         self.upstreams[key] = mounted
         if self.running:
@@ -244,6 +245,12 @@ class Gateway:
             self.host.advertise = frozenset(self.host.advertise) | {"tasks"}
         self._rebuild()
         self.host.publisher.publish(ListChanged(kind))
+
+    async def _resubscribe(self, upstream: Upstream) -> None:
+        # A new session (a restart) knows none of the subscriptions: they are made again.
+        for uri in list(self._subscriptions):
+            if upstream.catalogue.serves_uri(uri):
+                await upstream.request("resources/subscribe", {"uri": uri})
 
     def _roots_changed(self, ctx: Any) -> None:
         # A downstream client's roots changed: the upstreams that may ask for them are told.

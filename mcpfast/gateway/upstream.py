@@ -73,6 +73,8 @@ class Upstream:
     key: its name (the config key; in errors, logs and /healthz). target, connect_options:
     what :func:`mcpfast.connect` is given (command/URL/Server; env, cwd, headers, args).
     on_catalogue(upstream, kind): called after its ``kind`` catalogue changed.
+    on_ready(upstream): awaited after each start, once the catalogue is read (what the
+    upstream must be told again on a new session: the resource subscriptions).
     on_log(upstream, params), on_resource_updated(upstream, params): its notifications.
     backoff, max_backoff: seconds before the first retry, and the most between two.
     """
@@ -80,6 +82,7 @@ class Upstream:
     def __init__(self, key: str, target: Any, options: MountOptions, *,
                  connect_options: Optional[dict[str, Any]] = None,
                  on_catalogue: Callable[[Upstream, str], None] = lambda upstream, kind: None,
+                 on_ready: Optional[Callable[[Upstream], Any]] = None,
                  on_log: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
@@ -92,6 +95,7 @@ class Upstream:
         self.options = options
         self.connect_options = dict(connect_options or {})
         self.on_catalogue = on_catalogue
+        self.on_ready = on_ready
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
         self.on_task_status = on_task_status
@@ -191,6 +195,11 @@ class Upstream:
             _LOGGER.info("upstream %r ready (%s, protocol %s)", self.key,
                          client.server_info.get("name"), client.protocol_version)
             await asyncio.gather(*(self._refresh(kind) for kind in KINDS), return_exceptions=True)
+            if self.on_ready is not None:
+                try:
+                    await self.on_ready(self)
+                except JSONRPCError as exc:
+                    _LOGGER.warning("upstream %r: %s", self.key, exc)
             self._first_attempt.set()
             await client.wait_closed()
             self.client = None

@@ -125,3 +125,29 @@ def test_upstream_flooding_notifications_is_bounded():
             assert changes.count("tools") < 100
 
     run(main())
+
+
+def test_subscriptions_are_made_again_after_a_restart():
+    from gateway_apps import files_app
+
+    upstream_app = files_app()
+    app = Server("gateway")
+    upstream = app.mount(upstream_app, namespace="fs")
+    upstream.backoff = 0.05
+
+    async def main():
+        updates = []
+        async with mcpfast.connect(app, on_resource_updated=updates.append) as client:
+            await client.request("resources/subscribe", {"uri": "file:///etc/motd"})
+            first = upstream_app.connections[0]
+            assert "file:///etc/motd" in first.subscriptions
+            # The session ends (as when the upstream dies): a new one is opened ...
+            await upstream.client.aclose()
+            await eventually(lambda: upstream.starts == 2 and upstream.state == "ready", timeout=20)
+            # ... and told of the subscription again, so updates keep coming.
+            await eventually(lambda: any("file:///etc/motd" in c.subscriptions
+                                         for c in upstream_app.connections if c is not first))
+            upstream_app.notify_resource_updated("file:///etc/motd")
+            await eventually(lambda: updates)
+
+    run(main())
