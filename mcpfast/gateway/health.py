@@ -25,7 +25,12 @@ class HealthEndpoint:
 
     @property
     def max_body_size(self) -> int:
+        """The wrapped endpoint's largest POST body."""
         return int(self.inner.max_body_size)
+
+    @max_body_size.setter
+    def max_body_size(self, size: int) -> None:
+        self.inner.max_body_size = size
 
     def handle(self, request: Any) -> Any:
         if request.path != self.path:

@@ -195,7 +195,7 @@ class GatewayMiddleware(Middleware):
     async def _subscribe(self, ctx: Any, call_next: CallNext) -> Any:
         uri = _params(ctx).get("uri")
         upstream = self.gateway.resource_owner(uri)
-        if upstream is None or ctx.connection is None:
+        if upstream is None or ctx.connection is None or not isinstance(uri, str):
             return await call_next(ctx)
         await self.gateway.subscribe(upstream, uri)
         ctx.connection.subscriptions.add(uri)
@@ -205,6 +205,6 @@ class GatewayMiddleware(Middleware):
         uri = _params(ctx).get("uri")
         result = await call_next(ctx)
         upstream = self.gateway.resource_owner(uri)
-        if upstream is not None:
+        if upstream is not None and isinstance(uri, str):
             await self.gateway.unsubscribe(upstream, uri)
         return result

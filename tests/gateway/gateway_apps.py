@@ -50,7 +50,8 @@ def files_app(name: str = "files", events: list | None = None) -> Server:
         sampled = await ctx.sample("Say hi", max_tokens=10)
         elicited = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
         roots = await ctx.list_roots()
-        return {"sampled": sampled.text, "elicited": elicited.data, "roots": [r["uri"] if isinstance(r, dict) else r.uri for r in roots]}
+        uris = [r["uri"] if isinstance(r, dict) else r.uri for r in roots]
+        return {"sampled": sampled.text, "elicited": elicited.data, "roots": uris}
 
     @app.prompt()
     def summarize(text: str) -> str:

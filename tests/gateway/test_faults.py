@@ -20,6 +20,7 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from gateway_apps import faulty_app, math_app  # noqa: E402
+
 from loop import eventually  # noqa: E402
 
 FAULTY = [sys.executable, str(HERE / "gateway_apps.py"), "faulty"]
@@ -117,7 +118,8 @@ def test_upstream_flooding_notifications_is_bounded():
             assert len(logs) <= 150
             assert upstream.dropped_logs >= 4850
             assert gateway_of(app).health()["upstreams"]["noisy"]["droppedLogs"] == upstream.dropped_logs
-            assert (await client.call_tool("noisy_flood_list_changed", {"n": 500}))["structuredContent"] == {"result": 500}
+            flooded = await client.call_tool("noisy_flood_list_changed", {"n": 500})
+            assert flooded["structuredContent"] == {"result": 500}
             # 1000 list changes upstream: the refreshes were coalesced, the gateway answers.
             assert (await client.call_tool("math_add", {"a": 2, "b": 2}))["structuredContent"] == {"result": 4}
             await eventually(lambda: not upstream.refreshing, timeout=10)

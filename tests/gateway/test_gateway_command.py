@@ -9,8 +9,8 @@ import os
 import re
 import signal
 import subprocess
-import threading
 import sys
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -19,6 +19,7 @@ import pytest
 
 import mcpfast
 from mcpfast.gateway.config import ConfigError, parse_config
+from mcpfast.jsonrpc.errors import JSONRPCError
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -97,8 +98,8 @@ def test_gateway_command_over_http_with_healthz_and_bearer_tokens(tmp_path):
         assert "s3cret" not in json.dumps(report)
 
         async def main():
-            with pytest.raises(Exception):
-                await mcpfast.connect(url)  # no token: 401
+            with pytest.raises(JSONRPCError, match="HTTP 401"):
+                await mcpfast.connect(url)  # no token
             async with mcpfast.connect(url, auth="s3cret") as client:
                 assert client.server_info["name"] == "edge"
                 assert (await client.call_tool("fs_read_file", {"path": "/x"}))["content"][0]["text"] == \

@@ -15,6 +15,7 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gateway_apps import files_app, math_app  # noqa: E402
+
 from loop import eventually  # noqa: E402
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import threading
 import sys
+import threading
 from pathlib import Path
 from typing import Optional
 
