@@ -96,3 +96,22 @@ def test_tcp_websocket_and_legacy_sse_upstreams():
             await asyncio.gather(*(task for _, task in served.values()), return_exceptions=True)
 
     run(main())
+
+
+def test_a_stateless_http_upstream():
+    async def main():
+        upstream = math_app()
+        bound: asyncio.Future = asyncio.get_running_loop().create_future()
+        served = asyncio.ensure_future(upstream.serve_http("127.0.0.1", 0, stateless=True, json_response=True,
+                                                           ready=lambda h, p: bound.set_result(p)))
+        try:
+            app = Server("gateway")
+            app.mount(f"http://127.0.0.1:{await bound}/mcp", namespace="calc")
+            async with mcpfast.connect(app) as client:
+                results = await asyncio.gather(*(client.call_tool("calc_add", {"a": i, "b": i}) for i in range(32)))
+                assert [r["structuredContent"]["result"] for r in results] == [2 * i for i in range(32)]
+        finally:
+            served.cancel()
+            await asyncio.gather(served, return_exceptions=True)
+
+    run(main())
