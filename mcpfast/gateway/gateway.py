@@ -33,6 +33,7 @@ from mcpfast.gateway.routing import GatewayMiddleware
 from mcpfast.gateway.tasks import ForwardedTasks
 from mcpfast.gateway.upstream import Upstream
 from mcpfast.protocol.log_levels import LEVELS
+from mcpfast.server.pagination import Paginator
 from mcpfast.server.publisher import ListChanged, Publisher
 
 __all__ = ["Gateway", "GatewayHost", "gateway_of"]
@@ -50,6 +51,8 @@ class GatewayHost(Protocol):
     advertise: frozenset[str]
     lifespan: Optional[Callable[[Any], AsyncContextManager[Any]]]
     publisher: Publisher
+
+    tools_catalog: Any  # its page_size is the gateway's too
 
     def add_middleware(self, middleware: Any) -> None: ...
     def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int: ...
@@ -69,6 +72,7 @@ class Gateway:
         self._prompts: dict[str, tuple[Upstream, str]] = {}
         self._subscriptions: dict[str, int] = {}
         self.tasks = ForwardedTasks()
+        self._paginators: dict[str, Optional[Paginator[dict[str, Any]]]] = {}
         host.add_middleware(GatewayMiddleware(self))
         host.advertise = frozenset(host.advertise) | _CAPABILITIES
         host.on_roots_changed(self._roots_changed)
@@ -175,6 +179,20 @@ class Gateway:
         for upstream in self.upstreams.values():
             items += upstream.catalogue.listed(kind)
         return items
+
+    def paginator(self, kind: str) -> Optional[Paginator[dict[str, Any]]]:
+        """The paginator of the upstreams' items of ``kind`` (the server's page size;
+        None when the server lists everything in one page)."""
+        if kind not in self._paginators:
+            size = getattr(self.host.tools_catalog, "page_size", None)
+            key = "uriTemplate" if kind == "resourceTemplates" else "uri" if kind == "resources" else "name"
+
+            def identity(item: dict[str, Any]) -> Any:
+                return item.get(key)
+
+            self._paginators[kind] = None if size is None else Paginator(
+                size, namespace=f"mcpfast-gateway/{kind}", item_key=identity)
+        return self._paginators[kind]
 
     def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]:
         """The upstream and tool behind the public tool ``name`` (None: not mounted)."""

@@ -15,16 +15,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpfast.gateway.eras import shaped_items, shaped_result
-from mcpfast.jsonrpc.errors import JSONRPCError
+from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.header_params import header_param_problem
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
+from mcpfast.server.pagination import InvalidCursor
 
 if TYPE_CHECKING:
     from mcpfast.gateway.gateway import Gateway
 
-__all__ = ["GatewayMiddleware"]
+__all__ = ["GATEWAY_CURSOR", "GatewayMiddleware"]
+
+#: How the cursors of the gateway's own pages begin (the server's never contain a ".").
+GATEWAY_CURSOR = "gw."
 
 
 def _params(ctx: Any) -> dict[str, Any]:
@@ -44,6 +48,13 @@ def _progress_of(ctx: Any) -> Any:
             pass  # an upstream's progress that does not grow is not passed on
 
     return report
+
+
+def _page(kind: str, items: list, following: Any) -> dict[str, Any]:
+    page: dict[str, Any] = {kind: items}
+    if following is not None:
+        page["nextCursor"] = GATEWAY_CURSOR + following
+    return page
 
 
 def _task_form(ctx: Any) -> bool:
@@ -70,6 +81,18 @@ class GatewayMiddleware(Middleware):
         self.gateway = gateway
 
     async def _listed(self, ctx: Any, call_next: CallNext, kind: str) -> Any:
+        # The server's own pages first, then the upstreams' items: in one page when the
+        # gateway has no page size, else in pages of their own, behind cursors marked as
+        # the gateway's (GATEWAY_CURSOR) so that the server's own cursors pass untouched.
+        cursor = _params(ctx).get("cursor")
+        paginator = self.gateway.paginator(kind)
+        if isinstance(cursor, str) and cursor.startswith(GATEWAY_CURSOR) and paginator is not None:
+            mounted = shaped_items(kind, self.gateway.listed(kind), ctx.state.features)
+            try:
+                page, following = paginator.page(mounted, cursor[len(GATEWAY_CURSOR):])
+            except InvalidCursor as exc:
+                raise InvalidParams(f"Invalid params: {exc}", {"param": "cursor"}) from None
+            return _page(kind, page, following)
         result = await call_next(ctx)
         if not isinstance(result, dict) or result.get("nextCursor"):
             return result
@@ -77,9 +100,11 @@ class GatewayMiddleware(Middleware):
         if not mounted:
             return result
         mounted = shaped_items(kind, mounted, ctx.state.features)
-        result = dict(result)
-        result[kind] = [*result.get(kind, ()), *mounted]
-        return result
+        following = None
+        if paginator is not None:
+            mounted, following = paginator.page(mounted, None)
+        out = _page(kind, [*result.get(kind, ()), *mounted], following)
+        return {**result, **out}
 
     async def on_list_tools(self, ctx: Any, call_next: CallNext) -> Any:
         return await self._listed(ctx, call_next, "tools")

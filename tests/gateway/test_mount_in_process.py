@@ -339,3 +339,45 @@ def test_listed_items_fit_the_downstream_version(version, mcp_schema):
                 assert weather["annotations"]["title"] == "Weather"
 
     run(main())
+
+
+def test_lists_are_paginated_across_upstreams_with_the_servers_page_size():
+    app = Server("gateway", page_size=2)
+
+    @app.tool()
+    def own_a() -> str:
+        return "a"
+
+    @app.tool()
+    def own_b() -> str:
+        return "b"
+
+    @app.tool()
+    def own_c() -> str:
+        return "c"
+
+    app.mount(files_app(), namespace="fs")
+    app.mount(math_app(), namespace="math")
+
+    async def main():
+        async with mcpfast.connect(app) as client:
+            pages, cursor = [], None
+            while True:
+                page = await client.list_tools_page(cursor)
+                pages.append([tool["name"] for tool in page["tools"]])
+                cursor = page.get("nextCursor")
+                if cursor is None:
+                    break
+            names = [name for page in pages for name in page]
+            assert names[:3] == ["own_a", "own_b", "own_c"]
+            assert set(names[3:]) == {"fs_read_file", "fs_delete_file", "fs_slow_count", "fs_wait_forever",
+                                      "fs_ask_everything", "math_add"}
+            assert len(names) == len(set(names)) == 9
+            assert all(len(page) <= 3 for page in pages)  # the server's last page joins the first mounted one
+            # Every page through list_tools (which follows the cursors) agrees.
+            assert [tool["name"] for tool in await client.list_tools()] == names
+            with pytest.raises(JSONRPCError) as caught:
+                await client.list_tools_page("gw.forged")
+            assert caught.value.code == -32602
+
+    run(main())
