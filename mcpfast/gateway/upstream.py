@@ -52,6 +52,10 @@ _ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitati
 #: The catalogue kinds and the server capability each needs.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
 _LOGGER = logging.getLogger("mcpfast.gateway")
+#: The most items of one kind read from an upstream (a hostile one may list without end).
+MAX_CATALOGUE_ITEMS = 10_000
+#: The most pages of one kind read from an upstream.
+MAX_CATALOGUE_PAGES = 1_000
 
 
 class UpstreamUnavailable(JSONRPCError):
@@ -340,18 +344,38 @@ class Upstream:
         limit = math.inf if timeout is None else timeout
         try:
             if kind == "tools":
-                self._lists["tools"] = await client.list_tools(timeout=limit)
+                self._lists["tools"] = await self._listed(client.list_tools_page, "tools", limit)
             elif kind == "prompts":
-                self._lists["prompts"] = await client.list_prompts(timeout=limit)
+                self._lists["prompts"] = await self._listed(client.list_prompts_page, "prompts", limit)
             else:
-                self._lists["resources"] = await client.list_resources(timeout=limit)
-                self._lists["resourceTemplates"] = await client.list_resource_templates(timeout=limit)
-        except JSONRPCError as exc:
-            _LOGGER.warning("upstream %r: listing its %s failed: %s", self.key, kind, exc)
+                self._lists["resources"] = await self._listed(client.list_resources_page, "resources", limit)
+                self._lists["resourceTemplates"] = await self._listed(
+                    client.list_resource_templates_page, "resourceTemplates", limit)
+        except Exception as exc:  # noqa: BLE001 -- a bad listing keeps the last catalogue
+            _LOGGER.warning("upstream %r: listing its %s failed: %s", self.key, kind, _describe(exc))
             return
         self.catalogue = MountedCatalogue(self.options, self._lists["tools"], self._lists["prompts"],
                                           self._lists["resources"], self._lists["resourceTemplates"])
         self.on_catalogue(self, kind)
+
+    async def _listed(self, page_of: Callable[..., Any], key: str, timeout: float) -> list:
+        # Every page, up to MAX_CATALOGUE_ITEMS items: an upstream listing without end
+        # (new cursors for ever) cannot hold the gateway's memory.
+        items: list = []
+        cursor = None
+        seen: set[str] = set()
+        while True:
+            page = await page_of(cursor, timeout=timeout)
+            found = page.get(key) if isinstance(page, dict) else None
+            items += found if isinstance(found, list) else []
+            cursor = page.get("nextCursor") if isinstance(page, dict) else None
+            if not isinstance(cursor, str) or cursor in seen:
+                return items
+            if len(items) >= MAX_CATALOGUE_ITEMS or len(seen) >= MAX_CATALOGUE_PAGES:
+                _LOGGER.warning("upstream %r lists more than %d %s or %d pages: the rest is left out",
+                                self.key, MAX_CATALOGUE_ITEMS, key, MAX_CATALOGUE_PAGES)
+                return items[:MAX_CATALOGUE_ITEMS]
+            seen.add(cursor)
 
     def _list_changed(self, kind: str) -> None:
         if kind not in KINDS:

@@ -153,3 +153,18 @@ def test_subscriptions_are_made_again_after_a_restart():
             await eventually(lambda: updates)
 
     run(main())
+
+
+def test_an_upstream_listing_without_end_is_cut_off():
+    from mcpfast.gateway import upstream as upstream_module
+
+    app = Server("gateway")
+    app.mount([sys.executable, str(HERE / "endless_lister.py")], namespace="endless")
+
+    async def main():
+        async with mcpfast.connect(app) as client:
+            tools = await client.list_tools()
+            assert len(tools) == upstream_module.MAX_CATALOGUE_PAGES + 1
+            assert (await client.call_tool("endless_t7"))["content"][0]["text"] == "t7"
+
+    run(main())
