@@ -32,6 +32,7 @@ from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.routing import GatewayMiddleware
 from mcpfast.gateway.tasks import ForwardedTasks
 from mcpfast.gateway.upstream import Upstream
+from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol.log_levels import LEVELS
 from mcpfast.server.pagination import Paginator
 from mcpfast.server.publisher import ListChanged, Publisher
@@ -70,7 +71,8 @@ class Gateway:
         self.running = False
         self._tools: dict[str, tuple[Upstream, MountedTool]] = {}
         self._prompts: dict[str, tuple[Upstream, str]] = {}
-        self._subscriptions: dict[str, int] = {}
+        # Resource URI -> the downstream connections subscribed through the gateway.
+        self._subscriptions: dict[str, set[Any]] = {}
         self.tasks = ForwardedTasks()
         self._paginators: dict[str, Optional[Paginator[dict[str, Any]]]] = {}
         host.add_middleware(GatewayMiddleware(self))
@@ -215,23 +217,29 @@ class Gateway:
                 return upstream
         return None
 
-    async def subscribe(self, upstream: Upstream, uri: str) -> None:
-        """Subscribe upstream to ``uri`` once, however many downstream clients do."""
-        count = self._subscriptions.get(uri, 0)
-        if count == 0:
+    async def subscribe(self, upstream: Upstream, uri: str, connection: Any) -> None:
+        """Subscribe upstream to ``uri`` once, however many downstream connections do."""
+        subscribers = self._live_subscribers(uri)
+        if not subscribers:
             await upstream.request("resources/subscribe", {"uri": uri})
-        self._subscriptions[uri] = count + 1
+        self._subscriptions.setdefault(uri, set()).add(connection)
 
-    async def unsubscribe(self, upstream: Upstream, uri: str) -> None:
-        """Undo one :meth:`subscribe`; the last one unsubscribes upstream."""
-        count = self._subscriptions.get(uri, 0)
-        if count <= 0:
+    async def unsubscribe(self, upstream: Upstream, uri: str, connection: Any) -> None:
+        """Undo :meth:`subscribe` for ``connection``; the last one unsubscribes upstream."""
+        subscribers = self._subscriptions.get(uri)
+        if subscribers is None:
             return
-        if count == 1:
-            del self._subscriptions[uri]
+        subscribers.discard(connection)
+        if not self._live_subscribers(uri):
+            self._subscriptions.pop(uri, None)
             await upstream.request("resources/unsubscribe", {"uri": uri})
-        else:
-            self._subscriptions[uri] = count - 1
+
+    def _live_subscribers(self, uri: str) -> set[Any]:
+        # Connections that closed without unsubscribing are dropped here (no close hook).
+        subscribers = self._subscriptions.get(uri)
+        if subscribers:
+            subscribers -= {connection for connection in subscribers if connection.closed}
+        return subscribers or set()
 
     def health(self) -> dict[str, Any]:
         """``{"status": "ok" | "degraded", "upstreams": {name: state ...}}``: ok when
@@ -289,8 +297,20 @@ class Gateway:
 
     def _forward_update(self, upstream: Upstream, params: Any) -> None:
         uri = params.get("uri") if isinstance(params, dict) else None
-        if isinstance(uri, str):
-            self.host.notify_resource_updated(uri)
+        if not isinstance(uri, str):
+            return
+        if uri in self._subscriptions and not self._live_subscribers(uri):
+            # Everyone subscribed went away without unsubscribing: the upstream is told now.
+            self._subscriptions.pop(uri, None)
+            asyncio.get_running_loop().create_task(self._unsubscribe_gone(upstream, uri))
+            return
+        self.host.notify_resource_updated(uri)
+
+    async def _unsubscribe_gone(self, upstream: Upstream, uri: str) -> None:
+        try:
+            await upstream.request("resources/unsubscribe", {"uri": uri})
+        except JSONRPCError as exc:
+            _LOGGER.debug("upstream %r: unsubscribing %s failed: %s", upstream.key, uri, exc)
 
 
 def _target_name(target: Any) -> str:

@@ -222,7 +222,7 @@ class GatewayMiddleware(Middleware):
         upstream = self.gateway.resource_owner(uri)
         if upstream is None or ctx.connection is None or not isinstance(uri, str):
             return await call_next(ctx)
-        await self.gateway.subscribe(upstream, uri)
+        await self.gateway.subscribe(upstream, uri, ctx.connection)
         ctx.connection.subscriptions.add(uri)
         return {}
 
@@ -230,6 +230,6 @@ class GatewayMiddleware(Middleware):
         uri = _params(ctx).get("uri")
         result = await call_next(ctx)
         upstream = self.gateway.resource_owner(uri)
-        if upstream is not None and isinstance(uri, str):
-            await self.gateway.unsubscribe(upstream, uri)
+        if upstream is not None and isinstance(uri, str) and ctx.connection is not None:
+            await self.gateway.unsubscribe(upstream, uri, ctx.connection)
         return result

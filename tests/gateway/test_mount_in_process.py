@@ -381,3 +381,32 @@ def test_lists_are_paginated_across_upstreams_with_the_servers_page_size():
             assert caught.value.code == -32602
 
     run(main())
+
+
+def test_one_upstream_subscription_for_many_clients_dropped_when_they_are_gone():
+    upstream = files_app()
+    app = Server("gateway")
+    app.mount(upstream, namespace="fs")
+    uri = "file:///etc/motd"
+
+    def upstream_subscribed() -> bool:
+        return any(uri in c.subscriptions for c in upstream.connections)
+
+    async def main():
+        async with app.running():
+            first, second = await mcpfast.connect(app), await mcpfast.connect(app)
+            updates = []
+            second.on_resource_updated(updates.append)
+            await first.request("resources/subscribe", {"uri": uri})
+            await second.request("resources/subscribe", {"uri": uri})
+            assert upstream_subscribed()
+            await first.request("resources/unsubscribe", {"uri": uri})
+            assert upstream_subscribed()  # the second client still wants it
+            upstream.notify_resource_updated(uri)
+            await eventually(lambda: updates)
+            await first.aclose()
+            await second.aclose()  # gone without unsubscribing
+            upstream.notify_resource_updated(uri)
+            await eventually(lambda: not upstream_subscribed())
+
+    run(main())
