@@ -27,6 +27,7 @@ import logging
 import weakref
 from typing import Any, AsyncContextManager, AsyncIterator, Callable, Iterable, Mapping, Optional, Protocol
 
+from mcpfast.client.connect import parse_target
 from mcpfast.gateway.catalogue import MountedTool
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.routing import GatewayMiddleware
@@ -118,6 +119,9 @@ class Gateway:
         options = MountOptions.make(namespace=namespace, separator=separator, allow=allow, deny=deny,
                                     allow_tags=allow_tags, deny_tags=deny_tags, rename=rename,
                                     timeout=timeout, start_timeout=start_timeout)
+        if not hasattr(upstream, "connection_factory"):
+            # A target that can never work is refused now, not retried for ever.
+            parse_target(upstream, None if args is None else list(args))
         key = name or options.namespace or _target_name(upstream)
         if key in self.upstreams:
             raise ValueError(f"an upstream named {key!r} is mounted already; give another name=")

@@ -410,3 +410,18 @@ def test_one_upstream_subscription_for_many_clients_dropped_when_they_are_gone()
             await eventually(lambda: not upstream_subscribed())
 
     run(main())
+
+
+def test_mount_refuses_what_can_never_work():
+    app = Server("gateway")
+    with pytest.raises(ValueError):
+        app.mount("", namespace="empty")
+    with pytest.raises(TypeError):
+        app.mount(42, namespace="number")
+    with pytest.raises(ValueError, match="separator"):
+        app.mount(math_app(), namespace="m", separator="")
+    app.mount(math_app(), namespace="m")
+    with pytest.raises(ValueError, match="mounted already"):
+        app.mount(math_app(), namespace="m")
+    with pytest.raises(TypeError, match="rename of tool 'add'"):
+        app.mount(math_app(), namespace="n", rename={"add": 3})
