@@ -149,3 +149,45 @@ def test_mcpfast_client_through_the_gateway_resources_and_prompts(gateway_config
             assert "42" in added["content"][0]["text"]
 
     anyio.run(main)
+
+
+def test_official_python_client_over_http_through_the_gateway(gateway_config, tmp_path):
+    import re
+    import threading
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    process = subprocess.Popen(gateway_command(gateway_config) + ["--transport", "http", "--port", "0"],
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in process.stderr:
+            found = re.search(r"on (http://\S+/mcp)", line)
+            if found:
+                url = found.group(1)
+                threading.Thread(target=process.stderr.read, daemon=True).start()
+                break
+        assert url is not None, f"the gateway did not start (exit {process.wait()})"
+
+        async def main() -> None:
+            async with streamable_http_client(url) as (read, write, *_):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    names = {tool.name for tool in (await session.list_tools()).tools}
+                    assert {"everything_echo", "fs_list_directory", "time_convert_time", "sdk_shout"} <= names
+                    listed = await session.call_tool("fs_list_directory", {"path": str(tmp_path / "files")})
+                    assert "hello.txt" in listed.content[0].text
+                    converted = await session.call_tool("time_convert_time", {
+                        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Oslo"})
+                    assert not converted.is_error, converted
+                    assert (await session.call_tool("sdk_shout", {"text": "http"})).content[0].text == "HTTP"
+
+        anyio.run(main)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
