@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GATEWAY_CURSOR", "GatewayMiddleware"]
 
+_PROTOCOL_META = "io.modelcontextprotocol/"
 #: How the cursors of the gateway's own pages begin (the server's never contain a ".").
 GATEWAY_CURSOR = "gw."
 
@@ -64,9 +65,16 @@ def _task_form(ctx: Any) -> bool:
 
 
 def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    # The downstream's params for the upstream: its _meta (progressToken) is the
-    # upstream client's own business, so it is left out.
+    # The downstream's params for the upstream: of its _meta, the progressToken is the
+    # upstream client's own business and the io.modelcontextprotocol/ keys are the
+    # downstream leg's protocol facts (2026-07-28); the rest (the client's own) goes on.
     out = {key: value for key, value in params.items() if key != "_meta"}
+    meta = params.get("_meta")
+    if isinstance(meta, dict):
+        kept = {key: value for key, value in meta.items()
+                if key != "progressToken" and not key.startswith(_PROTOCOL_META)}
+        if kept:
+            out["_meta"] = kept
     out.update(changes)
     return out
 

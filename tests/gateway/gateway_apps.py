@@ -45,6 +45,11 @@ def files_app(name: str = "files", events: list | None = None) -> Server:
         return "never"
 
     @app.tool()
+    def meta_seen(ctx: Context) -> dict:
+        """The _meta of this call, as the upstream received it."""
+        return dict(ctx.meta)
+
+    @app.tool()
     async def ask_everything(ctx: Context) -> dict:
         """Ask the client to sample, to elicit and for its roots."""
         sampled = await ctx.sample("Say hi", max_tokens=10)

@@ -41,7 +41,7 @@ def test_tools_prompts_resources_appear_under_their_namespace():
         async with mcpfast.connect(gateway_app()) as client:
             tools = {tool["name"] for tool in await client.list_tools()}
             assert tools == {"own_tool", "fs_read_file", "fs_delete_file", "fs_slow_count",
-                             "fs_wait_forever", "fs_ask_everything", "math_add"}
+                             "fs_wait_forever", "fs_ask_everything", "fs_meta_seen", "math_add"}
             assert [p["name"] for p in await client.list_prompts()] == ["fs_summarize"]
             resources = await client.list_resources()
             assert [(r["uri"], r["name"]) for r in resources] == [("file:///etc/motd", "fs_motd")]
@@ -88,7 +88,8 @@ def test_allow_deny_by_name_and_tag_and_renames():
         app.mount(files_app("c"), namespace="", separator=".", allow=["delete_file"])
         async with mcpfast.connect(app) as client:
             tools = {tool["name"]: tool for tool in await client.list_tools()}
-            assert set(tools) == {"a_read_file", "cat", "b_slow_count", "b_ask_everything", "delete_file"}
+            assert set(tools) == {"a_read_file", "cat", "b_slow_count", "b_ask_everything", "b_meta_seen",
+                                  "delete_file"}
             cat = tools["cat"]
             assert cat["description"] == "Print a file."
             assert list(cat["inputSchema"]["properties"]) == ["file"]
@@ -371,8 +372,8 @@ def test_lists_are_paginated_across_upstreams_with_the_servers_page_size():
             names = [name for page in pages for name in page]
             assert names[:3] == ["own_a", "own_b", "own_c"]
             assert set(names[3:]) == {"fs_read_file", "fs_delete_file", "fs_slow_count", "fs_wait_forever",
-                                      "fs_ask_everything", "math_add"}
-            assert len(names) == len(set(names)) == 9
+                                      "fs_ask_everything", "fs_meta_seen", "math_add"}
+            assert len(names) == len(set(names)) == 10
             assert all(len(page) <= 3 for page in pages)  # the server's last page joins the first mounted one
             # Every page through list_tools (which follows the cursors) agrees.
             assert [tool["name"] for tool in await client.list_tools()] == names
@@ -425,3 +426,17 @@ def test_mount_refuses_what_can_never_work():
         app.mount(math_app(), namespace="m")
     with pytest.raises(TypeError, match="rename of tool 'add'"):
         app.mount(math_app(), namespace="n", rename={"add": 3})
+
+
+def test_the_clients_own_meta_goes_upstream_and_the_protocols_does_not():
+    async def main():
+        async with mcpfast.connect(gateway_app()) as client:
+            seen = (await client.call_tool("fs_meta_seen", meta={"trace": "abc"}))["structuredContent"]
+            assert seen == {"trace": "abc"}
+            # A downstream progressToken is not passed on: the upstream gets the gateway's own.
+            seen = (await client.call_tool("fs_meta_seen", meta={"trace": "x"},
+                                           progress=lambda *args: None))["structuredContent"]
+            assert seen["trace"] == "x" and "progressToken" in seen
+            assert set(seen) == {"trace", "progressToken"}
+
+    run(main())
