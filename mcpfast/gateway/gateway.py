@@ -56,6 +56,11 @@ class GatewayHost(Protocol):
 
     tools_catalog: Any  # its page_size is the gateway's too
 
+    @property
+    def tools(self) -> Mapping[str, Any]: ...
+    @property
+    def prompts(self) -> Mapping[str, Any]: ...
+
     def add_middleware(self, middleware: Any) -> None: ...
     def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int: ...
     def notify_resource_updated(self, uri: str) -> int: ...
@@ -175,12 +180,15 @@ class Gateway:
     # -- lookups (GatewayMiddleware) ---------------------------------------------------
 
     def listed(self, kind: str) -> list[dict[str, Any]]:
-        """Every upstream's items of ``kind`` as listed downstream, in mount order."""
+        """Every upstream's items of ``kind`` as listed downstream, in mount order (less
+        the tools and prompts the server has itself under the same name)."""
         if kind == "tools":
-            return [tool.listed for _, tool in self._tools.values()]
+            own = self.host.tools
+            return [tool.listed for public, (_, tool) in self._tools.items() if public not in own]
         if kind == "prompts":
+            own = self.host.prompts
             return [upstream.catalogue.prompts[public][0]
-                    for public, (upstream, _) in self._prompts.items()]
+                    for public, (upstream, _) in self._prompts.items() if public not in own]
         items: list[dict[str, Any]] = []
         for upstream in self.upstreams.values():
             items += upstream.catalogue.listed(kind)
@@ -201,12 +209,18 @@ class Gateway:
         return self._paginators[kind]
 
     def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]:
-        """The upstream and tool behind the public tool ``name`` (None: not mounted)."""
-        return self._tools.get(name) if isinstance(name, str) else None
+        """The upstream and tool behind the public tool ``name`` (None: not mounted, or
+        the server has a tool of that name itself, which wins)."""
+        if not isinstance(name, str) or name in self.host.tools:
+            return None
+        return self._tools.get(name)
 
     def prompt(self, name: Any) -> Optional[tuple[Upstream, str]]:
-        """The upstream and its own name of the public prompt ``name``."""
-        return self._prompts.get(name) if isinstance(name, str) else None
+        """The upstream and its own name of the public prompt ``name`` (the server's own
+        prompt of that name wins)."""
+        if not isinstance(name, str) or name in self.host.prompts:
+            return None
+        return self._prompts.get(name)
 
     def resource_owner(self, uri: Any, *, template: bool = False) -> Optional[Upstream]:
         """The upstream serving ``uri`` (or, with ``template``, the template ``uri``);

@@ -440,3 +440,22 @@ def test_the_clients_own_meta_goes_upstream_and_the_protocols_does_not():
             assert set(seen) == {"trace", "progressToken"}
 
     run(main())
+
+
+def test_the_servers_own_tool_wins_over_a_mounted_one_of_the_same_name():
+    app = Server("gateway")
+
+    @app.tool()
+    def add(a: int, b: int) -> int:
+        """The gateway's own add: it multiplies."""
+        return a * b
+
+    app.mount(math_app(), namespace="")
+
+    async def main():
+        async with mcpfast.connect(app) as client:
+            tools = [tool["name"] for tool in await client.list_tools()]
+            assert tools == ["add"]
+            assert (await client.call_tool("add", {"a": 3, "b": 4}))["structuredContent"] == {"result": 12}
+
+    run(main())
