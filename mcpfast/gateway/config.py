@@ -11,7 +11,7 @@ own keys.
         "api":  {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ..."},
                  "separator": ".", "allow": ["search"], "deny": [], "allowTags": [],
                  "denyTags": [], "rename": {"search": {"name": "find"}},
-                 "timeout": 30, "startTimeout": 10}
+                 "timeout": 30, "startTimeout": 10, "protocolVersion": "auto"}
       }
     }
 
@@ -33,7 +33,7 @@ __all__ = ["ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "par
 
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport",
                 "namespace", "separator", "allow", "deny", "allowTags", "denyTags", "rename",
-                "timeout", "startTimeout", "disabled"}
+                "timeout", "startTimeout", "disabled", "protocolVersion"}
 _TOP_KEYS = {"mcpServers", "name", "auth"}
 
 
@@ -131,6 +131,10 @@ def _upstream(key: str, entry: Any, base_dir: str) -> Optional[UpstreamConfig]:
         if not isinstance(entry["rename"], dict):
             raise ConfigError(f"{where}.rename must be an object: tool name -> new name or object")
         mount["rename"] = entry["rename"]
+    if "protocolVersion" in entry:
+        if not isinstance(entry["protocolVersion"], str):
+            raise ConfigError(f"{where}.protocolVersion must be a string (a version or \"auto\")")
+        mount["protocol_version"] = entry["protocolVersion"]
     mount["timeout"] = _seconds(f"{where}.timeout", entry.get("timeout", DEFAULT_CALL_TIMEOUT))
     mount["start_timeout"] = _seconds(f"{where}.startTimeout",
                                       entry.get("startTimeout", DEFAULT_START_TIMEOUT))

@@ -28,6 +28,7 @@ import weakref
 from typing import Any, AsyncContextManager, AsyncIterator, Callable, Iterable, Mapping, Optional, Protocol
 
 from mcpfast.client.connect import parse_target
+from mcpfast.client.versions import check_requested_version
 from mcpfast.gateway.catalogue import MountedTool
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.routing import GatewayMiddleware
@@ -113,14 +114,16 @@ class Gateway:
               start_timeout: Optional[float] = 30.0, args: Optional[Iterable[str]] = None,
               env: Optional[Mapping[str, str]] = None, cwd: Any = None,
               headers: Optional[Mapping[str, str]] = None, auth: Any = None,
-              stderr: Any = None) -> Upstream:
+              stderr: Any = None, protocol_version: Optional[str] = None) -> Upstream:
         """Mount ``upstream`` (a command str or list, a URL, a Server) under ``namespace``
         ("" or None: names unchanged). ``name``: the upstream's key in logs, errors and
         /healthz (the namespace, or the target, unless given; unique). Filters, renames
         and timeouts: :class:`~mcpfast.gateway.options.MountOptions`. ``args``, ``env``,
         ``cwd``, ``stderr`` (a command), ``headers``, ``auth`` (a URL: the upstream's own
-        credentials, never the downstream's): as for :func:`mcpfast.connect`. Started at
-        once when the server runs already, else with its lifespan."""
+        credentials, never the downstream's): as for :func:`mcpfast.connect`.
+        ``protocol_version``: what the session to it asks for (the newest handshake version
+        unless given). Started at once when the server runs already, else with its
+        lifespan."""
         options = MountOptions.make(namespace=namespace, separator=separator, allow=allow, deny=deny,
                                     allow_tags=allow_tags, deny_tags=deny_tags, rename=rename,
                                     timeout=timeout, start_timeout=start_timeout)
@@ -137,7 +140,10 @@ class Gateway:
                              ("auth", auth), ("stderr", stderr)):
             if value is not None:
                 connect_options[label] = value
+        if protocol_version is not None:
+            check_requested_version(protocol_version)
         mounted = Upstream(key, upstream, options, connect_options=connect_options,
+                           protocol_version=protocol_version,
                            on_catalogue=self._catalogue_changed, on_ready=self._resubscribe,
                            on_log=self._forward_log,
                            on_resource_updated=self._forward_update, on_task_status=self._forward_task_status)

@@ -81,6 +81,8 @@ class Upstream:
     upstream must be told again on a new session: the resource subscriptions).
     on_log(upstream, params), on_resource_updated(upstream, params): its notifications.
     backoff, max_backoff: seconds before the first retry, and the most between two.
+    protocol_version: what the session asks for (None: the newest handshake version;
+    "auto" or "2026-07-28" for an upstream that speaks the stateless revision).
     """
 
     def __init__(self, key: str, target: Any, options: MountOptions, *,
@@ -91,13 +93,15 @@ class Upstream:
                  on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  backoff: float = 0.5, max_backoff: float = 30.0,
-                 max_log_rate: float = 100.0) -> None:
+                 max_log_rate: float = 100.0, protocol_version: Optional[str] = None) -> None:
         if not isinstance(key, str) or not key:
             raise ValueError(f"an upstream needs a non-empty str name, got {key!r}")
         self.key = key
         self.target = target
         self.options = options
         self.connect_options = dict(connect_options or {})
+        # The version asked of the upstream (None: the newest handshake version; "auto").
+        self.protocol_version = protocol_version
         self.on_catalogue = on_catalogue
         self.on_ready = on_ready
         self.on_log = on_log
@@ -162,7 +166,8 @@ class Upstream:
         self.state = "stopped"
 
     async def _open(self) -> Client:
-        client = Client(name="mcpfast-gateway", on_log=self._log,
+        version = {} if self.protocol_version is None else {"protocol_version": self.protocol_version}
+        client = Client(name="mcpfast-gateway", on_log=self._log, **version,
                         on_list_changed=self._list_changed,
                         on_resource_updated=self._resource_updated, check_capabilities=False,
                         sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
@@ -199,13 +204,27 @@ class Upstream:
             _LOGGER.info("upstream %r ready (%s, protocol %s)", self.key,
                          client.server_info.get("name"), client.protocol_version)
             await asyncio.gather(*(self._refresh(kind) for kind in KINDS), return_exceptions=True)
+            listener = None
+            if client.discover_result is not None:
+                # 2026-07-28: list changes come on a subscriptions/listen stream.
+                listener = asyncio.get_running_loop().create_task(self._listen(client))
+                if "logging" in (client.server_capabilities or {}):
+                    # Log messages come only within requests that name a level.
+                    try:
+                        await client.set_logging_level("info")
+                    except JSONRPCError as exc:
+                        _LOGGER.warning("upstream %r: setting its log level failed: %s", self.key, exc)
             if self.on_ready is not None:
                 try:
                     await self.on_ready(self)
                 except JSONRPCError as exc:
                     _LOGGER.warning("upstream %r: %s", self.key, exc)
             self._first_attempt.set()
-            await client.wait_closed()
+            try:
+                await client.wait_closed()
+            finally:
+                if listener is not None:
+                    listener.cancel()
             self.client = None
             self.failures += 1
             self.state = "restarting"
@@ -357,6 +376,18 @@ class Upstream:
         self.catalogue = MountedCatalogue(self.options, self._lists["tools"], self._lists["prompts"],
                                           self._lists["resources"], self._lists["resourceTemplates"])
         self.on_catalogue(self, kind)
+
+    async def _listen(self, client: Client) -> None:
+        # The 2026-07-28 way to hear of list changes; ends with the session.
+        kinds = {f"notifications/{kind}/list_changed": kind for kind in KINDS}
+        try:
+            async with client.listen(tools=True, prompts=True, resources=True) as stream:
+                async for note in stream:
+                    kind = kinds.get(note.get("method")) if isinstance(note, dict) else None
+                    if kind is not None:
+                        self._list_changed(kind)
+        except JSONRPCError as exc:
+            _LOGGER.warning("upstream %r: its list changes cannot be followed: %s", self.key, exc)
 
     async def _listed(self, page_of: Callable[..., Any], key: str, timeout: float) -> list:
         # Every page, up to MAX_CATALOGUE_ITEMS items: an upstream listing without end

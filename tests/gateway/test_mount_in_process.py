@@ -459,3 +459,37 @@ def test_the_servers_own_tool_wins_over_a_mounted_one_of_the_same_name():
             assert (await client.call_tool("add", {"a": 3, "b": 4}))["structuredContent"] == {"result": 12}
 
     run(main())
+
+
+@pytest.mark.parametrize("upstream_version", ["2024-11-05", "2025-06-18", "2026-07-28", "auto"])
+def test_upstreams_of_every_era(upstream_version):
+    upstream = files_app()
+    app = Server("gateway")
+    mounted = app.mount(upstream, namespace="fs", protocol_version=upstream_version)
+
+    async def main():
+        changed, logs, progress = [], [], []
+
+        def sampling(params):
+            return {"role": "assistant", "content": {"type": "text", "text": "hi there"}, "model": "test"}
+
+        def elicitation(params):
+            return {"action": "accept", "content": {"name": "Ada"}}
+
+        async with mcpfast.connect(app, on_list_changed=changed.append, on_log=logs.append,
+                                   sampling=sampling, elicitation=elicitation, roots=["file:///w"]) as client:
+            expected = "2026-07-28" if upstream_version == "auto" else upstream_version
+            assert mounted.client.protocol_version == expected
+            result = await client.call_tool("fs_slow_count", {"n": 2},
+                                            progress=lambda p, t, m: progress.append(p))
+            assert result["content"][0]["text"] == "2" and progress == [1, 2]
+            await eventually(lambda: len(logs) == 2)
+            if expected >= "2025-06-18":
+                asked = await client.call_tool("fs_ask_everything")
+                assert asked["structuredContent"] == {"sampled": "hi there", "elicited": {"name": "Ada"},
+                                                      "roots": ["file:///w"]}
+            upstream.add_tool(lambda: "new", name="new_tool")
+            await eventually(lambda: "tools" in changed)
+            assert (await client.call_tool("fs_new_tool"))["content"][0]["text"] == "new"
+
+    run(main())
