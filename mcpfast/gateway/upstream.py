@@ -166,7 +166,8 @@ class Upstream:
         self.state = "stopped"
 
     async def _open(self) -> Client:
-        version = {} if self.protocol_version is None else {"protocol_version": self.protocol_version}
+        version: dict[str, Any] = {} if self.protocol_version is None else {
+            "protocol_version": self.protocol_version}
         client = Client(name="mcpfast-gateway", on_log=self._log, **version,
                         on_list_changed=self._list_changed,
                         on_resource_updated=self._resource_updated, check_capabilities=False,
@@ -383,7 +384,8 @@ class Upstream:
         try:
             async with client.listen(tools=True, prompts=True, resources=True) as stream:
                 async for note in stream:
-                    kind = kinds.get(note.get("method")) if isinstance(note, dict) else None
+                    method = note.get("method") if isinstance(note, dict) else None
+                    kind = kinds.get(method) if isinstance(method, str) else None
                     if kind is not None:
                         self._list_changed(kind)
         except JSONRPCError as exc:
