@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -90,6 +91,10 @@ def run_gateway(args: argparse.Namespace) -> int:
     handler.setFormatter(logging.Formatter("mcpfast gateway: %(message)s"))
     _LOGGER.addHandler(handler)
     _LOGGER.setLevel(logging.INFO)
+    # As Server.run does: what exists now lives as long as the process, out of the
+    # collector's sight (fewer full passes re-scanning it while requests churn).
+    gc.collect()
+    gc.freeze()
     try:
         main = _serve(args, config, options)
         run_main(main if args.transport == "stdio" else until_signalled(main))
