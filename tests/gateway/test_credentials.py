@@ -17,6 +17,7 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gateway_apps import math_app  # noqa: E402
+
 from loop import eventually  # noqa: E402
 
 
