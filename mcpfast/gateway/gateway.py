@@ -70,7 +70,10 @@ class GatewayHost(Protocol):
 
 
 class Gateway:
-    """The upstreams mounted on one server (module docstring); made by :func:`gateway_of`."""
+    """The upstreams mounted on one server (module docstring); made by :func:`gateway_of`.
+    ``start_wait``: the most seconds serving waits for the upstreams' first starts."""
+
+    start_wait = 10.0
 
     def __init__(self, host: GatewayHost) -> None:
         self.host = host
@@ -169,13 +172,21 @@ class Gateway:
             self.host.publisher.publish(ListChanged(kind))
 
     async def start(self) -> None:
-        """Start every upstream's session; wait for each first attempt to end."""
+        """Start every upstream's session; wait for each first attempt to end, at most
+        :attr:`start_wait` seconds (an upstream still starting then joins later: clients
+        get list_changed when its catalogue arrives)."""
         if self.running:
             return
         self.running = True
         for upstream in self.upstreams.values():
             upstream.start()
-        await asyncio.gather(*(upstream.wait_started() for upstream in self.upstreams.values()))
+        waits = [asyncio.ensure_future(upstream.wait_started()) for upstream in self.upstreams.values()]
+        if waits:
+            _, late = await asyncio.wait(waits, timeout=self.start_wait)
+            for wait in late:
+                wait.cancel()
+            if late:
+                _LOGGER.warning("serving while %d upstreams are still starting", len(late))
 
     async def stop(self) -> None:
         """Close every upstream's session."""

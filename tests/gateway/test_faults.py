@@ -168,3 +168,21 @@ def test_an_upstream_listing_without_end_is_cut_off():
             assert (await client.call_tool("endless_t7"))["content"][0]["text"] == "t7"
 
     run(main())
+
+
+def test_an_upstream_hanging_at_start_delays_serving_by_start_wait_only():
+    app = Server("gateway")
+    hanging = app.mount([sys.executable, "-c", "import time; time.sleep(60)"], namespace="hang",
+                        start_timeout=30)
+    app.mount(math_app(), namespace="math")
+    gateway_of(app).start_wait = 0.5
+
+    async def main():
+        started = time.monotonic()
+        async with mcpfast.connect(app) as client:
+            assert time.monotonic() - started < 10
+            assert (await client.call_tool("math_add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+            assert hanging.state == "starting"
+            assert gateway_of(app).health()["upstreams"]["hang"]["state"] == "starting"
+
+    run(main())
