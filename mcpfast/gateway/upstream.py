@@ -5,8 +5,10 @@ in-process Server) and shared by every downstream client: no handshake per call.
 supervisor task owns it: when the session ends (the process died, the connection
 dropped) every request in flight fails at once (the client's ConnectionClosed, turned into
 an error naming the upstream) and the session is opened again after a backoff that doubles
-up to a ceiling; an upstream that never starts is retried the same way while the gateway
-serves the others, its state and last error visible in :meth:`Upstream.health`.
+up to a ceiling (and starts short again only after a session that lasted that long, so an
+upstream crashing soon after each start is not restarted in a tight loop); an upstream
+that never starts is retried the same way while the gateway serves the others, its state
+and last error visible in :meth:`Upstream.health`.
 
 The upstream's catalogue (tools, prompts, resources, templates) is read after each start
 and again on its ``notifications/*/list_changed``; refreshes of one kind are coalesced
@@ -187,7 +189,7 @@ class Upstream:
                 client = await self._open()
             except asyncio.CancelledError:
                 raise
-            except BaseException as exc:  # noqa: BLE001 -- any failure to start is retried
+            except Exception as exc:  # noqa: BLE001 -- any failure to start is retried
                 self.failures += 1
                 self.last_error = _describe(exc)
                 self.state = "failed" if self.client is None and self.starts == 0 else "restarting"
@@ -201,7 +203,7 @@ class Upstream:
             self.starts += 1
             self.state = "ready"
             self.last_error = None
-            delay = self.backoff
+            opened_at = time.monotonic()
             _LOGGER.info("upstream %r ready (%s, protocol %s)", self.key,
                          client.server_info.get("name"), client.protocol_version)
             await asyncio.gather(*(self._refresh(kind) for kind in KINDS), return_exceptions=True)
@@ -229,6 +231,9 @@ class Upstream:
             self.client = None
             self.failures += 1
             self.state = "restarting"
+            if time.monotonic() - opened_at >= self.max_backoff:
+                delay = self.backoff  # it ran a good while: a fresh failure, the short wait
+            # (else it keeps crashing soon after starting: the wait goes on doubling)
             self.last_error = _describe(client.close_error) if client.close_error else "the session ended"
             _LOGGER.warning("upstream %r closed: %s (restarting in %.1f s)", self.key, self.last_error, delay)
             await asyncio.sleep(delay)
