@@ -186,3 +186,23 @@ def test_an_upstream_hanging_at_start_delays_serving_by_start_wait_only():
             assert gateway_of(app).health()["upstreams"]["hang"]["state"] == "starting"
 
     run(main())
+
+
+def test_an_upstream_crashing_right_after_each_start_is_restarted_ever_more_slowly():
+    app = Server("gateway")
+    upstream = app.mount(math_app(), namespace="math")
+    upstream.backoff, upstream.max_backoff = 0.2, 5.0
+
+    async def main():
+        async with app.running():
+            started = time.monotonic()
+            closed = 0
+            while upstream.starts < 5:
+                if upstream.client is not None and upstream.state == "ready" and closed < upstream.starts:
+                    closed += 1
+                    await upstream.client.aclose()  # the session ends at once, every time
+                await asyncio.sleep(0.01)
+            # Waits of 0.2, 0.4, 0.8 and 1.6 s between the five starts (a fixed 0.2 s: 0.8 s).
+            assert time.monotonic() - started >= 2.9
+
+    run(main())
