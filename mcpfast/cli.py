@@ -554,6 +554,14 @@ def _parser() -> argparse.ArgumentParser:
                           "beyond it -32010 with retryAfter")
     add_stream_limit_flags(run)
     add_http_flags(run)
+
+    gateway = commands.add_parser("gateway", help="serve the MCP servers of a config file (mcpServers) "
+                                                  "behind one endpoint (mcpfast.gateway)")
+    gateway.add_argument("config", metavar="config.json")
+    gateway.add_argument("--transport", default="stdio", choices=("stdio", "http"))
+    gateway.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    gateway.add_argument("--port", type=int, default=None, help="port to bind (default 8000; 0: any free one)")
+    add_http_flags(gateway)
     return parser
 
 
@@ -568,6 +576,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _run_client_command(_call, args)
         if args.command == "list":
             return _run_client_command(_list, args)
+        if args.command == "gateway":
+            from mcpfast.gateway.command import run_gateway
+
+            return run_gateway(args)
         return _run(args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

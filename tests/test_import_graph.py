@@ -4,17 +4,18 @@ Layers, lowest first (DESIGN.md): mcpfast._core, mcpfast.protocol and mcpfast.au
 mcpfast.jsonrpc, mcpfast.server and mcpfast.client (side by side, neither imports the
 other), mcpfast.transports (which never imports the server either: it is given a
 connection factory) and mcpfast.telemetry (side by side: the transports never import the
-telemetry, which builds on the server's pipeline and the client's observer hook),
-mcpfast.scaleout (every Redis-backed implementation: it may import the server and the
-transports, and nothing below imports it).
+telemetry, which builds on the server's pipeline and the client's observer hook), then
+mcpfast.gateway (built on the server, the client and the transports) and mcpfast.scaleout
+(every Redis-backed implementation: it may import the server and the transports, and
+nothing below imports it), side by side.
 
 Every import a module makes when it loads counts, and so does every import under
 ``if TYPE_CHECKING:`` (a type-only import still ties the importer to the imported
 module's shape: a cycle through one is a cycle). The compiled modules count too: the
 ``import`` and ``cimport`` lines of each ``.pyx`` and ``.pxd`` are the edges of the
 module they build. Imports inside functions do not count (the convenience entry points
-``Server.run``, ``connect()`` and the CLI pick a transport, and wire the scale-out
-package and the telemetry, when called).
+``Server.run``, ``Server.mount``, ``connect()`` and the CLI pick a transport, and wire
+the gateway, the scale-out package and the telemetry, when called).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import mcpfast
 
 PACKAGE = pathlib.Path(mcpfast.__file__).parent
 RANK = {"_core": 0, "protocol": 1, "auth": 1, "jsonrpc": 2, "server": 3, "client": 3,
-        "transports": 4, "telemetry": 4, "scaleout": 5}
+        "transports": 4, "telemetry": 4, "gateway": 5, "scaleout": 5}
 # Pairs of layers where the upper one must not import the lower one all the same.
 FORBIDDEN = {("transports", "server")}
 # Compiled modules: their import lines, from the files Cython reads.

@@ -85,7 +85,7 @@ DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
 # The constructor's ``logging`` flag shadows the module inside __init__.
 logging_module = logging
 
-_ADVERTISABLE = frozenset({"tools", "resources", "prompts", "completions"})
+_ADVERTISABLE = frozenset({"tools", "resources", "prompts", "completions", "tasks"})
 _HTTP_TRANSPORTS = ("http", "streamable-http", "streamable_http")
 _UNAVAILABLE_TRANSPORTS = ("sse",)
 _WEBSOCKET_TRANSPORTS = ("websocket", "ws")
@@ -127,7 +127,7 @@ class Server:
     kept (1 h) and the polling interval suggested to clients (500 ms)
     (:mod:`mcpfast.server.tasks.manager`; tools opt in with ``task_support=``).
     advertise: capabilities to declare even while nothing of the kind is registered
-    ("tools", "resources", "prompts", "completions") -- for servers that register at run
+    ("tools", "resources", "prompts", "completions", "tasks") -- for servers that register at run
     time (proxies, gateways): a client is only told about list changes for capabilities it
     was given at initialize.
     logger: where protocol problems and handler failures are logged.
@@ -573,6 +573,8 @@ class Server:
         """True while a tool that may run as a task is registered (counted once per change
         of the tools: asked for every stateless connection's capabilities)."""
         offers = self._offers_tasks
+        if "tasks" in self.advertise:
+            return True  # tasks run elsewhere (a gateway's upstreams)
         if offers is None:
             offers = self._offers_tasks = any(tool.task_support is not None
                                               for tool in self.tools_catalog.items.values())
@@ -616,6 +618,15 @@ class Server:
                                "made keep the chain they were made with")
         self._middleware.append(middleware)
         self._pipeline = None
+
+    def mount(self, upstream: Any, namespace: Optional[str] = "", **options: Any) -> Any:
+        """Serve another MCP server's tools, prompts and resources from this one, under
+        ``namespace`` (``fs_read_file``); ``upstream`` is a command, a URL or a Server.
+        Options and behaviour: :meth:`mcpfast.gateway.Gateway.mount`. Returns the
+        :class:`~mcpfast.gateway.Upstream`."""
+        from mcpfast.gateway import gateway_of
+
+        return gateway_of(self).mount(upstream, namespace, **options)
 
     @property
     def dispatch_router(self) -> Router:

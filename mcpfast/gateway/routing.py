@@ -1,0 +1,269 @@
+"""GatewayMiddleware: the requests a gateway answers from its upstreams, in the server's
+request pipeline.
+
+List requests get the server's own items (through the rest of the chain) followed, on
+their last page, by every upstream's items under their public names; tools/call,
+prompts/get, resources/read, completion/complete and resources/(un)subscribe for a
+mounted name or URI go to that upstream's shared session (names and argument names
+mapped back), anything else to the server itself. Progress the upstream reports is
+passed to the downstream request that asked for it; a downstream cancellation cancels
+the upstream request (the client sends notifications/cancelled).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol
+
+from mcpfast.gateway.eras import shaped_items, shaped_result
+from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
+from mcpfast.protocol import methods
+from mcpfast.protocol.error_codes import HEADER_MISMATCH
+from mcpfast.protocol.header_params import header_param_problem
+from mcpfast.server.middleware.pipeline import CallNext, Middleware
+from mcpfast.server.pagination import InvalidCursor
+
+if TYPE_CHECKING:
+    from mcpfast.gateway.catalogue import MountedTool
+    from mcpfast.gateway.tasks import ForwardedTasks
+    from mcpfast.gateway.upstream import Upstream
+    from mcpfast.server.pagination import Paginator
+
+
+class MountTable(Protocol):
+    """What the middleware reads of the gateway that installs it (the Gateway is one): the
+    mounted catalogues, the upstream owning a name or URI, the forwarded tasks, and the
+    subscriptions it keeps upstream."""
+
+    upstreams: Mapping[str, Upstream]
+    tasks: ForwardedTasks
+
+    def listed(self, kind: str) -> list[dict[str, Any]]: ...
+
+    def paginator(self, kind: str) -> Optional[Paginator[dict[str, Any]]]: ...
+
+    def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]: ...
+
+    def prompt(self, name: Any) -> Optional[tuple[Upstream, str]]: ...
+
+    def resource_owner(self, uri: Any, *, template: bool = False) -> Optional[Upstream]: ...
+
+    async def subscribe(self, upstream: Upstream, uri: str, connection: Any) -> None: ...
+
+    async def unsubscribe(self, upstream: Upstream, uri: str, connection: Any) -> None: ...
+
+__all__ = ["GATEWAY_CURSOR", "GatewayMiddleware"]
+
+_PROTOCOL_META = "io.modelcontextprotocol/"
+#: How the cursors of the gateway's own pages begin (the server's never contain a ".").
+GATEWAY_CURSOR = "gw."
+
+
+def _params(ctx: Any) -> dict[str, Any]:
+    params = ctx.params
+    return params if isinstance(params, dict) else {}
+
+
+def _progress_of(ctx: Any) -> Any:
+    # Only when the downstream asked for progress: then the upstream is asked too.
+    if getattr(ctx, "progress", None) is None:
+        return None
+
+    def report(progress: Any, total: Any = None, message: Any = None) -> None:
+        try:
+            ctx.report_progress(progress, total, message)
+        except (ValueError, TypeError):
+            pass  # an upstream's progress that does not grow is not passed on
+
+    return report
+
+
+def _page(kind: str, items: list, following: Any) -> dict[str, Any]:
+    page: dict[str, Any] = {kind: items}
+    if following is not None:
+        page["nextCursor"] = GATEWAY_CURSOR + following
+    return page
+
+
+def _task_form(ctx: Any) -> bool:
+    # The 2025-11-25 tasks utility: the form the upstream sessions speak.
+    features = ctx.state.features
+    return features is not None and features.experimental_tasks
+
+
+def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    # The downstream's params for the upstream: of its _meta, the progressToken is the
+    # upstream client's own business and the io.modelcontextprotocol/ keys are the
+    # downstream leg's protocol facts (2026-07-28); the rest (the client's own) goes on.
+    out = {key: value for key, value in params.items() if key != "_meta"}
+    meta = params.get("_meta")
+    if isinstance(meta, dict):
+        kept = {key: value for key, value in meta.items()
+                if key != "progressToken" and not key.startswith(_PROTOCOL_META)}
+        if kept:
+            out["_meta"] = kept
+    out.update(changes)
+    return out
+
+
+class GatewayMiddleware(Middleware):
+    """The gateway's routing (module docstring); one per gateway, outermost-last in the
+    server's chain."""
+
+    eager = True
+
+    def __init__(self, gateway: MountTable) -> None:
+        self.gateway = gateway
+
+    async def _listed(self, ctx: Any, call_next: CallNext, kind: str) -> Any:
+        # The server's own pages first, then the upstreams' items: in one page when the
+        # gateway has no page size, else in pages of their own, behind cursors marked as
+        # the gateway's (GATEWAY_CURSOR) so that the server's own cursors pass untouched.
+        cursor = _params(ctx).get("cursor")
+        paginator = self.gateway.paginator(kind)
+        if isinstance(cursor, str) and cursor.startswith(GATEWAY_CURSOR) and paginator is not None:
+            mounted = shaped_items(kind, self.gateway.listed(kind), ctx.state.features)
+            try:
+                page, following = paginator.page(mounted, cursor[len(GATEWAY_CURSOR):])
+            except InvalidCursor as exc:
+                raise InvalidParams(f"Invalid params: {exc}", {"param": "cursor"}) from None
+            return _page(kind, page, following)
+        result = await call_next(ctx)
+        if not isinstance(result, dict) or result.get("nextCursor"):
+            return result
+        mounted = self.gateway.listed(kind)
+        if not mounted:
+            return result
+        mounted = shaped_items(kind, mounted, ctx.state.features)
+        following = None
+        if paginator is not None:
+            mounted, following = paginator.page(mounted, None)
+        out = _page(kind, [*result.get(kind, ()), *mounted], following)
+        return {**result, **out}
+
+    async def on_list_tools(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "tools")
+
+    async def on_list_prompts(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "prompts")
+
+    async def on_list_resources(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "resources")
+
+    async def on_list_resource_templates(self, ctx: Any, call_next: CallNext) -> Any:
+        return await self._listed(ctx, call_next, "resourceTemplates")
+
+    async def on_call_tool(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        found = self.gateway.tool(params.get("name"))
+        if found is None:
+            return await call_next(ctx)
+        upstream, tool = found
+        if tool.header_params:
+            # Over HTTP the reply channel has the request's headers (the 2026-07-28 leg).
+            headers = getattr(ctx.channel, "headers", None)
+            if headers is not None:
+                problem = header_param_problem(tool.header_params, params.get("arguments"), headers)
+                if problem is not None:
+                    raise JSONRPCError(HEADER_MISMATCH, problem)
+        forwarded = _forwarded(params, name=tool.upstream_name)
+        if "arguments" in params:
+            forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
+        result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
+        if "task" in params:
+            # A task-augmented call: its CreateTaskResult names a task this client owns.
+            self.gateway.tasks.record(result, upstream, ctx.connection)
+            return result
+        return shaped_result(methods.TOOLS_CALL, result, ctx.state.features)
+
+    async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        found = self.gateway.prompt(params.get("name"))
+        if found is None:
+            return await call_next(ctx)
+        upstream, name = found
+        result = await upstream.request(methods.PROMPTS_GET, _forwarded(params, name=name),
+                                        progress=_progress_of(ctx), origin=ctx)
+        return shaped_result(methods.PROMPTS_GET, result, ctx.state.features)
+
+    async def on_read_resource(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        upstream = self.gateway.resource_owner(params.get("uri"))
+        if upstream is None:
+            return await call_next(ctx)
+        result = await upstream.request(methods.RESOURCES_READ, _forwarded(params),
+                                        progress=_progress_of(ctx), origin=ctx)
+        return shaped_result(methods.RESOURCES_READ, result, ctx.state.features)
+
+    async def on_complete(self, ctx: Any, call_next: CallNext) -> Any:
+        params = _params(ctx)
+        ref = params.get("ref")
+        if not isinstance(ref, dict):
+            return await call_next(ctx)
+        upstream: Any = None
+        if ref.get("type") == "ref/prompt":
+            found = self.gateway.prompt(ref.get("name"))
+            if found is not None:
+                upstream, name = found
+                ref = {**ref, "name": name}
+        elif ref.get("type") == "ref/resource":
+            upstream = self.gateway.resource_owner(ref.get("uri"), template=True)
+        if upstream is None:
+            return await call_next(ctx)
+        return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref), origin=ctx)
+
+    def link(self, method: str, request: bool, call_next: CallNext) -> CallNext:
+        # resources/(un)subscribe have no typed hook: linked for those two methods only, so
+        # that every other request passes one hook fewer.
+        linked = super().link(method, request, call_next)
+        if request and method == methods.RESOURCES_SUBSCRIBE:
+            return lambda ctx: self._subscribe(ctx, linked)
+        if request and method == methods.RESOURCES_UNSUBSCRIBE:
+            return lambda ctx: self._unsubscribe(ctx, linked)
+        if request and method in (methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL):
+            return lambda ctx: self._task_request(ctx, linked)
+        if request and method == methods.TASKS_LIST:
+            return lambda ctx: self._task_list(ctx, linked)
+        return linked
+
+    async def _task_request(self, ctx: Any, call_next: CallNext) -> Any:
+        # tasks/get, tasks/result, tasks/cancel of a task an upstream runs for this client.
+        if not _task_form(ctx):
+            return await call_next(ctx)
+        params = _params(ctx)
+        upstream = self.gateway.tasks.upstream_of(params.get("taskId"), ctx.connection)
+        if upstream is None:
+            return await call_next(ctx)
+        # tasks/result waits for the task's end, which may be long after any call timeout.
+        return await upstream.request(ctx.method, _forwarded(params), origin=ctx,
+                                      wait=ctx.method == methods.TASKS_RESULT)
+
+    async def _task_list(self, ctx: Any, call_next: CallNext) -> Any:
+        result = await call_next(ctx)
+        if not _task_form(ctx) or not isinstance(result, dict) or result.get("nextCursor"):
+            return result
+        tasks = list(result.get("tasks", ()))
+        for upstream in self.gateway.upstreams.values():
+            owned = self.gateway.tasks.owned(ctx.connection, upstream)
+            if not owned:
+                continue
+            listed = await upstream.request(methods.TASKS_LIST, {}, origin=ctx)
+            tasks += [task for task in listed.get("tasks", ())
+                      if isinstance(task, dict) and task.get("taskId") in owned]
+        return {**result, "tasks": tasks}
+
+    async def _subscribe(self, ctx: Any, call_next: CallNext) -> Any:
+        uri = _params(ctx).get("uri")
+        upstream = self.gateway.resource_owner(uri)
+        if upstream is None or ctx.connection is None or not isinstance(uri, str):
+            return await call_next(ctx)
+        await self.gateway.subscribe(upstream, uri, ctx.connection)
+        ctx.connection.subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, ctx: Any, call_next: CallNext) -> Any:
+        uri = _params(ctx).get("uri")
+        result = await call_next(ctx)
+        upstream = self.gateway.resource_owner(uri)
+        if upstream is not None and isinstance(uri, str) and ctx.connection is not None:
+            await self.gateway.unsubscribe(upstream, uri, ctx.connection)
+        return result

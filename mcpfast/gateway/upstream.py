@@ -1,0 +1,467 @@
+"""Upstream: one mounted MCP server behind the gateway and its one long-lived session.
+
+The session is opened once (``mcpfast.connect``: a command over stdio, a URL, an
+in-process Server) and shared by every downstream client: no handshake per call. A
+supervisor task owns it: when the session ends (the process died, the connection
+dropped) every request in flight fails at once (the client's ConnectionClosed, turned into
+an error naming the upstream) and the session is opened again after a backoff that doubles
+up to a ceiling (and starts short again only after a session that lasted that long, so an
+upstream crashing soon after each start is not restarted in a tight loop); an upstream
+that never starts is retried the same way while the gateway serves the others, its state
+and last error visible in :meth:`Upstream.health`.
+
+The upstream's catalogue (tools, prompts, resources, templates) is read after each start
+and again on its ``notifications/*/list_changed``; refreshes of one kind are coalesced
+(while one runs, further notices only mark it to run once more), so an upstream flooding
+list_changed costs at most one refresh in flight per kind. Its log messages are forwarded
+through a token bucket (``max_log_rate`` per second), the excess counted and dropped.
+
+Sampling, elicitation and roots asked by the upstream are put to the downstream client of
+the most recent forwarded request still waiting on this upstream (over stdio nothing ties
+a server's request to the call that caused it; the most recent caller is the one a
+single-agent client has): on that request's session channel (the handshake versions), or,
+for a 2026-07-28 request, as InputRequiredResult rounds -- the question already answered
+by the retry's inputResponses or requestState is answered at once, a new one ends this
+attempt (the upstream call is cancelled) with the InputRequiredResult asking it, and the
+client's retry forwards the request again, as mcpfast's own handlers run again from the
+start on each attempt. A 2026-07-28 client that did not declare the capability gets
+-32021 (MissingRequiredClientCapability); where no request waits, the upstream gets an
+error saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from typing import Any, Callable, Optional
+
+from mcpfast.client.client import Client
+from mcpfast.client.connect import connect
+from mcpfast.gateway.catalogue import MountedCatalogue
+from mcpfast.gateway.options import MountOptions
+from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
+from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
+from mcpfast.server.input_required import InputRequired, InputRequiredBackChannel
+from mcpfast.server.requests_to_client import require_capability
+
+__all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
+
+# What an upstream may ask the client, and the client capability each needs downstream.
+_ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+
+#: The catalogue kinds and the server capability each needs.
+KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
+_LOGGER = logging.getLogger("mcpfast.gateway")
+#: The most items of one kind read from an upstream (a hostile one may list without end).
+MAX_CATALOGUE_ITEMS = 10_000
+#: The most pages of one kind read from an upstream.
+MAX_CATALOGUE_PAGES = 1_000
+
+
+class UpstreamUnavailable(JSONRPCError):
+    """A request for an upstream that has no session right now (starting, restarting
+    after a failure): code TRANSPORT_ERROR, the upstream's name and state in the message
+    and in ``data``."""
+
+    default_code = TRANSPORT_ERROR
+
+    def __init__(self, key: str, state: str, error: Optional[str]) -> None:
+        detail = f": {error}" if error else ""
+        super().__init__(TRANSPORT_ERROR, f"upstream {key!r} is not available ({state}){detail}",
+                         {"upstream": key, "state": state})
+
+
+class Upstream:
+    """One mounted server (module docstring).
+
+    key: its name (the config key; in errors, logs and /healthz). target, connect_options:
+    what :func:`mcpfast.connect` is given (command/URL/Server; env, cwd, headers, args).
+    on_catalogue(upstream, kind): called after its ``kind`` catalogue changed.
+    on_ready(upstream): awaited after each start, once the catalogue is read (what the
+    upstream must be told again on a new session: the resource subscriptions).
+    on_log(upstream, params), on_resource_updated(upstream, params): its notifications.
+    backoff, max_backoff: seconds before the first retry, and the most between two.
+    protocol_version: what the session asks for (None: the newest handshake version;
+    "auto" or "2026-07-28" for an upstream that speaks the stateless revision).
+    """
+
+    def __init__(self, key: str, target: Any, options: MountOptions, *,
+                 connect_options: Optional[dict[str, Any]] = None,
+                 on_catalogue: Callable[[Upstream, str], None] = lambda upstream, kind: None,
+                 on_ready: Optional[Callable[[Upstream], Any]] = None,
+                 on_log: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 backoff: float = 0.5, max_backoff: float = 30.0,
+                 max_log_rate: float = 100.0, protocol_version: Optional[str] = None) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"an upstream needs a non-empty str name, got {key!r}")
+        self.key = key
+        self.target = target
+        self.options = options
+        self.connect_options = dict(connect_options or {})
+        # The version asked of the upstream (None: the newest handshake version; "auto").
+        self.protocol_version = protocol_version
+        self.on_catalogue = on_catalogue
+        self.on_ready = on_ready
+        self.on_log = on_log
+        self.on_resource_updated = on_resource_updated
+        self.on_task_status = on_task_status
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.catalogue = MountedCatalogue(options)
+        self.client: Optional[Client] = None
+        self.state = "stopped"
+        self.last_error: Optional[str] = None
+        self.starts = 0
+        self.failures = 0
+        self.dropped_logs = 0
+        self._max_log_rate = max_log_rate
+        self._log_tokens = max_log_rate
+        self._log_time = time.monotonic()
+        self._lists: dict[str, list] = {"tools": [], "prompts": [], "resources": [], "resourceTemplates": []}
+        self._refreshing: dict[str, asyncio.Task] = {}
+        self._refresh_again: set[str] = set()
+        # Downstream contexts of the forwarded requests waiting on this upstream, oldest first.
+        self._callers: list[Any] = []
+        # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
+        self._interrupts: dict[Any, asyncio.Future] = {}
+        self._supervisor: Optional[asyncio.Task] = None
+        self._first_attempt: Optional[asyncio.Event] = None
+
+    def __repr__(self) -> str:
+        return f"<Upstream {self.key!r} {self.state}>"
+
+    # -- life --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the supervisor (on the running loop); it opens the session and keeps it."""
+        if self._supervisor is not None:
+            return
+        self._first_attempt = asyncio.Event()
+        self.state = "starting"
+        self._supervisor = asyncio.get_running_loop().create_task(
+            self._supervise(), name=f"mcpfast gateway upstream {self.key}")
+
+    async def wait_started(self) -> bool:
+        """Wait for the first attempt to open the session to end; True when it opened."""
+        if self._first_attempt is not None:
+            await self._first_attempt.wait()
+        return self.client is not None
+
+    async def stop(self) -> None:
+        """Close the session and stop restarting it."""
+        supervisor, self._supervisor = self._supervisor, None
+        for task in list(self._refreshing.values()):
+            task.cancel()
+        if supervisor is not None:
+            supervisor.cancel()
+            try:
+                await supervisor
+            except asyncio.CancelledError:
+                pass
+        client, self.client = self.client, None
+        if client is not None:
+            await client.aclose()
+        self.state = "stopped"
+
+    async def _open(self) -> Client:
+        version: dict[str, Any] = {} if self.protocol_version is None else {
+            "protocol_version": self.protocol_version}
+        client = Client(name="mcpfast-gateway", on_log=self._log, **version,
+                        on_list_changed=self._list_changed,
+                        on_resource_updated=self._resource_updated, check_capabilities=False,
+                        sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
+                        capabilities={"elicitation": {"form": {}, "url": {}}})
+        client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
+        options = dict(self.connect_options)
+        args = options.pop("args", None)
+        return await connect(self.target, args, client=client,
+                             initialize_timeout=self.options.start_timeout, **options)
+
+    async def _supervise(self) -> None:
+        delay = self.backoff
+        assert self._first_attempt is not None
+        while True:
+            try:
+                client = await self._open()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- any failure to start is retried
+                self.failures += 1
+                self.last_error = _describe(exc)
+                self.state = "failed" if self.client is None and self.starts == 0 else "restarting"
+                _LOGGER.warning("upstream %r did not start: %s (retrying in %.1f s)",
+                                self.key, self.last_error, delay)
+                self._first_attempt.set()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            self.client = client
+            self.starts += 1
+            self.state = "ready"
+            self.last_error = None
+            opened_at = time.monotonic()
+            _LOGGER.info("upstream %r ready (%s, protocol %s)", self.key,
+                         client.server_info.get("name"), client.protocol_version)
+            await asyncio.gather(*(self._refresh(kind) for kind in KINDS), return_exceptions=True)
+            listener = None
+            if client.discover_result is not None:
+                # 2026-07-28: list changes come on a subscriptions/listen stream.
+                listener = asyncio.get_running_loop().create_task(self._listen(client))
+                if "logging" in (client.server_capabilities or {}):
+                    # Log messages come only within requests that name a level.
+                    try:
+                        await client.set_logging_level("info")
+                    except JSONRPCError as exc:
+                        _LOGGER.warning("upstream %r: setting its log level failed: %s", self.key, exc)
+            if self.on_ready is not None:
+                try:
+                    await self.on_ready(self)
+                except JSONRPCError as exc:
+                    _LOGGER.warning("upstream %r: %s", self.key, exc)
+            self._first_attempt.set()
+            try:
+                await client.wait_closed()
+            finally:
+                if listener is not None:
+                    listener.cancel()
+            self.client = None
+            self.failures += 1
+            self.state = "restarting"
+            if time.monotonic() - opened_at >= self.max_backoff:
+                delay = self.backoff  # it ran a good while: a fresh failure, the short wait
+            # (else it keeps crashing soon after starting: the wait goes on doubling)
+            self.last_error = _describe(client.close_error) if client.close_error else "the session ended"
+            _LOGGER.warning("upstream %r closed: %s (restarting in %.1f s)", self.key, self.last_error, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.max_backoff)
+
+    # -- requests ----------------------------------------------------------------------
+
+    def _ready_client(self) -> Client:
+        client = self.client
+        if client is None or client.closed:
+            raise UpstreamUnavailable(self.key, self.state, self.last_error)
+        return client
+
+    async def request(self, method: str, params: Any, *,
+                      progress: Optional[Callable[..., Any]] = None, origin: Any = None,
+                      wait: bool = False) -> Any:
+        """Send ``method`` on the shared session and return the upstream's result; its
+        JSON-RPC errors as they are, a closed session or a timeout as an error naming the
+        upstream. ``origin``: the downstream request's context (the one asked when the
+        upstream asks for sampling, elicitation or roots meanwhile). ``wait``: no timeout
+        (tasks/result, which waits for a task's end)."""
+        client = self._ready_client()
+        timeout = None if wait else self.options.timeout
+        if origin is not None:
+            self._callers.append(origin)
+        try:
+            limit = math.inf if timeout is None else timeout
+            if method == "tools/call" and params.keys() <= {"name", "arguments"}:
+                # The client's hot path (the common call: nothing but name and arguments).
+                call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
+                                        progress=progress)
+            else:
+                call = client.request(method, params, timeout=limit, progress=progress)
+            if origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel):
+                return await self._interruptible(origin, call)
+            return await call
+        except ConnectionClosed as exc:
+            raise JSONRPCError(TRANSPORT_ERROR, f"upstream {self.key!r} closed its connection during "
+                               f"{method}: {exc.message}", {"upstream": self.key}) from None
+        except RequestTimeout:
+            raise JSONRPCError(REQUEST_TIMEOUT, f"upstream {self.key!r} did not answer {method} "
+                               f"within {timeout:g} s", {"upstream": self.key}) from None
+        finally:
+            if origin is not None:
+                self._callers.remove(origin)
+
+    async def _interruptible(self, origin: Any, call: Any) -> Any:
+        # The upstream call, unless the downstream attempt must end first (module docstring).
+        loop = asyncio.get_running_loop()
+        interrupt = self._interrupts[origin] = loop.create_future()
+        task = loop.create_task(call)
+        try:
+            await asyncio.wait((task, interrupt), return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            ending = interrupt.result()
+            if isinstance(ending, InputRequired):
+                # Answered as the server answers a handler stopped for input: its result.
+                return ending.result()
+            raise ending
+        finally:
+            self._interrupts.pop(origin, None)
+            if not task.done():
+                task.cancel()  # the upstream is sent notifications/cancelled
+
+    async def _ask_downstream(self, method: str, params: Any) -> Any:
+        capability = _ASKED[method]
+        for ctx in reversed(self._callers):
+            interrupt = self._interrupts.get(ctx)
+            if interrupt is not None:
+                return await self._ask_in_rounds(ctx, interrupt, capability, method, params)
+            if capability in (ctx.client_capabilities or {}):
+                return await ctx.back_channel.request(ctx, method, params, timeout=self.options.timeout)
+        raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client now: no "
+                           f"request from a client with the {capability} capability and a session "
+                           f"channel is waiting on upstream {self.key!r}", {"upstream": self.key})
+
+    async def _ask_in_rounds(self, ctx: Any, interrupt: asyncio.Future, capability: str,
+                             method: str, params: Any) -> Any:
+        try:
+            state = ctx.state
+            require_capability(state.client_capabilities or {}, state.features, capability)
+            return await ctx.back_channel.request(ctx, method, params, timeout=self.options.timeout)
+        except (InputRequired, JSONRPCError) as ending:
+            # The downstream attempt ends with it; the upstream's call is cancelled.
+            if not interrupt.done():
+                interrupt.set_result(ending)
+            raise JSONRPCError(METHOD_NOT_FOUND, f"{method} goes to the client as an "
+                               f"InputRequiredResult round; this call is retried") from None
+
+    async def _sampling(self, params: Any) -> Any:
+        return await self._ask_downstream("sampling/createMessage", params)
+
+    async def _elicitation(self, params: Any) -> Any:
+        return await self._ask_downstream("elicitation/create", params)
+
+    async def _roots(self) -> Any:
+        return (await self._ask_downstream("roots/list", None)).get("roots", [])
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification on the session (dropped while it has none)."""
+        client = self.client
+        if client is not None and not client.closed:
+            client.notify(method, params)
+
+    def health(self) -> dict[str, Any]:
+        """The upstream's state for /healthz: state, last error, starts, failures and
+        how many tools/prompts/resources it shows."""
+        catalogue = self.catalogue
+        report: dict[str, Any] = {"state": self.state, "starts": self.starts, "failures": self.failures,
+                                  "tools": len(catalogue.tools), "prompts": len(catalogue.prompts),
+                                  "resources": len(catalogue.resources) + len(catalogue.templates)}
+        if self.last_error:
+            report["error"] = self.last_error
+        if self.dropped_logs:
+            report["droppedLogs"] = self.dropped_logs
+        client = self.client
+        if client is not None:
+            report["server"] = client.server_info
+            report["protocolVersion"] = client.protocol_version
+        return report
+
+    # -- catalogue ---------------------------------------------------------------------
+
+    async def _refresh(self, kind: str) -> None:
+        client = self.client
+        if client is None:
+            return
+        capabilities = client.server_capabilities or {}
+        if KINDS[kind] not in capabilities:
+            return
+        timeout = self.options.timeout
+        limit = math.inf if timeout is None else timeout
+        try:
+            if kind == "tools":
+                self._lists["tools"] = await self._listed(client.list_tools_page, "tools", limit)
+            elif kind == "prompts":
+                self._lists["prompts"] = await self._listed(client.list_prompts_page, "prompts", limit)
+            else:
+                self._lists["resources"] = await self._listed(client.list_resources_page, "resources", limit)
+                self._lists["resourceTemplates"] = await self._listed(
+                    client.list_resource_templates_page, "resourceTemplates", limit)
+        except Exception as exc:  # noqa: BLE001 -- a bad listing keeps the last catalogue
+            _LOGGER.warning("upstream %r: listing its %s failed: %s", self.key, kind, _describe(exc))
+            return
+        self.catalogue = MountedCatalogue(self.options, self._lists["tools"], self._lists["prompts"],
+                                          self._lists["resources"], self._lists["resourceTemplates"])
+        self.on_catalogue(self, kind)
+
+    async def _listen(self, client: Client) -> None:
+        # The 2026-07-28 way to hear of list changes; ends with the session.
+        kinds = {f"notifications/{kind}/list_changed": kind for kind in KINDS}
+        try:
+            async with client.listen(tools=True, prompts=True, resources=True) as stream:
+                async for note in stream:
+                    method = note.get("method") if isinstance(note, dict) else None
+                    kind = kinds.get(method) if isinstance(method, str) else None
+                    if kind is not None:
+                        self._list_changed(kind)
+        except JSONRPCError as exc:
+            _LOGGER.warning("upstream %r: its list changes cannot be followed: %s", self.key, exc)
+
+    async def _listed(self, page_of: Callable[..., Any], key: str, timeout: float) -> list:
+        # Every page, up to MAX_CATALOGUE_ITEMS items: an upstream listing without end
+        # (new cursors for ever) cannot hold the gateway's memory.
+        items: list = []
+        cursor = None
+        seen: set[str] = set()
+        while True:
+            page = await page_of(cursor, timeout=timeout)
+            found = page.get(key) if isinstance(page, dict) else None
+            items += found if isinstance(found, list) else []
+            cursor = page.get("nextCursor") if isinstance(page, dict) else None
+            if not isinstance(cursor, str) or cursor in seen:
+                return items
+            if len(items) >= MAX_CATALOGUE_ITEMS or len(seen) >= MAX_CATALOGUE_PAGES:
+                _LOGGER.warning("upstream %r lists more than %d %s or %d pages: the rest is left out",
+                                self.key, MAX_CATALOGUE_ITEMS, key, MAX_CATALOGUE_PAGES)
+                return items[:MAX_CATALOGUE_ITEMS]
+            seen.add(cursor)
+
+    def _list_changed(self, kind: str) -> None:
+        if kind not in KINDS:
+            return
+        if kind in self._refreshing:
+            self._refresh_again.add(kind)
+            return
+        self._refreshing[kind] = asyncio.get_running_loop().create_task(self._refresh_until_settled(kind))
+
+    async def _refresh_until_settled(self, kind: str) -> None:
+        try:
+            while True:
+                self._refresh_again.discard(kind)
+                await self._refresh(kind)
+                if kind not in self._refresh_again:
+                    return
+        finally:
+            self._refreshing.pop(kind, None)
+
+    def set_options(self, options: MountOptions) -> None:
+        """Mount the same session under other options (a reload): the catalogue is
+        rebuilt from the lists already read."""
+        self.options = options
+        self.catalogue = MountedCatalogue(options, self._lists["tools"], self._lists["prompts"],
+                                          self._lists["resources"], self._lists["resourceTemplates"])
+
+    @property
+    def refreshing(self) -> bool:
+        """Whether a catalogue refresh is running."""
+        return bool(self._refreshing)
+
+    # -- notifications -----------------------------------------------------------------
+
+    def _log(self, params: Any) -> None:
+        now = time.monotonic()
+        rate = self._max_log_rate
+        self._log_tokens = min(rate, self._log_tokens + (now - self._log_time) * rate)
+        self._log_time = now
+        if self._log_tokens < 1:
+            self.dropped_logs += 1
+            return
+        self._log_tokens -= 1
+        self.on_log(self, params)
+
+    def _resource_updated(self, params: Any) -> None:
+        self.on_resource_updated(self, params)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
