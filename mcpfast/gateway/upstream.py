@@ -43,8 +43,8 @@ from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.options import MountOptions
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
-from mcpfast.server.input_required import InputRequired, InputRequiredBackChannel
-from mcpfast.server.requests_to_client import require_capability
+from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
+from mcpfast.server.request.requests_to_client import require_capability
 
 __all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
 
