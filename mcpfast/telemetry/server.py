@@ -11,7 +11,9 @@ ambient one. Attributes: ``mcp.method.name``, ``jsonrpc.request.id``,
 HTTP session), ``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
 tools/call, ``gen_ai.prompt.name``, ``mcp.resource.uri``, and the transport's
 (``network.transport``, ``network.protocol.name`` / ``version``, ``server.address`` /
-``port``: ``transport_attributes``, computed once). A JSON-RPC error sets ``error.type``
+``port``: ``transport_attributes``, computed once), ``client.address`` / ``client.port``
+from the connection's ``peer_address`` where the transport knows it. Progress the handler
+reports (``notifications/progress``) becomes events of the span. A JSON-RPC error sets ``error.type``
 and ``rpc.response.status_code`` to its code and the status to ERROR with its message; a
 CallToolResult with ``isError: true`` sets ``error.type`` = ``tool_error``; any other
 exception its class name (recorded as an exception event). ``capture_content=True`` adds
@@ -24,7 +26,9 @@ tools/call that made the task, and a 2026-07-28 retry (its ``requestState``) to 
 that answered with the InputRequiredResult (both remembered in this process, bounded).
 
 Metrics (:class:`~mcpfast.telemetry.metrics.MetricsSink`): ``mcp.server.operation.duration``
-per request, ``mcp.server.session.duration`` per handshake session (initialize to close),
+per request (attributes: ``mcp.method.name``, ``gen_ai.tool.name`` / ``gen_ai.prompt.name``,
+``error.type``, ``mcp.protocol.version``, ``network.transport``; recorded in the span's
+context, so the SDK's default exemplar filter links its exemplars to the trace), ``mcp.server.session.duration`` per handshake session (initialize to close),
 and the counts of requests in flight, open sessions and open connections.
 """
 
@@ -130,8 +134,6 @@ class ServerTelemetry(Middleware):
                 if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
                     span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
             parent = self._extract(params)
-            if parent is None:
-                parent = self._parent_of(ctx)
             links = self._links_for(method, params) if type(params) is dict else None
             span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
                                      attributes=span_attrs, links=links)
@@ -211,14 +213,6 @@ class ServerTelemetry(Middleware):
             if len(self._targets) < _TARGET_MEMO_LIMIT:
                 self._targets[key] = target
         return target
-
-    def _parent_of(self, ctx: Any) -> Any:
-        # The trace context of the HTTP request that carried the message, when the
-        # transport hands its headers on (a message's _meta wins).
-        headers = getattr(ctx.connection, "request_trace_context", None)
-        if headers is None:
-            return None
-        return self._extract({"_meta": headers})
 
     # -- links -------------------------------------------------------------------------
 

@@ -1,0 +1,140 @@
+"""What the second round of telemetry added, recorded by the SDK's in-memory exporter and
+reader: progress notifications as events of the request's span, the client's spans of
+initialize and server/discover, client.address from the connection's peer over TCP, and
+the metric's attribute sets (only the convention's low-cardinality attributes; exemplars
+that point at the request's trace)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+import mcpfast
+from mcpfast.jsonrpc.errors import JSONRPCError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_spans import V2025, V2026, assert_child, one, served  # noqa: E402
+from traced_app import make_app  # noqa: E402
+
+
+@pytest.mark.parametrize("transport", ["in-process", "tcp", "http"])
+def test_progress_notifications_are_events_of_the_request_span(otel, transport):
+    app = make_app()
+    heard: list[tuple] = []
+
+    def progress(value, total, message):
+        heard.append((value, total, message))
+
+    async def main() -> dict:
+        if transport == "in-process":
+            async with mcpfast.connect(app, protocol_version=V2025) as client:
+                return await client.call_tool("counts", {"steps": 3}, progress=progress)
+        async with served(app, transport) as url, mcpfast.connect(url, protocol_version=V2025) as client:
+            return await client.call_tool("counts", {"steps": 3}, progress=progress)
+
+    assert asyncio.run(main())["structuredContent"] == {"result": 3}
+    span = one(otel.spans(), "tools/call counts", "SERVER")
+    events = [(event.name, dict(event.attributes)) for event in span.events]
+    assert events == [("notifications/progress", {"mcp.progress": step, "mcp.progress.total": 3,
+                                                  "mcp.progress.message": f"step {step}"})
+                      for step in (1, 2, 3)]
+    # The notifications still reached the client, unchanged.
+    assert [value for value, _, _ in heard] == [1, 2, 3]
+
+
+def test_a_request_without_a_progress_token_has_no_progress_events(otel):
+    app = make_app()
+
+    async def main() -> None:
+        async with mcpfast.connect(app) as client:
+            await client.call_tool("counts", {"steps": 2})
+
+    asyncio.run(main())
+    assert one(otel.spans(), "tools/call counts", "SERVER").events == ()
+
+
+@pytest.mark.parametrize(("version", "method"), [(V2025, "initialize"), (V2026, "server/discover")])
+def test_the_client_traces_the_start_of_the_conversation(otel, version, method):
+    app = make_app()
+
+    async def main() -> None:
+        async with served(app, "http") as url, mcpfast.connect(url, protocol_version=version) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    spans = otel.spans()
+    client_span = one(spans, method, "CLIENT")
+    assert client_span.attributes["mcp.method.name"] == method
+    assert client_span.attributes["network.protocol.name"] == "http"
+    # Its context went to the server, whose span of the same request is its child.
+    assert_child(one(spans, method, "SERVER"), client_span)
+    durations = [point for point in otel.points("mcp.client.operation.duration")
+                 if point.attributes["mcp.method.name"] == method]
+    assert [point.count for point in durations] == [1]
+
+
+def test_client_address_over_tcp(otel):
+    app = make_app()
+
+    async def main() -> None:
+        async with served(app, "tcp") as url, mcpfast.connect(url) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    attrs = one(otel.spans(), "tools/call add", "SERVER").attributes
+    assert attrs["client.address"] == "127.0.0.1"
+    # Not on the metric: one series per client would be unbounded.
+    for point in otel.points("mcp.server.operation.duration"):
+        assert "client.address" not in point.attributes
+
+
+def test_no_client_address_in_process(otel):
+    app = make_app()
+
+    async def main() -> None:
+        async with mcpfast.connect(app) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    assert "client.address" not in one(otel.spans(), "tools/call add", "SERVER").attributes
+
+
+def test_the_metric_carries_the_conventions_attributes_only(otel):
+    app = make_app()
+
+    async def main() -> None:
+        async with served(app, "http") as url, mcpfast.connect(url, protocol_version=V2025) as client:
+            for _ in range(3):
+                await client.call_tool("add", {"a": 1, "b": 2})
+            await client.call_tool("fails")
+            await client.get_prompt("greet", {"who": "ada"})
+
+    asyncio.run(main())
+    points = {(p.attributes["mcp.method.name"], p.attributes.get("error.type")): p
+              for p in otel.points("mcp.server.operation.duration")}
+    add = points[("tools/call", None)]
+    assert dict(add.attributes) == {"mcp.method.name": "tools/call", "gen_ai.tool.name": "add",
+                                    "mcp.protocol.version": V2025, "network.transport": "tcp"}
+    assert add.count == 3
+    failed = points[("tools/call", "tool_error")]
+    assert dict(failed.attributes) == {"mcp.method.name": "tools/call", "gen_ai.tool.name": "fails",
+                                       "mcp.protocol.version": V2025, "network.transport": "tcp",
+                                       "error.type": "tool_error"}
+    assert points[("prompts/get", None)].attributes["gen_ai.prompt.name"] == "greet"
+
+
+def test_exemplars_point_at_the_request_trace(otel):
+    app = make_app()
+
+    async def main() -> None:
+        async with mcpfast.connect(app) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    span = one(otel.spans(), "tools/call add", "SERVER")
+    point = next(p for p in otel.points("mcp.server.operation.duration")
+                 if p.attributes.get("gen_ai.tool.name") == "add")
+    assert [(e.trace_id, e.span_id) for e in point.exemplars] == [(span.context.trace_id, span.context.span_id)]
