@@ -6,7 +6,8 @@ Spans (OpenTelemetry's semantic conventions for MCP): one per request, named
 ``{mcp.method.name} {target}`` (target: the tool's or prompt's name; a resource URI is
 kept out of the name and recorded as ``mcp.resource.uri``), kind SERVER, its parent the
 context the request's ``params._meta`` carries (``traceparent`` / ``tracestate``), else the
-ambient one. Attributes: ``mcp.method.name``, ``jsonrpc.request.id``,
+one of the HTTP request's headers of those names (where the transport hands them on: the
+reply channel's ``headers``, on the 2026-07-28 leg), else the ambient one. Attributes: ``mcp.method.name``, ``jsonrpc.request.id``,
 ``jsonrpc.protocol.version``, ``mcp.protocol.version``, ``mcp.session.id`` (a Streamable
 HTTP session), ``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
 tools/call, ``gen_ai.prompt.name``, ``mcp.resource.uri``, and the transport's
@@ -85,7 +86,7 @@ class ServerTelemetry(Middleware):
             from opentelemetry import trace as otel_trace
 
             from mcpfast import __version__
-            from mcpfast.telemetry.propagation import extract_from_meta
+            from mcpfast.telemetry.propagation import extract_from_headers, extract_from_meta
 
             self._tracer = tracer_provider.get_tracer("mcpfast", __version__)
             self._attach = otel_context.attach
@@ -95,6 +96,7 @@ class ServerTelemetry(Middleware):
             self._error = otel_trace.StatusCode.ERROR
             self._link = otel_trace.Link
             self._extract = extract_from_meta
+            self._extract_headers = extract_from_headers
         # Span contexts to link to: by task id, by requestState.
         self._task_spans: dict[str, Any] = {}
         self._retry_spans: dict[str, Any] = {}
@@ -134,6 +136,12 @@ class ServerTelemetry(Middleware):
                 if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
                     span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
             parent = self._extract(params)
+            if parent is None:
+                # Over HTTP the reply channel holds the POST's headers (the 2026-07-28
+                # leg): their traceparent when the message's _meta has none.
+                headers = getattr(ctx.channel, "headers", None)
+                if headers is not None:
+                    parent = self._extract_headers(headers)
             links = self._links_for(method, params) if type(params) is dict else None
             span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
                                      attributes=span_attrs, links=links)

@@ -2,7 +2,8 @@
 reader: progress notifications as events of the request's span, the client's spans of
 initialize and server/discover, client.address from the connection's peer over TCP, and
 the metric's attribute sets (only the convention's low-cardinality attributes; exemplars
-that point at the request's trace)."""
+that point at the request's trace), the HTTP traceparent header as the parent of a request
+whose _meta carries none."""
 
 from __future__ import annotations
 
@@ -138,3 +139,36 @@ def test_exemplars_point_at_the_request_trace(otel):
     point = next(p for p in otel.points("mcp.server.operation.duration")
                  if p.attributes.get("gen_ai.tool.name") == "add")
     assert [(e.trace_id, e.span_id) for e in point.exemplars] == [(span.context.trace_id, span.context.span_id)]
+
+
+HEADER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+HEADER_SPAN = "00f067aa0ba902b7"
+
+
+def test_the_http_traceparent_header_is_the_parent_when_meta_has_none(otel):
+    app = make_app()
+    header = f"00-{HEADER_TRACE}-{HEADER_SPAN}-01"
+
+    async def main() -> None:
+        # No client telemetry: nothing in _meta, only the header on every POST.
+        async with served(app, "http") as url, mcpfast.connect(
+                url, protocol_version=V2026, observer=None, headers={"traceparent": header}) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    span = one(otel.spans(), "tools/call add", "SERVER")
+    assert span.parent is not None and span.parent.is_remote
+    assert (span.context.trace_id, span.parent.span_id) == (int(HEADER_TRACE, 16), int(HEADER_SPAN, 16))
+
+
+@pytest.mark.parametrize("header", ["00-zz-00f067aa0ba902b7-01", "garbage", "00-" + "0" * 32 + "-" + "0" * 16 + "-01"])
+def test_a_malformed_traceparent_header_is_no_parent(otel, header):
+    app = make_app()
+
+    async def main() -> None:
+        async with served(app, "http") as url, mcpfast.connect(
+                url, protocol_version=V2026, observer=None, headers={"traceparent": header}) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    assert one(otel.spans(), "tools/call add", "SERVER").parent is None
