@@ -10,7 +10,6 @@ The variants of the telemetry rows: ``spans`` / ``metrics`` install only that pr
 
 from typing import Optional, Sequence
 
-
 #: The server-mode suffixes of the variants: suffix -> configure_sdk's keyword arguments.
 VARIANTS = {
     "-otel": {},

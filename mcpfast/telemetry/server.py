@@ -7,9 +7,10 @@ Spans (OpenTelemetry's semantic conventions for MCP): one per request, named
 kept out of the name and recorded as ``mcp.resource.uri``), kind SERVER, its parent the
 context the request's ``params._meta`` carries (``traceparent`` / ``tracestate``), else the
 one of the HTTP request's headers of those names (where the transport hands them on: the
-reply channel's ``headers``, on the 2026-07-28 leg), else the ambient one. Attributes: ``mcp.method.name``, ``jsonrpc.request.id``,
-``jsonrpc.protocol.version``, ``mcp.protocol.version``, ``mcp.session.id`` (a Streamable
-HTTP session), ``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
+reply channel's ``headers``, on the 2026-07-28 leg), else the ambient one. Attributes:
+``mcp.method.name``, ``jsonrpc.request.id``, ``jsonrpc.protocol.version``,
+``mcp.protocol.version``, ``mcp.session.id`` (a Streamable HTTP session),
+``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
 tools/call, ``gen_ai.prompt.name``, ``mcp.resource.uri``, and the transport's
 (``network.transport``, ``network.protocol.name`` / ``version``, ``server.address`` /
 ``port``: ``transport_attributes``, computed once), ``client.address`` / ``client.port``
@@ -29,7 +30,8 @@ that answered with the InputRequiredResult (both remembered in this process, bou
 Metrics (:class:`~mcpfast.telemetry.metrics.MetricsSink`): ``mcp.server.operation.duration``
 per request (attributes: ``mcp.method.name``, ``gen_ai.tool.name`` / ``gen_ai.prompt.name``,
 ``error.type``, ``mcp.protocol.version``, ``network.transport``; recorded in the span's
-context, so the SDK's default exemplar filter links its exemplars to the trace), ``mcp.server.session.duration`` per handshake session (initialize to close),
+context, so the SDK's default exemplar filter links its exemplars to the trace),
+``mcp.server.session.duration`` per handshake session (initialize to close),
 and the counts of requests in flight, open sessions and open connections.
 """
 

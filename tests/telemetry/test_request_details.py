@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import mcpfast
-from mcpfast.jsonrpc.errors import JSONRPCError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_spans import V2025, V2026, assert_child, one, served  # noqa: E402
