@@ -3,7 +3,8 @@ reader: progress notifications as events of the request's span, the client's spa
 initialize and server/discover, client.address from the connection's peer over TCP, and
 the metric's attribute sets (only the convention's low-cardinality attributes; exemplars
 that point at the request's trace), the HTTP traceparent header as the parent of a request
-whose _meta carries none."""
+whose _meta carries none, and the user's sampler, span limits and exemplar filter deciding
+as they would for any instrumentation."""
 
 from __future__ import annotations
 
@@ -171,3 +172,82 @@ def test_a_malformed_traceparent_header_is_no_parent(otel, header):
 
     asyncio.run(main())
     assert one(otel.spans(), "tools/call add", "SERVER").parent is None
+
+
+def _own_providers(**tracer_options):
+    """A tracer provider (in-memory exporter) and meter provider (in-memory reader) of the
+    test's own, configured as a user would."""
+    pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider(**tracer_options)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    return tracer_provider, exporter, MeterProvider(metric_readers=[reader]), reader
+
+
+def _served_with(tracer_provider, meter_provider, calls: int) -> None:
+    from mcpfast.telemetry import OTelMetrics, ServerTelemetry
+
+    app = make_app()
+    app.add_middleware(ServerTelemetry(tracer_provider, [OTelMetrics(meter_provider)]))
+
+    async def main() -> None:
+        async with mcpfast.connect(app, observer=None) as client:
+            for _ in range(calls):
+                await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+
+
+def _operation_counts(reader) -> dict:
+    counts = {}
+    for resource in reader.get_metrics_data().resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == "mcp.server.operation.duration":
+                    for point in metric.data.data_points:
+                        counts[point.attributes["mcp.method.name"]] = point.count
+    return counts
+
+
+def test_the_users_sampler_decides_and_metrics_still_count_every_request():
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    tracer_provider, exporter, meter_provider, reader = _own_providers(
+        sampler=ParentBased(TraceIdRatioBased(0.0)))
+    _served_with(tracer_provider, meter_provider, 4)
+    assert exporter.get_finished_spans() == ()
+    assert _operation_counts(reader)["tools/call"] == 4
+
+
+def test_the_users_span_limits_apply():
+    from opentelemetry.sdk.trace import SpanLimits
+
+    tracer_provider, exporter, meter_provider, _ = _own_providers(span_limits=SpanLimits(max_span_attributes=3))
+    _served_with(tracer_provider, meter_provider, 1)
+    span = one(list(exporter.get_finished_spans()), "tools/call add", "SERVER")
+    assert len(span.attributes) == 3
+    assert span.dropped_attributes > 0
+
+
+def test_no_exemplars_with_the_always_off_filter():
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics._internal.exemplar import AlwaysOffExemplarFilter
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    tracer_provider, exporter, _, _ = _own_providers()
+    reader = InMemoryMetricReader()
+    _served_with(tracer_provider, MeterProvider(metric_readers=[reader], exemplar_filter=AlwaysOffExemplarFilter()),
+                 2)
+    assert [span.name for span in exporter.get_finished_spans()].count("tools/call add") == 2
+    points = [point for resource in reader.get_metrics_data().resource_metrics
+              for scope in resource.scope_metrics for metric in scope.metrics
+              if metric.name == "mcp.server.operation.duration" for point in metric.data.data_points
+              if point.attributes["mcp.method.name"] == "tools/call"]
+    assert [(point.count, list(point.exemplars)) for point in points] == [(2, [])]
