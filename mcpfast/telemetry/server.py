@@ -46,14 +46,13 @@ from mcpfast.protocol import methods
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 from mcpfast.telemetry import attributes as a
 from mcpfast.telemetry.metrics import MetricsSink
+from mcpfast.telemetry.targets import Target
 
 __all__ = ["ServerTelemetry"]
 
 _LINK_MEMO_LIMIT = 4096
 _TARGET_MEMO_LIMIT = 1024
 _TASK_METHODS = frozenset((methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL))
-_RESOURCE_METHODS = frozenset((methods.RESOURCES_READ, methods.RESOURCES_SUBSCRIBE,
-                               methods.RESOURCES_UNSUBSCRIBE))
 
 
 def _json(value: Any) -> str:
@@ -103,7 +102,7 @@ class ServerTelemetry(Middleware):
         self._task_spans: dict[str, Any] = {}
         self._retry_spans: dict[str, Any] = {}
         # Per (method, tool or prompt, version): the span name and attribute sets.
-        self._targets: dict[tuple, _Target] = {}
+        self._targets: dict[tuple, Target] = {}
         # Handshake sessions: connection -> (start, metric attributes).
         self._sessions: dict[Any, tuple[float, dict[str, Any]]] = {}
 
@@ -208,7 +207,7 @@ class ServerTelemetry(Middleware):
                     if request_id is not None:
                         sink.server_operation(seconds, attrs, span_context)
 
-    def _target_of(self, method: str, params: Any, version: Optional[str]) -> "_Target":
+    def _target_of(self, method: str, params: Any, version: Optional[str]) -> Target:
         # What every request of this method, tool or prompt and version shares: computed
         # once (bounded: the names come from the peer).
         name = None
@@ -219,7 +218,7 @@ class ServerTelemetry(Middleware):
         key = (method, name, version)
         target = self._targets.get(key)
         if target is None:
-            target = _Target(method, name, version, self._span_base, self._metric_base)
+            target = Target(method, name, version, self._span_base, self._metric_base)
             if len(self._targets) < _TARGET_MEMO_LIMIT:
                 self._targets[key] = target
         return target
@@ -280,54 +279,6 @@ def _bounded_put(memo: dict, key: str, value: Any) -> None:
         # Oldest first out (dicts keep insertion order).
         del memo[next(iter(memo))]
     memo[key] = value
-
-
-class _Target:
-    """The span name and attributes all requests of one (method, tool or prompt name,
-    protocol version) share, and their metric attribute sets (one dict per outcome,
-    handed to the SDK as is every time)."""
-
-    __slots__ = ("name", "span_attributes", "resource", "_metric", "_outcomes")
-
-    def __init__(self, method: str, name: Optional[str], version: Optional[str],
-                 span_base: Mapping[str, Any], metric_base: Mapping[str, Any]) -> None:
-        span_attrs = dict(span_base)
-        span_attrs[a.MCP_METHOD_NAME] = method
-        metric = dict(metric_base)
-        metric[a.MCP_METHOD_NAME] = method
-        if version is not None:
-            span_attrs[a.MCP_PROTOCOL_VERSION] = metric[a.MCP_PROTOCOL_VERSION] = version
-        self.name = method
-        if method == methods.TOOLS_CALL:
-            span_attrs[a.GEN_AI_OPERATION_NAME] = a.EXECUTE_TOOL
-            if name is not None:
-                self.name = f"{method} {name}"
-                span_attrs[a.GEN_AI_TOOL_NAME] = name
-        elif method == methods.PROMPTS_GET and name is not None:
-            self.name = f"{method} {name}"
-            span_attrs[a.GEN_AI_PROMPT_NAME] = name
-        self.span_attributes = span_attrs
-        self.resource = method in _RESOURCE_METHODS or method == methods.RESOURCE_UPDATED
-        # Without the name: what a refused request records (the peer chose the name).
-        self._metric = metric
-        self._outcomes: dict[tuple, dict[str, Any]] = {}
-        named = dict(metric)
-        if name is not None:
-            named[a.GEN_AI_TOOL_NAME if method == methods.TOOLS_CALL else a.GEN_AI_PROMPT_NAME] = name
-        self._outcomes[(None, False)] = named
-
-    def metric_attributes(self, error_type: Optional[str], refused: bool) -> dict[str, Any]:
-        """The attributes of this target's measurement for an outcome (``error_type``
-        None: success; ``refused``: a JSON-RPC error answer)."""
-        key = (error_type, refused)
-        found = self._outcomes.get(key)
-        if found is None:
-            found = dict(self._metric if refused else self._outcomes[(None, False)])
-            if error_type is not None:
-                found[a.ERROR_TYPE] = error_type
-            if len(self._outcomes) < 16:
-                self._outcomes[key] = found
-        return found
 
 
 class _TracedProgress:
