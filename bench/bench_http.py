@@ -87,6 +87,12 @@ SERVERS = {
     "mcpfast-otel": ("mcpfast, telemetry on (OTel SDK)",
                      [os.path.join(SERVERS_DIR, "mcpfast_echo.py"), "http-stateless-otel", "{port}"],
                      CONNECTIONS),
+    "mcpfast-otel-spans": ("mcpfast, spans only (OTel SDK)",
+                           [_ECHO, "http-stateless-otel-spans", "{port}"], CONNECTIONS),
+    "mcpfast-otel-metrics": ("mcpfast, metrics only (OTel SDK)",
+                             [_ECHO, "http-stateless-otel-metrics", "{port}"], CONNECTIONS),
+    "mcpfast-otel-sampled": ("mcpfast, spans sampled at 10% + metrics (OTel SDK)",
+                             [_ECHO, "http-stateless-otel-sampled", "{port}"], CONNECTIONS),
     "official-otel": ("official mcp SDK, telemetry on (OTel SDK)",
                       [os.path.join(SERVERS_DIR, "official_echo.py"), "http-stateless-otel", "{port}"],
                       CONNECTIONS),
@@ -271,7 +277,7 @@ def impl_available(impl: str) -> str | None:
 
             if shutil.which("redis-server") is None:
                 return "redis-server is not installed (Debian package redis-server)"
-        if impl.endswith("-otel") or impl.endswith("-otel-off"):
+        if "-otel" in impl:
             import opentelemetry.sdk  # noqa: F401
         if impl == "floor-websockets":
             import websockets  # noqa: F401

@@ -7,7 +7,8 @@
     python bench/servers/mcpfast_echo.py http-stateless-mw PORT   (the same, one trivial middleware)
     python bench/servers/mcpfast_echo.py http-stateless-eager PORT   (one trivial eager middleware)
     python bench/servers/mcpfast_echo.py stdio-otel | http-stateless-otel PORT   (telemetry on:
-        the OpenTelemetry SDK configured, bench/servers/otel_setup.py)
+        the OpenTelemetry SDK configured, bench/servers/otel_setup.py; -otel-spans,
+        -otel-metrics, -otel-sampled: spans only, metrics only, 10% of the traces sampled)
 
 The same tool as bench/servers/official_echo.py, written with mcpfast's server API
 (``mcpfast.Server``, the ``tool`` decorator and ``Server.run(transport, host=..., port=...)``).
@@ -46,12 +47,13 @@ class Passing(Middleware):
 
 
 def main(argv: list[str]) -> None:
-    if argv[:1] and argv[0].endswith("-otel"):
-        # Spans and metrics on: the Server adds its telemetry when it finds the providers.
-        from otel_setup import configure_sdk
+    from otel_setup import VARIANTS, configure_sdk
 
-        configure_sdk()
-        argv = [argv[0][: -len("-otel")], *argv[1:]]
+    suffix = next((end for end in VARIANTS if argv[:1] and argv[0].endswith(end)), None)
+    if suffix is not None:
+        # Spans and metrics on: the Server adds its telemetry when it finds the providers.
+        configure_sdk(**VARIANTS[suffix])
+        argv = [argv[0][: -len(suffix)], *argv[1:]]
     if argv[:1] == ["stdio"]:
         server.run("stdio")
     elif argv[:1] in (["tcp"], ["http"]) and len(argv) == 2:

@@ -357,6 +357,12 @@ class Client:
         """The ClientCapabilities this client sends (a copy)."""
         return dict(self._capabilities)
 
+    def _handshake_request(self, session: Any) -> Callable[..., Any]:
+        # initialize and server/discover go out before _observe() runs: observed here.
+        if self._observer is None:
+            return session.request
+        return observe_request(session.request, self._observer)
+
     @property
     def initialized(self) -> bool:
         """True once initialize completed and the connection is open."""
@@ -433,7 +439,7 @@ class Client:
             "capabilities": self._capabilities,
             "clientInfo": self._client_info,
         }
-        result = await session.request("initialize", params, timeout=timeout)
+        result = await self._handshake_request(session)("initialize", params, timeout=timeout)
         if type(result) is not dict:
             raise InitializeError(f"expected an object, got {result!r}")
         version = check_server_version(result.get("protocolVersion"))
@@ -501,7 +507,7 @@ class Client:
         if version not in STATELESS_VERSIONS:
             raise ValueError(f"discover() speaks {', '.join(STATELESS_VERSIONS)}, not {version!r}")
         meta = request_meta(version, self._capabilities, self._client_info, self._log_level)
-        result = await session.request(methods.DISCOVER, {"_meta": meta}, timeout=timeout)
+        result = await self._handshake_request(session)(methods.DISCOVER, {"_meta": meta}, timeout=timeout)
         capabilities, server_info, instructions = discover_facts(result, version)
         self._meta = meta
         self.discover_result = result

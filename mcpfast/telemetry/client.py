@@ -21,19 +21,22 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.telemetry import attributes as a
 from mcpfast.telemetry.metrics import MetricsSink
+from mcpfast.telemetry.targets import Target
 
 __all__ = ["ClientTelemetry"]
+
+_TARGET_MEMO_LIMIT = 1024
 
 
 class _Call:
     """One observed request (the observer's token)."""
 
-    __slots__ = ("method", "span", "metric_attrs", "started")
+    __slots__ = ("method", "span", "target", "started")
 
-    def __init__(self, method: str, span: Any, metric_attrs: dict, started: float) -> None:
+    def __init__(self, method: str, span: Any, target: Target, started: float) -> None:
         self.method = method
         self.span = span
-        self.metric_attrs = metric_attrs
+        self.target = target
         self.started = started
 
 
@@ -58,6 +61,8 @@ class ClientTelemetry:
                              if key in (a.NETWORK_TRANSPORT, a.NETWORK_PROTOCOL_NAME,
                                         a.NETWORK_PROTOCOL_VERSION, a.SERVER_ADDRESS, a.SERVER_PORT)}
         self._sessions: dict[int, tuple[float, dict]] = {}
+        # Per (method, tool or prompt name): the span name and attribute sets.
+        self._targets: dict[tuple, Target] = {}
         self._tracer = None
         if tracer_provider is not None:
             from opentelemetry import trace as otel_trace
@@ -72,37 +77,41 @@ class ClientTelemetry:
             self._inject = inject_into_params
 
     def request_started(self, method: str, params: Any) -> tuple[Any, Any]:
-        span_attrs = dict(self._span_base)
-        span_attrs[a.MCP_METHOD_NAME] = method
-        metric_attrs = dict(self._metric_base)
-        metric_attrs[a.MCP_METHOD_NAME] = method
-        name = method
-        if type(params) is dict:
-            if method == methods.TOOLS_CALL:
-                tool = params.get("name")
-                span_attrs[a.GEN_AI_OPERATION_NAME] = metric_attrs[a.GEN_AI_OPERATION_NAME] = a.EXECUTE_TOOL
-                if type(tool) is str:
-                    name = f"{method} {tool}"
-                    span_attrs[a.GEN_AI_TOOL_NAME] = metric_attrs[a.GEN_AI_TOOL_NAME] = tool
-                if self.capture_content and "arguments" in params:
-                    span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = json.dumps(params["arguments"], default=str)
-            elif method == methods.PROMPTS_GET:
-                prompt = params.get("name")
-                if type(prompt) is str:
-                    name = f"{method} {prompt}"
-                    span_attrs[a.GEN_AI_PROMPT_NAME] = metric_attrs[a.GEN_AI_PROMPT_NAME] = prompt
-            elif method in (methods.RESOURCES_READ, methods.RESOURCES_SUBSCRIBE, methods.RESOURCES_UNSUBSCRIBE):
-                uri = params.get("uri")
-                if type(uri) is str:
-                    span_attrs[a.MCP_RESOURCE_URI] = uri
+        target = self._target_of(method, params)
         span = None
         tracer = self._tracer
         if tracer is not None:
-            span = tracer.start_span(name, kind=self._client_kind, attributes=span_attrs)
+            span_attrs = target.span_attributes
+            if type(params) is dict:
+                extra = None
+                if target.resource and type(params.get("uri")) is str:
+                    extra = {a.MCP_RESOURCE_URI: params["uri"]}
+                if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
+                    extra = extra or {}
+                    extra[a.GEN_AI_TOOL_CALL_ARGUMENTS] = json.dumps(params["arguments"], default=str)
+                if extra is not None:
+                    span_attrs = {**span_attrs, **extra}
+            # start_span copies the attributes: the target's own can be passed as they are.
+            span = tracer.start_span(target.name, kind=self._client_kind, attributes=span_attrs)
             params = self._inject(params, self._set_span(span))
         for sink in self.metrics:
             sink.add(a.CLIENT_ACTIVE_REQUESTS, 1)
-        return params, _Call(method, span, metric_attrs, time.perf_counter())
+        return params, _Call(method, span, target, time.perf_counter())
+
+    def _target_of(self, method: str, params: Any) -> Target:
+        # As the server's: per (method, tool or prompt name), bounded.
+        name = None
+        if type(params) is dict and (method == methods.TOOLS_CALL or method == methods.PROMPTS_GET):
+            name = params.get("name")
+            if type(name) is not str:
+                name = None
+        key = (method, name)
+        target = self._targets.get(key)
+        if target is None:
+            target = Target(method, name, None, self._span_base, self._metric_base)
+            if len(self._targets) < _TARGET_MEMO_LIMIT:
+                self._targets[key] = target
+        return target
 
     def request_sent(self, token: Any, request_id: Any) -> None:
         span = token.span
@@ -139,9 +148,7 @@ class ClientTelemetry:
             span.end()
         if self.metrics:
             seconds = time.perf_counter() - call.started
-            attrs = call.metric_attrs
-            if error_type is not None:
-                attrs[a.ERROR_TYPE] = error_type
+            attrs = call.target.metric_attributes(error_type, False)
             for sink in self.metrics:
                 sink.add(a.CLIENT_ACTIVE_REQUESTS, -1)
                 sink.client_operation(seconds, attrs)

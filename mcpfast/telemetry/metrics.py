@@ -5,7 +5,8 @@ A :class:`MetricsSink` takes the convention's durations and mcpfast's up-down co
 convention's bucket boundaries as advice; the counts as observable up-down counters, read
 when the meter collects), and
 :class:`~mcpfast.telemetry.prometheus.PrometheusMetrics` keeps them in this process for a
-Prometheus scrape. Attribute mappings are passed as built (never copied here).
+Prometheus scrape. Attribute mappings are the caller's, handed over again and again for
+the same outcome: never changed (nor copied) here.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ __all__ = ["MetricsSink", "OTelMetrics"]
 class MetricsSink(Protocol):
     """What records the metrics (module docstring)."""
 
-    def server_operation(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
+    def server_operation(self, seconds: float, attributes: Mapping[str, Any], context: Any = None) -> None:
+        """One request's duration; ``context``: the OpenTelemetry context holding its span
+        (None: the current one), for exemplars that point at the trace."""
 
-    def client_operation(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
+    def client_operation(self, seconds: float, attributes: Mapping[str, Any], context: Any = None) -> None: ...
 
     def server_session(self, seconds: float, attributes: Mapping[str, Any]) -> None: ...
 

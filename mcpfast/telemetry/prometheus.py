@@ -59,7 +59,8 @@ class _Histogram:
         self.max_series = max_series
         self.dropped = 0
 
-    def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
+    def record(self, seconds: float, attributes: Mapping[str, Any], context: Any = None) -> None:
+        """One duration; ``context`` (the request's trace context) is not kept here."""
         key = tuple(sorted(attributes.items()))
         entry = self.series.get(key)
         if entry is None:

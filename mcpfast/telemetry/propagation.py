@@ -1,6 +1,6 @@
 """W3C trace context in ``params._meta`` (the unprefixed ``traceparent``, ``tracestate``
-and ``baggage`` keys the MCP specification reserves for it), both ways, through the
-configured OpenTelemetry propagators.
+and ``baggage`` keys the MCP specification reserves for it), both ways, and in the HTTP
+headers of the same names (read), through the configured OpenTelemetry propagators.
 
 Requires the opentelemetry-api package (the callers check
 :func:`mcpfast.telemetry.providers.api_available` first).
@@ -8,14 +8,14 @@ Requires the opentelemetry-api package (the callers check
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from opentelemetry import propagate
 from opentelemetry import trace as _trace
 
 from mcpfast.protocol.trace_context import BAGGAGE, TRACEPARENT, TRACESTATE
 
-__all__ = ["extract_from_meta", "inject_into_params"]
+__all__ = ["extract_from_headers", "extract_from_meta", "inject_into_params"]
 
 _KEYS = (TRACEPARENT, TRACESTATE, BAGGAGE)
 
@@ -28,8 +28,20 @@ def extract_from_meta(params: Any) -> Optional[Any]:
     meta = params.get("_meta")
     if type(meta) is not dict or type(meta.get(TRACEPARENT)) is not str:
         return None
+    return _extract(meta)
+
+
+def extract_from_headers(headers: Any) -> Optional[Any]:
+    """The remote parent context the ``traceparent`` / ``tracestate`` / ``baggage`` HTTP
+    headers of the request carry (``headers``: a mapping with lower-case names), else None."""
+    if not isinstance(headers, Mapping) or type(headers.get(TRACEPARENT)) is not str:
+        return None
+    return _extract(headers)
+
+
+def _extract(source: Mapping[str, Any]) -> Optional[Any]:
     # Only the string values of the reserved keys (the peer may send anything there).
-    carrier = {key: meta[key] for key in _KEYS if type(meta.get(key)) is str}
+    carrier = {key: source[key] for key in _KEYS if type(source.get(key)) is str}
     try:
         context = propagate.extract(carrier)
     except (TypeError, ValueError):

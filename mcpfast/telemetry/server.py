@@ -6,12 +6,16 @@ Spans (OpenTelemetry's semantic conventions for MCP): one per request, named
 ``{mcp.method.name} {target}`` (target: the tool's or prompt's name; a resource URI is
 kept out of the name and recorded as ``mcp.resource.uri``), kind SERVER, its parent the
 context the request's ``params._meta`` carries (``traceparent`` / ``tracestate``), else the
-ambient one. Attributes: ``mcp.method.name``, ``jsonrpc.request.id``,
-``jsonrpc.protocol.version``, ``mcp.protocol.version``, ``mcp.session.id`` (a Streamable
-HTTP session), ``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
+one of the HTTP request's headers of those names (where the transport hands them on: the
+reply channel's ``headers``, on the 2026-07-28 leg), else the ambient one. Attributes:
+``mcp.method.name``, ``jsonrpc.request.id``, ``jsonrpc.protocol.version``,
+``mcp.protocol.version``, ``mcp.session.id`` (a Streamable HTTP session),
+``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
 tools/call, ``gen_ai.prompt.name``, ``mcp.resource.uri``, and the transport's
 (``network.transport``, ``network.protocol.name`` / ``version``, ``server.address`` /
-``port``: ``transport_attributes``, computed once). A JSON-RPC error sets ``error.type``
+``port``: ``transport_attributes``, computed once), ``client.address`` / ``client.port``
+from the connection's ``peer_address`` where the transport knows it. Progress the handler
+reports (``notifications/progress``) becomes events of the span. A JSON-RPC error sets ``error.type``
 and ``rpc.response.status_code`` to its code and the status to ERROR with its message; a
 CallToolResult with ``isError: true`` sets ``error.type`` = ``tool_error``; any other
 exception its class name (recorded as an exception event). ``capture_content=True`` adds
@@ -24,7 +28,10 @@ tools/call that made the task, and a 2026-07-28 retry (its ``requestState``) to 
 that answered with the InputRequiredResult (both remembered in this process, bounded).
 
 Metrics (:class:`~mcpfast.telemetry.metrics.MetricsSink`): ``mcp.server.operation.duration``
-per request, ``mcp.server.session.duration`` per handshake session (initialize to close),
+per request (attributes: ``mcp.method.name``, ``gen_ai.tool.name`` / ``gen_ai.prompt.name``,
+``error.type``, ``mcp.protocol.version``, ``network.transport``; recorded in the span's
+context, so the SDK's default exemplar filter links its exemplars to the trace),
+``mcp.server.session.duration`` per handshake session (initialize to close),
 and the counts of requests in flight, open sessions and open connections.
 """
 
@@ -39,13 +46,13 @@ from mcpfast.protocol import methods
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 from mcpfast.telemetry import attributes as a
 from mcpfast.telemetry.metrics import MetricsSink
+from mcpfast.telemetry.targets import Target
 
 __all__ = ["ServerTelemetry"]
 
 _LINK_MEMO_LIMIT = 4096
+_TARGET_MEMO_LIMIT = 1024
 _TASK_METHODS = frozenset((methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL))
-_RESOURCE_METHODS = frozenset((methods.RESOURCES_READ, methods.RESOURCES_SUBSCRIBE,
-                               methods.RESOURCES_UNSUBSCRIBE))
 
 
 def _json(value: Any) -> str:
@@ -71,17 +78,16 @@ class ServerTelemetry(Middleware):
         base: dict[str, Any] = {a.JSONRPC_PROTOCOL_VERSION: "2.0"}
         base.update(transport_attributes or {})
         self._span_base = base
-        # Metrics carry the low-cardinality transport facts only.
-        self._metric_base = {key: value for key, value in base.items()
-                             if key in (a.NETWORK_TRANSPORT, a.NETWORK_PROTOCOL_NAME,
-                                        a.NETWORK_PROTOCOL_VERSION)}
+        # Metrics carry the convention's low-cardinality facts only (each attribute of a
+        # measurement is validated and hashed by the SDK on every record).
+        self._metric_base = {key: value for key, value in base.items() if key == a.NETWORK_TRANSPORT}
         self._tracer = None
         if tracer_provider is not None:
             from opentelemetry import context as otel_context
             from opentelemetry import trace as otel_trace
 
             from mcpfast import __version__
-            from mcpfast.telemetry.propagation import extract_from_meta
+            from mcpfast.telemetry.propagation import extract_from_headers, extract_from_meta
 
             self._tracer = tracer_provider.get_tracer("mcpfast", __version__)
             self._attach = otel_context.attach
@@ -91,9 +97,12 @@ class ServerTelemetry(Middleware):
             self._error = otel_trace.StatusCode.ERROR
             self._link = otel_trace.Link
             self._extract = extract_from_meta
+            self._extract_headers = extract_from_headers
         # Span contexts to link to: by task id, by requestState.
         self._task_spans: dict[str, Any] = {}
         self._retry_spans: dict[str, Any] = {}
+        # Per (method, tool or prompt, version): the span name and attribute sets.
+        self._targets: dict[tuple, Target] = {}
         # Handshake sessions: connection -> (start, metric attributes).
         self._sessions: dict[Any, tuple[float, dict[str, Any]]] = {}
 
@@ -103,64 +112,60 @@ class ServerTelemetry(Middleware):
         method = ctx.method
         params = ctx.params
         request_id = ctx.request_id
-        span_attrs = dict(self._span_base)
-        span_attrs[a.MCP_METHOD_NAME] = method
-        metric_attrs = dict(self._metric_base)
-        metric_attrs[a.MCP_METHOD_NAME] = method
-        if request_id is not None:
-            span_attrs[a.JSONRPC_REQUEST_ID] = str(request_id)
         version = ctx.state.protocol_version
-        if version is not None:
-            span_attrs[a.MCP_PROTOCOL_VERSION] = version
-            metric_attrs[a.MCP_PROTOCOL_VERSION] = version
+        target = self._target_of(method, params, version)
         connection = ctx.connection
-        session_id = getattr(connection, "session_id", None)
-        if session_id is not None:
-            span_attrs[a.MCP_SESSION_ID] = session_id
-        name = method
-        if type(params) is dict:
-            if method == methods.TOOLS_CALL:
-                tool = params.get("name")
-                span_attrs[a.GEN_AI_OPERATION_NAME] = metric_attrs[a.GEN_AI_OPERATION_NAME] = a.EXECUTE_TOOL
-                if type(tool) is str:
-                    name = f"{method} {tool}"
-                    span_attrs[a.GEN_AI_TOOL_NAME] = metric_attrs[a.GEN_AI_TOOL_NAME] = tool
-                if self.capture_content and "arguments" in params:
-                    span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
-            elif method == methods.PROMPTS_GET:
-                prompt = params.get("name")
-                if type(prompt) is str:
-                    name = f"{method} {prompt}"
-                    span_attrs[a.GEN_AI_PROMPT_NAME] = metric_attrs[a.GEN_AI_PROMPT_NAME] = prompt
-            elif method in _RESOURCE_METHODS or method == methods.RESOURCE_UPDATED:
-                uri = params.get("uri")
-                if type(uri) is str:
-                    span_attrs[a.MCP_RESOURCE_URI] = uri
         tracer = self._tracer
         span: Any = None
         token: Any = None
+        span_context: Any = None
         if tracer is not None:
+            # The attributes go in once, at start_span (the sampler sees them; one
+            # validation pass instead of one per set_attribute).
+            span_attrs = dict(target.span_attributes)
+            if request_id is not None:
+                span_attrs[a.JSONRPC_REQUEST_ID] = str(request_id)
+            session_id = getattr(connection, "session_id", None)
+            if session_id is not None:
+                span_attrs[a.MCP_SESSION_ID] = session_id
+            peer = getattr(connection, "peer_address", None)
+            if peer is not None:
+                _add_peer(span_attrs, peer, getattr(connection, "peer_port", None))
+            if type(params) is dict:
+                if target.resource and type(params.get("uri")) is str:
+                    span_attrs[a.MCP_RESOURCE_URI] = params["uri"]
+                if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
+                    span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
             parent = self._extract(params)
+            if parent is None:
+                # Over HTTP the reply channel holds the POST's headers (the 2026-07-28
+                # leg): their traceparent when the message's _meta has none.
+                headers = getattr(ctx.channel, "headers", None)
+                if headers is not None:
+                    parent = self._extract_headers(headers)
             links = self._links_for(method, params) if type(params) is dict else None
-            span = tracer.start_span(name, context=parent, kind=self._server_kind,
+            span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
                                      attributes=span_attrs, links=links)
-            token = self._attach(self._set_span(span, parent))
+            span_context = self._set_span(span, parent)
+            token = self._attach(span_context)
+            if ctx.progress is not None:
+                # notifications/progress the handler sends become events of this span.
+                ctx.progress = _TracedProgress(ctx.progress, span)
         sinks = self.metrics
         for sink in sinks:
             sink.add(a.SERVER_ACTIVE_REQUESTS, 1)
         started = time.perf_counter()
         error_type: Optional[str] = None
+        refused = False
         try:
             result = await call_next(ctx)
         except JSONRPCError as exc:
             error_type = str(exc.code)
             # A refused call may name a tool or prompt that does not exist (the peer chose
             # the name): kept out of the metric's attributes, whose sets must stay few.
-            metric_attrs.pop(a.GEN_AI_TOOL_NAME, None)
-            metric_attrs.pop(a.GEN_AI_PROMPT_NAME, None)
+            refused = True
             if span is not None:
-                span.set_attribute(a.ERROR_TYPE, error_type)
-                span.set_attribute(a.RPC_RESPONSE_STATUS_CODE, error_type)
+                span.set_attributes({a.ERROR_TYPE: error_type, a.RPC_RESPONSE_STATUS_CODE: error_type})
                 span.set_status(self._error, exc.message)
             raise
         except BaseException as exc:
@@ -181,7 +186,7 @@ class ServerTelemetry(Middleware):
                             span.set_status(self._error)
                     elif span is not None and self.capture_content:
                         span.set_attribute(a.GEN_AI_TOOL_CALL_RESULT, _json(result))
-                if span is not None:
+                if span is not None and ("task" in result or "requestState" in result):
                     self._remember(result, span)
                 if method == methods.INITIALIZE:
                     negotiated = result.get("protocolVersion")
@@ -196,12 +201,27 @@ class ServerTelemetry(Middleware):
                 span.end()
             if sinks:
                 seconds = time.perf_counter() - started
-                if error_type is not None:
-                    metric_attrs[a.ERROR_TYPE] = error_type
+                attrs = target.metric_attributes(error_type, refused)
                 for sink in sinks:
                     sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
                     if request_id is not None:
-                        sink.server_operation(seconds, metric_attrs)
+                        sink.server_operation(seconds, attrs, span_context)
+
+    def _target_of(self, method: str, params: Any, version: Optional[str]) -> Target:
+        # What every request of this method, tool or prompt and version shares: computed
+        # once (bounded: the names come from the peer).
+        name = None
+        if type(params) is dict and (method == methods.TOOLS_CALL or method == methods.PROMPTS_GET):
+            name = params.get("name")
+            if type(name) is not str:
+                name = None
+        key = (method, name, version)
+        target = self._targets.get(key)
+        if target is None:
+            target = Target(method, name, version, self._span_base, self._metric_base)
+            if len(self._targets) < _TARGET_MEMO_LIMIT:
+                self._targets[key] = target
+        return target
 
     # -- links -------------------------------------------------------------------------
 
@@ -259,3 +279,41 @@ def _bounded_put(memo: dict, key: str, value: Any) -> None:
         # Oldest first out (dicts keep insertion order).
         del memo[next(iter(memo))]
     memo[key] = value
+
+
+class _TracedProgress:
+    """A request's progress reporter whose reports are also events (``progress``) of the
+    request's span; everything else is the reporter's."""
+
+    __slots__ = ("_reporter", "_span")
+
+    def __init__(self, reporter: Any, span: Any) -> None:
+        self._reporter = reporter
+        self._span = span
+
+    def report(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
+        self._reporter.report(progress, total, message)
+        span = self._span
+        if span.is_recording():
+            event: dict[str, Any] = {"mcp.progress": progress}
+            if total is not None:
+                event["mcp.progress.total"] = total
+            if message is not None:
+                event["mcp.progress.message"] = message
+            span.add_event("notifications/progress", event)
+
+    def close(self) -> None:
+        self._reporter.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reporter, name)
+
+
+def _add_peer(span_attrs: dict[str, Any], peer: Any, port: Any) -> None:
+    # The connection's peer_address: a host (TCP) or a (host, port) pair.
+    if type(peer) is tuple and len(peer) >= 2:
+        peer, port = peer[0], peer[1]
+    if type(peer) is str and peer:
+        span_attrs[a.CLIENT_ADDRESS] = peer
+        if type(port) is int:
+            span_attrs[a.CLIENT_PORT] = port

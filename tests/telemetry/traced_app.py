@@ -30,6 +30,12 @@ def make_app() -> Server:
         answer = await ctx.elicit("Sure?", CONFIRM)
         return f"confirmed {answer.content['confirm']}"
 
+    @app.tool()
+    async def counts(ctx: Context, steps: int = 3) -> int:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step}")
+        return steps
+
     @app.tool(task_support="optional")
     async def slow() -> str:
         return "done as a task"
