@@ -33,6 +33,7 @@ from typing import Any, Awaitable, Callable, Iterable, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from mcpfast.auth import AccessToken
+from mcpfast.auth.errors import InvalidToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPResponse
 
@@ -48,15 +49,6 @@ Verdict = Union[AccessToken, HTTPResponse, Awaitable[Union[AccessToken, HTTPResp
 
 # RFC 6750 token68 characters (the b64token syntax): a token outside them is malformed.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
-
-
-class InvalidToken(Exception):
-    """Raised by a verifier to refuse a token with a reason the client may see (sent as
-    ``error_description``; keep secrets out of it)."""
-
-    def __init__(self, description: str = "the access token is invalid") -> None:
-        super().__init__(description)
-        self.description = description
 
 
 def _quoted(value: str) -> str:

@@ -1,0 +1,154 @@
+"""JWTVerifier: bearer JWT access tokens (RFC 9068) checked against a key set or a static key.
+
+    from mcpfast.auth.jwt import JWTVerifier
+    from mcpfast.transports.http import BearerAuth
+
+    verifier = JWTVerifier(jwks_url="https://auth.example.com/jwks",
+                           issuer="https://auth.example.com",
+                           audience="https://mcp.example.com/mcp")
+    auth = BearerAuth(verifier, resource="https://mcp.example.com/mcp",
+                      authorization_servers=["https://auth.example.com"])
+
+What a token must be to pass, each failure with a description of its own (sent to the
+client as ``error_description``):
+
+- a JWS whose header ``alg`` is in ``algorithms`` (asymmetric ones by default; ``none``
+  never; HMAC only with ``secret=`` and then only HMAC) and whose key fits the algorithm
+  (:mod:`mcpfast.auth.keys`);
+- signed by the static ``key`` / ``secret``, or by the key of the JWKS at ``jwks_url`` that
+  its ``kid`` names (:class:`~mcpfast.auth.jwks.JWKSCache`: cached, refetched on an unknown
+  kid and on age, within a bound);
+- ``iss`` equal to ``issuer``, ``aud`` holding ``audience`` (the resource's own URL,
+  RFC 8707), ``exp`` in the future and ``nbf`` / ``iat`` not in it, each within ``leeway``
+  seconds (30).
+
+The verified token's subject is ``sub`` (else ``client_id``), its scopes ``scope`` / ``scp``.
+A call answers the AccessToken at once when the key is at hand (a static key, a fresh cached
+set) and an awaitable of it when the set must be fetched first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Iterable, Optional, Sequence, Union
+
+import jwt as jose
+
+from mcpfast.auth.claims import token_from_claims
+from mcpfast.auth.errors import InvalidToken
+from mcpfast.auth.jwks import JWKSCache
+from mcpfast.auth.keys import ASYMMETRIC_ALGORITHMS, check_algorithms, key_fits, load_public_key
+from mcpfast.auth.token import AccessToken
+
+__all__ = ["JWTVerifier"]
+
+DEFAULT_LEEWAY = 30.0
+
+
+def _refusal(exc: jose.PyJWTError) -> InvalidToken:
+    # One description per way a token fails, so a client (and its operator) can tell them apart.
+    if isinstance(exc, jose.ExpiredSignatureError):
+        return InvalidToken("the access token has expired")
+    if isinstance(exc, jose.ImmatureSignatureError):
+        return InvalidToken("the access token is not valid yet (nbf or iat in the future)")
+    if isinstance(exc, jose.InvalidAudienceError):
+        return InvalidToken("the access token is not meant for this resource (aud)")
+    if isinstance(exc, jose.InvalidIssuerError):
+        return InvalidToken("the access token comes from an issuer this server does not trust (iss)")
+    if isinstance(exc, jose.MissingRequiredClaimError):
+        return InvalidToken(f"the access token lacks the {exc.claim!r} claim")
+    if isinstance(exc, jose.InvalidSignatureError):
+        return InvalidToken("the access token's signature does not verify")
+    if isinstance(exc, jose.InvalidAlgorithmError):
+        return InvalidToken("the access token's signing algorithm is not accepted")
+    if isinstance(exc, jose.DecodeError):
+        return InvalidToken("the access token is not a well-formed JWT")
+    return InvalidToken("the access token's claims are invalid")
+
+
+class JWTVerifier:
+    """Checks bearer JWTs (module docstring). Give exactly one of ``jwks_url``, ``key`` (a
+    public key: cryptography object, PEM or JWK dict) or ``secret`` (bytes, HMAC)."""
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        audience: Union[str, Sequence[str]],
+        jwks_url: Optional[str] = None,
+        key: Any = None,
+        secret: Optional[bytes] = None,
+        algorithms: Optional[Iterable[str]] = None,
+        leeway: float = DEFAULT_LEEWAY,
+        jwks_min_interval: float = 30.0,
+        jwks_max_age: float = 600.0,
+        jwks_timeout: float = 5.0,
+        required_claims: Iterable[str] = ("exp",),
+    ) -> None:
+        if sum(x is not None for x in (jwks_url, key, secret)) != 1:
+            raise ValueError("give exactly one of jwks_url=, key= (a public key) or secret= (HMAC)")
+        if not isinstance(issuer, str) or not issuer:
+            raise ValueError("issuer must be the authorization server's issuer URL")
+        audiences = [audience] if isinstance(audience, str) else list(audience)
+        if not audiences or not all(isinstance(a, str) and a for a in audiences):
+            raise ValueError("audience must be the resource's URL (or a list of accepted audiences)")
+        if secret is not None:
+            if not isinstance(secret, bytes) or len(secret) < 32:
+                raise ValueError("secret must be bytes, at least 32 of them (RFC 7518 section 3.2)")
+            self.algorithms = check_algorithms(algorithms or ("HS256",), hmac=True)
+        else:
+            self.algorithms = check_algorithms(algorithms or ASYMMETRIC_ALGORITHMS, hmac=False)
+        if isinstance(leeway, bool) or not isinstance(leeway, (int, float)) or not 0 <= leeway <= 300:
+            raise ValueError(f"leeway must be 0..300 seconds, got {leeway!r}")
+        self.issuer = issuer
+        self.audience = audiences
+        self.leeway = float(leeway)
+        self._secret = secret
+        self._key = load_public_key(key) if key is not None else None
+        self.jwks = (JWKSCache(jwks_url, min_interval=jwks_min_interval, max_age=jwks_max_age,
+                               timeout=jwks_timeout) if jwks_url is not None else None)
+        self._require = sorted({"exp", "iss", "aud", *required_claims})
+        self._options = {"require": self._require, "verify_signature": True}
+
+    def __call__(self, token: str) -> Union[AccessToken, Awaitable[AccessToken]]:
+        """The AccessToken of ``token``, or an awaitable of it; InvalidToken when refused."""
+        algorithm, kid = self._header(token)
+        if self.jwks is None:
+            return self._decode(token, algorithm, self._secret if self._secret is not None else self._key, None)
+        found = self.jwks.cached(kid)
+        if found is not None:
+            return self._decode(token, algorithm, found[0], found[1])
+        return self._verify_fetching(token, algorithm, kid)
+
+    async def _verify_fetching(self, token: str, algorithm: str, kid: Optional[str]) -> AccessToken:
+        assert self.jwks is not None
+        key, key_algorithm = await self.jwks.key(kid)
+        return self._decode(token, algorithm, key, key_algorithm)
+
+    def _header(self, token: str) -> tuple[str, Optional[str]]:
+        try:
+            header = jose.get_unverified_header(token)
+        except jose.PyJWTError:
+            raise InvalidToken("the access token is not a well-formed JWT") from None
+        algorithm = header.get("alg")
+        if not isinstance(algorithm, str) or algorithm not in self.algorithms:
+            shown = algorithm if isinstance(algorithm, str) and len(algorithm) <= 16 else "?"
+            raise InvalidToken(f"the access token's signing algorithm ({shown}) is not accepted")
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise InvalidToken("the access token's kid is not a string")
+        return algorithm, kid
+
+    def _decode(self, token: str, algorithm: str, key: Any, key_algorithm: Optional[str]) -> AccessToken:
+        if self._secret is None and (not key_fits(key, algorithm)
+                                     or (key_algorithm is not None and key_algorithm != algorithm)):
+            raise InvalidToken("the access token's algorithm does not fit the key it names")
+        try:
+            claims = jose.decode(token, key, algorithms=[algorithm], audience=self.audience,
+                                 issuer=self.issuer, leeway=self.leeway, options=self._options)
+        except jose.PyJWTError as exc:
+            raise _refusal(exc) from None
+        return token_from_claims(claims, token)
+
+    def __repr__(self) -> str:
+        source = self.jwks.url if self.jwks is not None else "static key"
+        return f"<JWTVerifier {self.issuer} ({source})>"
