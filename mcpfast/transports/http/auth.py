@@ -187,22 +187,30 @@ class BearerAuth:
     def challenge(self, status: int, error: Optional[str] = None,
                   description: Optional[str] = None) -> HTTPResponse:
         """A refusal with its ``WWW-Authenticate: Bearer ...`` challenge (RFC 6750 / 9728)."""
-        parameters = []
-        if error is not None:
-            parameters.append(f"error={_quoted(error)}")
-            if description is not None:
-                parameters.append(f"error_description={_quoted(description)}")
-        if self._scope:
-            parameters.append(f"scope={_quoted(self._scope)}")
-        parameters.append(f"resource_metadata={_quoted(self.metadata_url)}")
         body: dict[str, str] = {"error": error or "unauthorized"}
         if description is not None:
             body["error_description"] = description
         elif error is None:
             body["error_description"] = "this MCP server needs an access token (Authorization: Bearer)"
         return HTTPResponse(status, [JSON_CONTENT_TYPE,
-                                     (h.WWW_AUTHENTICATE, "Bearer " + ", ".join(parameters))],
+                                     (h.WWW_AUTHENTICATE, self.challenge_header(error, description))],
                             json.dumps(body).encode())
+
+    def challenge_header(self, error: Optional[str] = None, description: Optional[str] = None,
+                         scope: Optional[str] = None) -> str:
+        """The ``WWW-Authenticate`` value: ``Bearer error=..., error_description=...,
+        scope=..., resource_metadata=...``; ``scope``: the scopes to ask for (default: the
+        required or supported ones; a step-up names what one call needs)."""
+        parameters = []
+        if error is not None:
+            parameters.append(f"error={_quoted(error)}")
+            if description is not None:
+                parameters.append(f"error_description={_quoted(description)}")
+        scope = self._scope if scope is None else scope
+        if scope:
+            parameters.append(f"scope={_quoted(scope)}")
+        parameters.append(f"resource_metadata={_quoted(self.metadata_url)}")
+        return "Bearer " + ", ".join(parameters)
 
     def __repr__(self) -> str:
         return f"<BearerAuth {self.resource}>"
