@@ -24,7 +24,14 @@ DEFAULT_MAX_BYTES = 1 << 20
 
 
 class FetchError(Exception):
-    """An exchange with the authorization server failed (unreachable, not 200, not JSON)."""
+    """An exchange with the authorization server failed (unreachable, not 200, not JSON).
+    ``status``: the HTTP status when one was answered; ``error``: the OAuth ``error`` code
+    of an error answer (RFC 6749 section 5.2), when it had one."""
+
+    def __init__(self, message: str, status: Optional[int] = None, error: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
 
 
 class JSONAnswer:
@@ -75,7 +82,20 @@ def _exchange(url: str, body: Optional[bytes], headers: Mapping[str, str], timeo
             raw = response.read(max_bytes + 1)
             cache_control = response.headers.get("cache-control")
     except urllib.error.HTTPError as exc:
-        raise FetchError(f"{url} answered HTTP {exc.code}") from None
+        # The start of the answer says why (an OAuth error object, typically).
+        try:
+            detail = exc.read(300).decode("utf-8", "replace").strip()
+        except OSError:
+            detail = ""
+        error = None
+        try:
+            parsed = json.loads(detail)
+            if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+                error = parsed["error"][:64]
+        except ValueError:
+            pass
+        raise FetchError(f"{url} answered HTTP {exc.code}" + (f": {detail}" if detail else ""),
+                         exc.code, error) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise FetchError(f"{url} could not be reached: {exc}") from None
     if len(raw) > max_bytes:
