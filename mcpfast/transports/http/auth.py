@@ -65,28 +65,40 @@ class BearerAuth:
     ``authorization_servers``: issuer URLs of the authorization servers clients may use.
     ``required_scopes``: scopes every request needs (403 without them).
     ``scopes_supported``, ``resource_name``, ``resource_documentation``: more metadata.
+    ``api_keys``: API keys accepted beside bearer tokens (an object whose ``verify(key)``
+    gives the AccessToken or raises InvalidToken, such as :class:`~mcpfast.auth.api_keys.APIKeys`),
+    read from the ``api_key_header`` (``X-API-Key``); with ``verifier=None`` they are the
+    only credential accepted (``authorization_servers`` may then be empty).
     """
 
     def __init__(
         self,
-        verifier: Verifier,
+        verifier: Optional[Verifier],
         *,
         resource: str,
-        authorization_servers: Sequence[str],
+        authorization_servers: Sequence[str] = (),
         required_scopes: Iterable[str] = (),
         scopes_supported: Optional[Sequence[str]] = None,
         resource_name: Optional[str] = None,
         resource_documentation: Optional[str] = None,
+        api_keys: Any = None,
+        api_key_header: str = "x-api-key",
     ) -> None:
-        if not callable(verifier):
+        if verifier is None and api_keys is None:
+            raise TypeError("BearerAuth needs a verifier, api_keys, or both")
+        if verifier is not None and not callable(verifier):
             raise TypeError("verifier must be callable: verifier(token) -> AccessToken | None")
+        if api_keys is not None and not callable(getattr(api_keys, "verify", None)):
+            raise TypeError("api_keys must have verify(key) -> AccessToken (mcpfast.auth.api_keys.APIKeys)")
         parts = urlsplit(resource)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
             raise ValueError(f"resource must be an absolute http(s) URL without a fragment, "
                              f"got {resource!r}")
-        if isinstance(authorization_servers, str) or not authorization_servers:
+        if isinstance(authorization_servers, str) or (verifier is not None and not authorization_servers):
             raise ValueError("authorization_servers must be a non-empty list of issuer URLs")
         self.verifier = verifier
+        self.api_keys = api_keys
+        self.api_key_header = api_key_header.lower()
         self.resource = resource
         self.authorization_servers = list(authorization_servers)
         self.required_scopes = tuple(required_scopes)
@@ -129,6 +141,17 @@ class BearerAuth:
 
     def authenticate(self, headers: dict[str, str]) -> Verdict:
         """The verified token of a request, the refusal to send, or an awaitable of one."""
+        if self.api_keys is not None:
+            key = headers.get(self.api_key_header)
+            if key is not None:
+                key = key.strip()
+                try:
+                    found = self.api_keys.verify(key)
+                except InvalidToken as exc:
+                    return self.challenge(401, "invalid_token", exc.description)
+                except Exception:
+                    return self._verifier_failed()
+                return self._judge(found, key)
         value = headers.get(h.AUTHORIZATION)
         if value is None:
             return self.challenge(401)
@@ -140,6 +163,9 @@ class BearerAuth:
         if not token or not _TOKEN_CHARS.issuperset(token):
             return self.challenge(400, "invalid_request",
                                   "the Authorization header must be 'Bearer <token>'")
+        if self.verifier is None:
+            return self.challenge(401, "invalid_token",
+                                  f"this server takes an API key ({self.api_key_header}), not a bearer token")
         try:
             verdict = self.verifier(token)
         except InvalidToken as exc:
