@@ -1,4 +1,5 @@
-"""The authorization flags of ``mcpfast run --transport http``: a verifier without code.
+"""The authorization flags of ``mcpfast run --transport http`` (and ``websocket``, checked at
+the upgrade): a verifier without code.
 
     mcpfast run server.py --transport http --jwks-url https://auth.example.com/jwks \\
         --issuer https://auth.example.com --audience https://mcp.example.com/mcp \\
@@ -56,8 +57,9 @@ def auth_options(args: argparse.Namespace, environ: Any = os.environ) -> dict[st
     given = {name: getattr(args, name, None) for name in _FLAGS}
     if all(value is None for value in given.values()):
         return {}
-    if args.transport != "http":
-        raise ValueError("--jwks-url, --introspection-url and --api-keys apply to --transport http")
+    if args.transport not in ("http", "websocket"):
+        raise ValueError("--jwks-url, --introspection-url and --api-keys apply to --transport http "
+                         "and websocket")
     jwks_url, introspection_url = given["jwks_url"], given["introspection_url"]
     if jwks_url is not None and introspection_url is not None:
         raise ValueError("give --jwks-url or --introspection-url, not both")

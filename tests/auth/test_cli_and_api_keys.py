@@ -147,7 +147,7 @@ def test_auth_flags_need_http(tmp_path: Path, capsys: Any) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER_FILE)
     assert cli.main(["run", str(script), "--jwks-url", "https://a/jwks"]) == 2
-    assert "apply to --transport http" in capsys.readouterr().err
+    assert "apply to --transport http and websocket" in capsys.readouterr().err
 
 
 def test_introspection_flags_take_the_credentials_from_the_environment() -> None:
