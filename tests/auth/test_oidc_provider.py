@@ -319,3 +319,22 @@ def test_the_official_sdk_client_with_a_provider_token(world: World) -> None:
                 assert result.content[0].text == "robot mcp:tools"
 
     asyncio.run(main())
+
+
+def test_the_client_renews_its_token_before_it_expires(world: World) -> None:
+    async def main() -> None:
+        _, auth = jwt_auth(world, leeway=0)
+        async with serving(make_app(), world.jwt_port, auth) as url:
+            # The brief client's tokens live 3 s; renewed 2 s before that.
+            brief = ClientCredentials(client_id="brief", client_secret=SECRET, token_url=world.provider.token_url,
+                                      resource=world.jwt_resource, scopes=["mcp:tools"], refresh_margin=2)
+            async with mcpfast.connect(url, auth=brief) as client:
+                assert (await client.call_tool("whoami", {}))["content"][0]["text"] == "brief mcp:tools"
+                first, renew_at = brief.access_token, brief.expires_at - brief.refresh_margin
+                assert brief.fetched == 1
+                while time.time() < renew_at:
+                    await asyncio.sleep(0.05)
+                assert (await client.call_tool("whoami", {}))["content"][0]["text"] == "brief mcp:tools"
+                assert brief.fetched == 2 and brief.access_token != first
+
+    asyncio.run(main())
