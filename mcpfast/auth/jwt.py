@@ -24,11 +24,18 @@ client as ``error_description``):
 
 The verified token's subject is ``sub`` (else ``client_id``), its scopes ``scope`` / ``scp``.
 A call answers the AccessToken at once when the key is at hand (a static key, a fresh cached
-set) and an awaitable of it when the set must be fetched first.
+set) and an awaitable of it when the set must be fetched first. A verified token is kept
+(by its SHA-256) for ``cache_ttl`` seconds (60; never past its ``exp``; 0: not kept), at
+most ``max_cached`` of them: a client's next requests with it cost a hash and a lookup
+instead of a signature check.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import time
 from typing import Any, Awaitable, Iterable, Optional, Sequence, Union
 
 import jwt as jose
@@ -83,6 +90,8 @@ class JWTVerifier:
         jwks_max_age: float = 600.0,
         jwks_timeout: float = 5.0,
         required_claims: Iterable[str] = ("exp",),
+        cache_ttl: float = 60.0,
+        max_cached: int = 10_000,
     ) -> None:
         if sum(x is not None for x in (jwks_url, key, secret)) != 1:
             raise ValueError("give exactly one of jwks_url=, key= (a public key) or secret= (HMAC)")
@@ -106,11 +115,24 @@ class JWTVerifier:
         self._key = load_public_key(key) if key is not None else None
         self.jwks = (JWKSCache(jwks_url, min_interval=jwks_min_interval, max_age=jwks_max_age,
                                timeout=jwks_timeout) if jwks_url is not None else None)
+        if isinstance(cache_ttl, bool) or not isinstance(cache_ttl, (int, float)) or not 0 <= cache_ttl <= 3600:
+            raise ValueError(f"cache_ttl must be 0..3600 seconds, got {cache_ttl!r}")
+        self.cache_ttl = float(cache_ttl)
+        self.max_cached = max(1, int(max_cached))
+        # sha256(token) -> (kept until, the verified token)
+        self._verified: dict[bytes, tuple[float, AccessToken]] = {}
         self._require = sorted({"exp", "iss", "aud", *required_claims})
         self._options = {"require": self._require, "verify_signature": True}
 
     def __call__(self, token: str) -> Union[AccessToken, Awaitable[AccessToken]]:
         """The AccessToken of ``token``, or an awaitable of it; InvalidToken when refused."""
+        if self.cache_ttl:
+            digest = hashlib.sha256(token.encode()).digest()
+            kept = self._verified.get(digest)
+            if kept is not None:
+                if time.time() < kept[0] and kept[1].token == token:
+                    return kept[1]
+                del self._verified[digest]
         algorithm, kid = self._header(token)
         if self.jwks is None:
             return self._decode(token, algorithm, self._secret if self._secret is not None else self._key, None)
@@ -125,9 +147,16 @@ class JWTVerifier:
         return self._decode(token, algorithm, key, key_algorithm)
 
     def _header(self, token: str) -> tuple[str, Optional[str]]:
+        # Only the algorithm and kid are needed before the key is chosen: the header segment
+        # read here (the library parses the whole token again when it verifies it).
+        segment, dot, _ = token.partition(".")
         try:
-            header = jose.get_unverified_header(token)
-        except jose.PyJWTError:
+            if not dot or len(segment) > 4096:
+                raise ValueError
+            header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+            if not isinstance(header, dict):
+                raise ValueError
+        except (ValueError, TypeError):
             raise InvalidToken("the access token is not a well-formed JWT") from None
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.algorithms:
@@ -147,7 +176,26 @@ class JWTVerifier:
                                  issuer=self.issuer, leeway=self.leeway, options=self._options)
         except jose.PyJWTError as exc:
             raise _refusal(exc) from None
-        return token_from_claims(claims, token)
+        verified = token_from_claims(claims, token)
+        if self.cache_ttl:
+            self._keep(verified)
+        return verified
+
+    def kept_until(self, token: str) -> Optional[float]:
+        """Until when (seconds since the epoch) ``token``'s verdict is kept, None when it is not."""
+        kept = self._verified.get(hashlib.sha256(token.encode()).digest())
+        return kept[0] if kept is not None and kept[1].token == token else None
+
+    def _keep(self, verified: AccessToken) -> None:
+        # A verified token is the same token until it expires: kept briefly (cache_ttl), so
+        # that a client's next requests cost a hash and a lookup, not a signature check.
+        until = time.time() + self.cache_ttl
+        if verified.expires_at is not None:
+            until = min(until, verified.expires_at + self.leeway)
+        kept = self._verified
+        if len(kept) >= self.max_cached:
+            del kept[next(iter(kept))]  # the oldest
+        kept[hashlib.sha256(verified.token.encode()).digest()] = (until, verified)
 
     def __repr__(self) -> str:
         source = self.jwks.url if self.jwks is not None else "static key"

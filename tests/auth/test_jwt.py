@@ -181,7 +181,7 @@ def test_unsafe_configurations_are_refused(options, message) -> None:
 
 def test_the_key_set_is_fetched_once_and_then_used_at_once() -> None:
     with JWKSServer({"keys": [jwk_of(RSA_KEY, "k1"), jwk_of(EC_KEY, "k2")]}) as jwks:
-        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url)
+        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url, cache_ttl=0)
         first = verifier(sign())
         assert inspect.isawaitable(first)
         assert resolve(first).subject == "alice"
@@ -192,7 +192,7 @@ def test_the_key_set_is_fetched_once_and_then_used_at_once() -> None:
 
 def test_a_rotated_key_is_picked_up_and_made_up_kids_are_bounded() -> None:
     with JWKSServer({"keys": [jwk_of(RSA_KEY, "k1")]}) as jwks:
-        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url, jwks_min_interval=30)
+        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url, jwks_min_interval=30, cache_ttl=0)
         now = [1000.0]
         verifier.jwks.clock = lambda: now[0]
         assert resolve(verifier(sign())).subject == "alice"
@@ -215,7 +215,7 @@ def test_a_rotated_key_is_picked_up_and_made_up_kids_are_bounded() -> None:
 def test_the_set_is_fetched_again_when_it_is_old_and_cache_control_shortens_its_life() -> None:
     with JWKSServer({"keys": [jwk_of(RSA_KEY, "k1")]}, max_age=60) as jwks:
         verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url,
-                               jwks_min_interval=10, jwks_max_age=600)
+                               jwks_min_interval=10, jwks_max_age=600, cache_ttl=0)
         now = [1000.0]
         verifier.jwks.clock = lambda: now[0]
         resolve(verifier(sign()))
@@ -230,7 +230,7 @@ def test_the_set_is_fetched_again_when_it_is_old_and_cache_control_shortens_its_
 def test_a_failing_key_set_keeps_the_keys_held_and_fails_loudly_with_none() -> None:
     with JWKSServer({"keys": [jwk_of(RSA_KEY, "k1")]}) as jwks:
         verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url,
-                               jwks_min_interval=1, jwks_max_age=1)
+                               jwks_min_interval=1, jwks_max_age=1, cache_ttl=0)
         now = [1000.0]
         verifier.jwks.clock = lambda: now[0]
         resolve(verifier(sign()))
@@ -238,14 +238,14 @@ def test_a_failing_key_set_keeps_the_keys_held_and_fails_loudly_with_none() -> N
         now[0] += 5
         assert resolve(verifier(sign())).subject == "alice"  # stale keys, logged
         assert jwks.gets == 2
-        cold = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url)
+        cold = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url, cache_ttl=0)
         with pytest.raises(Exception, match="HTTP 503"):
             resolve(cold(sign()))
 
 
 def test_concurrent_tokens_share_one_fetch() -> None:
     with JWKSServer({"keys": [jwk_of(RSA_KEY, "k1")]}) as jwks:
-        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url)
+        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url, cache_ttl=0)
 
         async def many() -> list[AccessToken]:
             return await asyncio.gather(*(verifier(sign()) for _ in range(10)))
@@ -256,7 +256,7 @@ def test_concurrent_tokens_share_one_fetch() -> None:
 
 def test_a_jwk_with_its_own_alg_refuses_other_algorithms() -> None:
     with JWKSServer({"keys": [jwk_of(RSA_KEY, "k1", alg="PS256")]}) as jwks:
-        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url)
+        verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, jwks_url=jwks.url, cache_ttl=0)
         assert resolve(verifier(sign(algorithm="PS256"))).subject == "alice"
         assert refusal(verifier, sign(algorithm="RS256")) == \
             "the access token's algorithm does not fit the key it names"
@@ -275,3 +275,18 @@ def test_bearer_auth_sends_each_reason_in_its_challenge() -> None:
         wrong.header("www-authenticate")
     good = auth.authenticate({"authorization": f"Bearer {sign()}"})
     assert isinstance(good, AccessToken) and good.subject == "alice"
+
+
+def test_a_verified_token_is_kept_until_its_ttl_and_never_past_its_exp() -> None:
+    verifier = static_verifier(cache_ttl=60, leeway=0)
+    token = sign()
+    first = verifier(token)
+    assert verifier(token) is first  # kept: no second signature check
+    assert verifier.kept_until(token) is not None
+    # Kept by digest: a token differing in one character is checked (and refused) anew.
+    assert refusal(verifier, tampered(token)) == "the access token's signature does not verify"
+    brief = sign(exp=int(time.time()) + 1)
+    verifier(brief)
+    assert verifier.kept_until(brief) <= time.time() + 1
+    uncached = static_verifier(cache_ttl=0)
+    assert uncached(token) is not uncached(token)

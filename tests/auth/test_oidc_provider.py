@@ -247,7 +247,7 @@ def test_each_bad_token_is_refused_with_its_own_challenge(world: World, tmp_path
 
 def test_a_key_rotation_is_picked_up_without_a_restart(world: World) -> None:
     async def main() -> None:
-        verifier, auth = jwt_auth(world, jwks_min_interval=0)
+        verifier, auth = jwt_auth(world, jwks_min_interval=0, cache_ttl=0)
         async with serving(make_app(), world.jwt_port, auth) as url:
             before = token_from(world.provider, world.jwt_resource)
             assert (await post_with(url, before))[0] == 200

@@ -167,12 +167,18 @@ class ClientCredentials:
         if not isinstance(endpoint, str):
             raise OAuthError(f"the authorization server {issuer} advertises no token_endpoint")
         self.token_url = endpoint
+        named = metadata.get("issuer") if metadata is not None else None
+        self.issuer = named if isinstance(named, str) and named else issuer
 
     def _assertion(self) -> str:
         import jwt as jose  # PyJWT: the mcpfast[auth] extra
 
         now = int(time.time())
-        claims = {"iss": self.client_id, "sub": self.client_id, "aud": self.token_url,
+        # The audience: the authorization server's issuer identifier when known (RFC 7523
+        # section 3 allows it and the MCP extension, SEP-1046, asks for it), else the
+        # token endpoint's URL.
+        audience = self.issuer or self.token_url
+        claims = {"iss": self.client_id, "sub": self.client_id, "aud": audience,
                   "iat": now, "exp": now + 60, "jti": secrets.token_urlsafe(16)}
         headers = {"kid": self.key_id} if self.key_id else None
         return jose.encode(claims, self._private_key, algorithm=self.signing_algorithm, headers=headers)
