@@ -122,7 +122,7 @@ class JWTVerifier:
         # sha256(token) -> (kept until, the verified token)
         self._verified: dict[bytes, tuple[float, AccessToken]] = {}
         self._require = sorted({"exp", "iss", "aud", *required_claims})
-        self._options = {"require": self._require, "verify_signature": True}
+        self._options: Any = {"require": self._require, "verify_signature": True}
 
     def __call__(self, token: str) -> Union[AccessToken, Awaitable[AccessToken]]:
         """The AccessToken of ``token``, or an awaitable of it; InvalidToken when refused."""

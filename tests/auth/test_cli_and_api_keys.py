@@ -24,7 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from endpoint_requests import INIT, answer, post, request
 from jwks_server import JWKSServer
 from mcpfast import AccessToken, Context, Server, cli
-from mcpfast.auth.api_keys import APIKey, APIKeys, hash_key, main as api_keys_main, new_key
+from mcpfast.auth.api_keys import APIKey, APIKeys, hash_key, new_key
+from mcpfast.auth.api_keys import main as api_keys_main
 from mcpfast.auth.errors import InvalidToken
 from mcpfast.transports.http import BearerAuth
 

@@ -122,7 +122,7 @@ def test_the_legacy_sse_endpoint_is_authenticated() -> None:
             url = f"http://127.0.0.1:{port}/sse"
             async with mcpfast.connect(url, headers={"Authorization": f"Bearer {token(audience, 'bob')}"}) as client:
                 assert (await client.call_tool("whoami", {}))["content"][0]["text"] == "bob"
-            with pytest.raises(Exception):
+            with pytest.raises(ConnectionError, match="401"):
                 async with mcpfast.connect(url, headers={"Authorization": "Bearer nope"}) as client:
                     await client.call_tool("whoami", {})
 

@@ -66,6 +66,7 @@ from mcpfast._bounded_memo import remember
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error, encode_notification
 from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
+from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import (
     INVALID_PARAMS,
@@ -83,7 +84,6 @@ from mcpfast.protocol.error_codes import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
-from mcpfast.auth import AccessToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay
@@ -570,7 +570,9 @@ class StreamableHTTPEndpoint:
         means an HTTP refusal (:func:`~mcpfast.jsonrpc.errors.http_refusal`): its status and
         headers, the JSON-RPC error as the body."""
         answer = decode(frame)
-        refusal = http_refusal(answer.code, answer.data) if type(answer) is ErrorResponse else None
+        if not isinstance(answer, ErrorResponse):
+            return response
+        refusal = http_refusal(answer.code, answer.data)
         if refusal is None:
             return response
         response.status = refusal.status
