@@ -38,7 +38,10 @@ import json
 import time
 from typing import Any, Awaitable, Iterable, Optional, Sequence, Union
 
-import jwt as jose
+try:
+    import jwt as jose
+except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+    raise ImportError("the JWT verifier needs PyJWT with cryptography: pip install 'mcpfast[auth]'") from exc
 
 from mcpfast.auth.claims import token_from_claims
 from mcpfast.auth.errors import InvalidToken

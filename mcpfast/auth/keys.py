@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
 
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
+try:
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
+except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+    raise ImportError("JWT keys need cryptography: pip install 'mcpfast[auth]'") from exc
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "HMAC_ALGORITHMS", "PublicKey", "check_algorithms",
            "key_fits", "load_public_key"]
