@@ -14,6 +14,9 @@ the same 2026-07-28 tools/call as a text frame, sent again on each socket as its
 arrives, by bench/ws_load.py (picows on uvloop; wrk has no WebSocket), against mcpfast's
 WebSocket transport and the floor on picows and on websockets (bench/servers/ws_floor.py:
 the measurement behind mcpfast's choice of picows; the official SDK serves no WebSocket).
+Bearer JWT rows (kind ``jwt``): the stateless request with an RS256 access token, against
+mcpfast with verification off, on keeping verified tokens (the default) and on checking the
+signature every request: the cost of authorization per request.
 Two request kinds: ``stateless``
 (a 2025-11-25 tools/call with ``MCP-Protocol-Version``) and ``2026`` (a 2026-07-28
 tools/call: ``_meta`` with version and client capabilities, ``Mcp-Method`` / ``Mcp-Name``).
@@ -57,10 +60,11 @@ from bench import harness
 SERVERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
 ECHO_TEXT = "The quick brown fox jumps over the lazy dog"
 CONNECTIONS = (1, 32)
-KINDS = ("stateless", "2026", "ws")
+KINDS = ("stateless", "2026", "ws", "jwt")
 KIND_TITLE = {"stateless": "Streamable HTTP, stateless (2025-11-25)",
               "2026": "Streamable HTTP, 2026-07-28",
-              "ws": "WebSocket, 2026-07-28"}
+              "ws": "WebSocket, 2026-07-28",
+              "jwt": "Streamable HTTP, stateless (2025-11-25), bearer JWT (RS256)"}
 STARTUP_TIMEOUT = 60.0
 
 # impl -> (label, the server's command line with {port}, connection counts it is timed at).
@@ -124,6 +128,39 @@ WS_SERVERS = {
                                                 "{port}"], CONNECTIONS),
 }
 WS_LOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ws_load.py")
+# Bearer JWT (kind "jwt": the stateless request with an RS256 access token): the same server
+# with JWT verification off (the header ignored) and on against a static key ({jwt_key}: its
+# public PEM), keeping verified tokens (the default) or checking the signature every time.
+JWT_SERVERS = {
+    "mcpfast": ("mcpfast, no auth", [_ECHO, "http-stateless", "{port}"], CONNECTIONS),
+    "mcpfast-jwt": ("mcpfast, JWT verified (kept verdict)", [_ECHO, "http-stateless-jwt", "{port}",
+                                                            "{jwt_key}", "60"], CONNECTIONS),
+    "mcpfast-jwt-each": ("mcpfast, JWT verified every request", [_ECHO, "http-stateless-jwt", "{port}",
+                                                               "{jwt_key}", "0"], CONNECTIONS),
+}
+JWT_ISSUER = "https://auth.bench.invalid"
+JWT_AUDIENCE = "http://127.0.0.1/mcp"
+_JWT: dict[str, str] = {}
+
+
+def jwt_material(scratch: str) -> tuple[str, str]:
+    """(the path of the public key's PEM, a token it verifies), made once per run."""
+    if not _JWT:
+        import jwt
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        path = os.path.join(scratch, "jwt-public.pem")
+        with open(path, "wb") as f:
+            f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+        now = int(time.time())
+        _JWT["key"] = path
+        _JWT["token"] = jwt.encode({"iss": JWT_ISSUER, "aud": JWT_AUDIENCE, "sub": "bench", "scope": "mcp:tools",
+                                    "iat": now, "exp": now + 86400}, key, algorithm="RS256",
+                                   headers={"kid": "bench"})
+    return _JWT["key"], _JWT["token"]
 
 
 def request_of(kind: str) -> tuple[dict[str, str], bytes]:
@@ -137,6 +174,8 @@ def request_of(kind: str) -> tuple[dict[str, str], bytes]:
                         "Mcp-Name": "echo"})
     else:
         headers["MCP-Protocol-Version"] = "2025-11-25"
+    if kind == "jwt":
+        headers["Authorization"] = f"Bearer {_JWT['token']}"
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
                       separators=(",", ":")).encode()
     return headers, body
@@ -165,6 +204,8 @@ class ServerProcess:
         script = "mcpfast run" if command[0] == "-m" else os.path.basename(command[0])
         if "{redis}" in command:
             command = [redis_url() if part == "{redis}" else part for part in command]
+        if "{jwt_key}" in command:
+            command = [_JWT["key"] if part == "{jwt_key}" else part for part in command]
         self.process = subprocess.Popen(
             [sys.executable, *(part.replace("{port}", str(self.port)) for part in command)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -269,6 +310,11 @@ def run_ws_load(url: str, connections: int, duration: int) -> float:
     return stats["seconds"] / stats["requests"]
 
 
+def servers_of(kind: str) -> dict:
+    """The servers timed for requests of ``kind``."""
+    return WS_SERVERS if kind == "ws" else JWT_SERVERS if kind == "jwt" else SERVERS
+
+
 def impl_available(impl: str) -> str | None:
     """Why the server of ``impl`` cannot run here, or None."""
     try:
@@ -279,6 +325,8 @@ def impl_available(impl: str) -> str | None:
                 return "redis-server is not installed (Debian package redis-server)"
         if "-otel" in impl:
             import opentelemetry.sdk  # noqa: F401
+        if impl.startswith("mcpfast-jwt"):
+            import jwt  # noqa: F401
         if impl == "floor-websockets":
             import websockets  # noqa: F401
         elif impl.startswith("official"):
@@ -313,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     pattern = re.compile(args.match) if args.match else None
     with tempfile.TemporaryDirectory() as scratch:
         scripts = {}
+        jwt_material(scratch)
         for kind in KINDS:
             scripts[kind] = os.path.join(scratch, f"{kind}.lua")
             with open(scripts[kind], "w", encoding="utf-8") as f:
@@ -321,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             for connections in CONNECTIONS:
                 load = "sequential (1 connection)" if connections == 1 else f"{connections} keep-alive connections"
                 title = f"{KIND_TITLE[kind]}, tools/call, {load}"
-                servers = WS_SERVERS if kind == "ws" else SERVERS
+                servers = servers_of(kind)
                 row = []
                 for impl, (label, _, loads) in servers.items():
                     if connections not in loads:
@@ -351,7 +400,7 @@ def _time_row(row: list[tuple[str, str, harness.Case]], kind: str, connections: 
               pyperf) -> list[tuple[str, str]]:
     """Time the implementations of one row (module docstring: in turn, round after round,
     every server up at once); (status, detail) of each, in ``row``'s order."""
-    servers = WS_SERVERS if kind == "ws" else SERVERS
+    servers = servers_of(kind)
     outcomes: dict[str, tuple[str, str]] = {}
     running: dict[str, ServerProcess] = {}
 

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from mcpfast import connect
+from mcpfast.transports.http.client_credentials import ClientCredentials
 from mcpfast.transports.http.oauth import OAuthFlow, headless_authorize
 
 
@@ -61,8 +62,26 @@ async def authorized(url: str) -> None:
             await client.call_tool(tool["name"], {})
 
 
+async def machine_authorized(url: str) -> None:
+    """The auth/client-credentials-* scenarios (SEP-1046): no person, no browser; the
+    client authenticates itself at the token endpoint (client_secret_basic, or a signed
+    private_key_jwt assertion) through mcpfast's ClientCredentials."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if context.get("private_key_pem"):
+        auth = ClientCredentials(client_id=context["client_id"], private_key=context["private_key_pem"],
+                                 signing_algorithm=context.get("signing_algorithm", "ES256"))
+    else:
+        auth = ClientCredentials(client_id=context["client_id"], client_secret=context["client_secret"])
+    async with connect(url, auth=auth) as client:
+        tools = await client.list_tools()
+        for tool in tools[:1]:
+            await client.call_tool(tool["name"], {})
+
+
 async def main(scenario: str, url: str) -> None:
-    if scenario.startswith("auth/"):
+    if scenario.startswith("auth/client-credentials"):
+        await machine_authorized(url)
+    elif scenario.startswith("auth/"):
         await authorized(url)
     elif scenario.startswith("elicitation-sep1034"):
         await elicitation_defaults(url)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from mcpfast import __version__
+from mcpfast.cli_auth import add_auth_flags, auth_options
 from mcpfast.scaleout.redis_publisher import RedisUnavailable
 from mcpfast.workers import LISTEN_FD_VARIABLE, Supervisor, announce_ready, follow_supervisor
 
@@ -294,7 +295,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         options.update(stream_limit_options(args))
         options.update(http_options(args))
-    except UsageError as exc:
+        options.update(auth_options(args))
+    except (UsageError, ValueError, OSError) as exc:
         _error(str(exc))
         return EXIT_USAGE
     if args.redis is not None:
@@ -554,6 +556,7 @@ def _parser() -> argparse.ArgumentParser:
                           "beyond it -32010 with retryAfter")
     add_stream_limit_flags(run)
     add_http_flags(run)
+    add_auth_flags(run)
 
     gateway = commands.add_parser("gateway", help="serve the MCP servers of a config file (mcpServers) "
                                                   "behind one endpoint (mcpfast.gateway)")

@@ -9,6 +9,7 @@
     python bench/servers/mcpfast_echo.py stdio-otel | http-stateless-otel PORT   (telemetry on:
         the OpenTelemetry SDK configured, bench/servers/otel_setup.py; -otel-spans,
         -otel-metrics, -otel-sampled: spans only, metrics only, 10% of the traces sampled)
+    python bench/servers/mcpfast_echo.py http-stateless-jwt PORT PEM CACHE_TTL   (bearer JWTs verified)
 
 The same tool as bench/servers/official_echo.py, written with mcpfast's server API
 (``mcpfast.Server``, the ``tool`` decorator and ``Server.run(transport, host=..., port=...)``).
@@ -63,9 +64,21 @@ def main(argv: list[str]) -> None:
     elif argv[:1] in (["http-stateless-mw"], ["http-stateless-eager"]) and len(argv) == 2:
         server.add_middleware(passing if argv[0] == "http-stateless-mw" else Passing())
         server.run("http", host="127.0.0.1", port=int(argv[1]), stateless=True, json_response=True)
+    elif argv[:1] == ["http-stateless-jwt"] and len(argv) == 4:
+        from mcpfast.auth.jwt import JWTVerifier
+        from mcpfast.transports.http import BearerAuth
+
+        with open(argv[2], "rb") as f:
+            public_key = f.read()
+        # The issuer and audience of bench/bench_http.py's token.
+        verifier = JWTVerifier(key=public_key, issuer="https://auth.bench.invalid",
+                               audience="http://127.0.0.1/mcp", cache_ttl=float(argv[3]))
+        auth = BearerAuth(verifier, resource="http://127.0.0.1/mcp",
+                          authorization_servers=["https://auth.bench.invalid"])
+        server.run("http", host="127.0.0.1", port=int(argv[1]), stateless=True, json_response=True, auth=auth)
     else:
         sys.exit("usage: mcpfast_echo.py stdio[-otel] | tcp PORT | http PORT "
-                 "| http-stateless[-mw|-eager|-otel] PORT")
+                 "| http-stateless[-mw|-eager|-otel] PORT | http-stateless-jwt PORT PEM CACHE_TTL")
 
 
 if __name__ == "__main__":

@@ -13,15 +13,28 @@ Subclasses fix the code of the common cases (:class:`MethodNotFound`,
 :class:`InvalidParams`, :class:`InternalError`) and name what can happen to an outgoing
 request on this side (:class:`RequestTimeout`, :class:`RequestCancelled`,
 :class:`ConnectionClosed`, :class:`MessageTooLarge`).
+
+HTTP refusals carried by a JSON-RPC error
+-----------------------------------------
+Some refusals the request pipeline makes mean an HTTP status where there is HTTP:
+:class:`RateLimited` (-32010, ``data.retryAfter`` seconds) is 429 with ``Retry-After``,
+:class:`InsufficientScope` (-32003, ``data.requiredScopes``) is 403 with a
+``WWW-Authenticate: Bearer error="insufficient_scope"`` challenge. The error is what every
+transport sends; :func:`http_refusal` reads the HTTP meaning back from an error's code and
+data, so that the HTTP endpoint (which sees only the encoded answer, and never imports the
+server) can answer a POST whose only request was refused with the status and headers.
+Inside a batch or an SSE stream the JSON-RPC error stays the answer.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Iterable, NamedTuple, Optional
 
 from mcpfast.protocol.error_codes import (
     CATALOGUE,
     HEADER_MISMATCH,
+    INSUFFICIENT_SCOPE,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -51,8 +64,11 @@ __all__ = [
     "ConnectionClosed",
     "ErrorCode",
     "HEADER_MISMATCH",
+    "HTTPRefusal",
+    "INSUFFICIENT_SCOPE",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
+    "InsufficientScope",
     "INVALID_REQUEST",
     "InternalError",
     "InvalidParams",
@@ -68,6 +84,7 @@ __all__ = [
     "REQUEST_CANCELLED",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "RateLimited",
     "RequestCancelled",
     "RequestTimeout",
     "TRANSPORT_ERROR",
@@ -77,6 +94,7 @@ __all__ = [
     "category",
     "default_message",
     "error_from_response",
+    "http_refusal",
     "severity",
 ]
 
@@ -235,6 +253,74 @@ class MessageTooLarge(_FixedCodeError):
     def size(self) -> int | None:
         """Bytes read of the message when it was refused, when the error says."""
         return self.data.get("size") if type(self.data) is dict else None
+
+
+class RateLimited(JSONRPCError):
+    """-32010 RATE_LIMITED: try again in ``retry_after`` seconds (``data.retryAfter``; more
+    data, such as the limit, in ``extra``). Over HTTP: 429 with ``Retry-After``."""
+
+    default_code = RATE_LIMITED
+
+    def __init__(self, retry_after: float, message: Optional[str] = None, **extra: Any) -> None:
+        if isinstance(retry_after, bool) or not isinstance(retry_after, (int, float)) \
+                or not retry_after >= 0 or not math.isfinite(retry_after):
+            raise ValueError(f"retry_after must be a finite number of seconds >= 0, got {retry_after!r}")
+        if message is None:
+            message = f"{default_message(RATE_LIMITED)}: retry after {retry_after:.3f} s"
+        super().__init__(RATE_LIMITED, message, {"retryAfter": round(retry_after, 3), **extra})
+        self.retry_after = float(retry_after)
+
+
+class InsufficientScope(JSONRPCError):
+    """-32003 INSUFFICIENT_SCOPE: the caller's token lacks ``scopes`` (``data.requiredScopes``,
+    every scope the call needs, for a step-up authorization). Over HTTP: 403 with
+    ``WWW-Authenticate: Bearer error="insufficient_scope", scope="..."``."""
+
+    default_code = INSUFFICIENT_SCOPE
+
+    def __init__(self, scopes: Iterable[str], message: Optional[str] = None) -> None:
+        needed = sorted(set(scopes))
+        if not needed or not all(isinstance(s, str) and s for s in needed):
+            raise ValueError("InsufficientScope needs the (non-empty) scopes the call requires")
+        if message is None:
+            message = f"{default_message(INSUFFICIENT_SCOPE)}: this needs the scopes {' '.join(needed)}"
+        super().__init__(INSUFFICIENT_SCOPE, message, {"requiredScopes": needed})
+        self.scopes = tuple(needed)
+
+
+#: The codes whose errors may mean an HTTP refusal (see :func:`http_refusal`); not in
+#: __all__, whose upper-case names are the catalogue's codes.
+REFUSAL_CODES = frozenset({RATE_LIMITED, INSUFFICIENT_SCOPE})
+
+
+class HTTPRefusal(NamedTuple):
+    """What an error means over HTTP: ``status``, and ``retry_after`` (whole seconds, for
+    Retry-After) or ``scopes`` (for the insufficient_scope challenge)."""
+
+    status: int
+    retry_after: Optional[int] = None
+    scopes: tuple[str, ...] = ()
+
+
+def http_refusal(code: Any, data: Any) -> Optional[HTTPRefusal]:
+    """The HTTP refusal an error with ``code`` and ``data`` stands for, or None (an error
+    that is just an answer; or one whose data does not say what the refusal needs)."""
+    if type(data) is not dict:
+        return None
+    if code == RATE_LIMITED:
+        wait = data.get("retryAfter")
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0 \
+                or not math.isfinite(wait):
+            return None
+        # Retry-After is whole seconds (RFC 9110 section 10.2.3): rounded up, at least 1.
+        return HTTPRefusal(429, retry_after=max(1, math.ceil(wait)))
+    if code == INSUFFICIENT_SCOPE:
+        scopes = data.get("requiredScopes")
+        if not isinstance(scopes, list) or not scopes \
+                or not all(type(s) is str and s and " " not in s for s in scopes):
+            return None
+        return HTTPRefusal(403, scopes=tuple(scopes))
+    return None
 
 
 # Codes whose error response raises a more specific class on the requesting side.

@@ -19,6 +19,9 @@ Seed codes (erlmcp's include/erlmcp.hrl and its error-code reference), used wher
 specification is silent:
   -32005 NOT_INITIALIZED, -32008 TRANSPORT_ERROR, -32009 REQUEST_TIMEOUT,
   -32010 RATE_LIMITED, -32012 MESSAGE_TOO_LARGE, -32061 UNSUPPORTED_VERSION.
+mcpfast's own, in the server-error block:
+  -32003 INSUFFICIENT_SCOPE (the caller's token lacks a scope the tool, resource or prompt
+  needs; ``data.requiredScopes``; over HTTP a 403 ``insufficient_scope`` challenge).
   (The seed's -32001 "resource not found" and -32002 "tool not found" are not kept: the
   specification gives -32002 to resource not found and -32602 to an unknown tool.)
 Local only:
@@ -76,6 +79,7 @@ __all__ = [
     "NOT_INITIALIZED",
     "PARSE_ERROR",
     "RATE_LIMITED",
+    "INSUFFICIENT_SCOPE",
     "REQUEST_CANCELLED",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
@@ -102,6 +106,8 @@ NOT_INITIALIZED = -32005
 TRANSPORT_ERROR = -32008
 REQUEST_TIMEOUT = -32009
 RATE_LIMITED = -32010
+# mcpfast
+INSUFFICIENT_SCOPE = -32003
 MESSAGE_TOO_LARGE = -32012
 UNSUPPORTED_VERSION = -32061
 # Local only
@@ -153,6 +159,7 @@ CATALOGUE: Mapping[int, ErrorCode] = {
         ErrorCode(TRANSPORT_ERROR, "TRANSPORT_ERROR", "Transport error", "seed"),
         ErrorCode(REQUEST_TIMEOUT, "REQUEST_TIMEOUT", "Request timeout", "seed"),
         ErrorCode(RATE_LIMITED, "RATE_LIMITED", "Rate limit exceeded", "seed"),
+        ErrorCode(INSUFFICIENT_SCOPE, "INSUFFICIENT_SCOPE", "Insufficient scope", "local"),
         ErrorCode(MESSAGE_TOO_LARGE, "MESSAGE_TOO_LARGE", "Message too large", "seed"),
         ErrorCode(
             UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION", "Unsupported protocol version", "seed"
@@ -184,6 +191,7 @@ _SEVERITIES = {
     MESSAGE_TOO_LARGE: "critical",
     TRANSPORT_ERROR: "critical",
     RATE_LIMITED: "warning",
+    INSUFFICIENT_SCOPE: "warning",
     REQUEST_TIMEOUT: "warning",
     NOT_INITIALIZED: "warning",
     URL_ELICITATION_REQUIRED: "warning",

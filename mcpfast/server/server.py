@@ -68,6 +68,7 @@ from mcpfast.server.features.tools import Tool, check_icons
 from mcpfast.server.handlers import install_handlers
 from mcpfast.server.logs import MCPLogHandler, level_index
 from mcpfast.server.middleware.pipeline import PipelineRouter, check_middleware
+from mcpfast.server.middleware.scopes import ScopeCheck
 from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
 from mcpfast.server.request.context import Context
 from mcpfast.server.request.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
@@ -220,6 +221,8 @@ class Server:
         self.router = Router()
         self._middleware: list[Any] = [check_middleware(mw) for mw in middleware]
         self._pipeline: Optional[PipelineRouter] = None
+        # The scopes of components (scopes=), once one names some.
+        self.scope_check: Optional[ScopeCheck] = None
         # Whether a connection was made (middleware is fixed from then on).
         self._served = False
         # OpenTelemetry (mcpfast.telemetry): added when the first connection is made, if a
@@ -308,12 +311,15 @@ class Server:
         task_support: str = "forbidden",
         task_start: str = "call",
         tags: Iterable[str] = (),
+        scopes: Iterable[str] = (),
     ) -> Any:
         """Register a function as a tool: ``@app.tool``, ``@app.tool()``, ``@app.tool("name")``
         or ``@app.tool(name=..., title=..., annotations=...)``. Returns the function.
         ``task_support`` ("forbidden", "optional", "required") and ``task_start`` ("call",
         "handler"): whether and when a call runs as a task (:mod:`mcpfast.server.tasks.manager`).
-        ``tags``: groups to enable or disable it with (:meth:`disable_tools`)."""
+        ``tags``: groups to enable or disable it with (:meth:`disable_tools`). ``scopes``:
+        what the caller's token must grant to see and call it
+        (:mod:`mcpfast.server.middleware.scopes`)."""
         if isinstance(fn, str):
             name, fn = fn, None
 
@@ -322,7 +328,7 @@ class Server:
                 function, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta, input_schema=input_schema,
                 structured_output=structured_output, task_support=task_support,
-                task_start=task_start, tags=tags,
+                task_start=task_start, tags=tags, scopes=scopes,
             )
             return function
 
@@ -331,7 +337,9 @@ class Server:
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
         """Register (or replace, by name) a tool; options as for ``tool()``. Connected
         clients get notifications/tools/list_changed."""
+        scopes = options.pop("scopes", ())
         tool = Tool(fn, context_type=Context, **options)
+        self._require_scopes("tool", tool.name, scopes)
         self._disabled_tools.pop(tool.name, None)
         self.tools_catalog.add(tool.name, tool)
         return tool
@@ -387,6 +395,7 @@ class Server:
         annotations: Any = None,
         icons: Any = None,
         meta: Optional[Mapping[str, Any]] = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a function as the resource ``uri``; a URI with ``{variables}`` registers
         a resource template whose variables are the function's arguments."""
@@ -397,6 +406,7 @@ class Server:
             self.add_resource(
                 uri, function, name=name, title=title, description=description,
                 mime_type=mime_type, size=size, annotations=annotations, icons=icons, meta=meta,
+                scopes=scopes,
             )
             return function
 
@@ -408,6 +418,9 @@ class Server:
         then). Connected clients get notifications/resources/list_changed."""
         if isinstance(uri, str) and ("{" in uri or "}" in uri) and not is_template(uri):
             UriTemplate(uri)  # raises ValueError saying what is wrong with the template
+        scopes = options.pop("scopes", ())
+        if isinstance(uri, str):
+            self._require_scopes("template" if is_template(uri) else "resource", uri, scopes)
         if is_template(uri):
             if options.pop("size", None) is not None:
                 raise TypeError("a resource template has no size")
@@ -482,6 +495,7 @@ class Server:
         argument_titles: Optional[Mapping[str, str]] = None,
         icons: Any = None,
         meta: Optional[Mapping[str, Any]] = None,
+        scopes: Iterable[str] = (),
     ) -> Any:
         """Register a function as a prompt: ``@app.prompt``, ``@app.prompt()``,
         ``@app.prompt("name")`` or with keyword options. Returns the function."""
@@ -491,7 +505,7 @@ class Server:
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
             self.add_prompt(
                 function, name=name, title=title, description=description,
-                argument_titles=argument_titles, icons=icons, meta=meta,
+                argument_titles=argument_titles, icons=icons, meta=meta, scopes=scopes,
             )
             return function
 
@@ -499,7 +513,9 @@ class Server:
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
         """Register (or replace, by name) a prompt; clients get list_changed."""
+        scopes = options.pop("scopes", ())
         prompt = Prompt(fn, context_type=Context, **options)
+        self._require_scopes("prompt", prompt.name, scopes)
         self.prompts_catalog.add(prompt.name, prompt)
         return prompt
 
@@ -627,6 +643,24 @@ class Server:
         from mcpfast.gateway import gateway_of
 
         return gateway_of(self).mount(upstream, namespace, **options)
+
+    def _require_scopes(self, kind: str, key: str, scopes: Iterable[str]) -> None:
+        # The scopes of a component: kept by the ScopeCheck middleware, installed outermost
+        # when the first component names scopes (mcpfast.server.middleware.scopes).
+        if isinstance(scopes, str):
+            raise TypeError("scopes must be a list of scope strings, not one str")
+        check = self.scope_check
+        if check is None:
+            scopes = tuple(scopes)
+            if not scopes:
+                return
+            if self._served:
+                raise RuntimeError("the first component with scopes= must be registered before "
+                                   "the server serves (the scope check is middleware)")
+            check = self.scope_check = ScopeCheck()
+            self._middleware.insert(0, check)
+            self._pipeline = None
+        check.require(kind, key, scopes)
 
     @property
     def dispatch_router(self) -> Router:

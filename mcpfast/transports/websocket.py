@@ -13,7 +13,13 @@ which moves frames in and out of the connection, is compiled
 Server (:func:`serve_websocket`): the upgrade is refused with 404 on another path, 421 /
 403 when Host / Origin fail the :class:`~mcpfast.transports.http.HostPolicy`, and 400 when
 the client offers subprotocols without ``mcp`` (a client offering none is served, without
-the header). A binary frame closes the socket with 1003 (unsupported data); a message
+the header). With ``auth`` (a :class:`~mcpfast.transports.http.BearerAuth`) the upgrade
+carries the credentials (``Authorization: Bearer`` or the API-key header) and gets the
+same refusals as an HTTP request (401 / 403 / 400 with ``WWW-Authenticate``); the socket's
+handlers see the token as ``ctx.auth``. The upgrade is answered without waiting, so a
+verdict that needs I/O first (a key set not fetched yet, a token not introspected yet) is
+answered 503 with ``Retry-After: 1`` while it completes; the verifier keeps its answer and
+the client's retry is served. A binary frame closes the socket with 1003 (unsupported data); a message
 over ``max_frame_size`` with 1009 (message too big; a message in several frames counts
 whole), frames of a message out of order with 1002; a malformed JSON text is answered
 -32700 and the socket goes on. The peer going away closes the connection, which cancels
@@ -27,10 +33,13 @@ normal closure (1000).
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any, Callable, Optional
 
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE
 from mcpfast.jsonrpc.contract import Connection
+from mcpfast.transports.http import headers as h
+from mcpfast.transports.http.messages import HTTPResponse
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.stream import DEFAULT_MAX_WRITE_BUFFER
 
@@ -72,6 +81,7 @@ async def serve_websocket(
     host_policy: Optional[HostPolicy] = None,
     ready: Optional[Callable[[str, int], None]] = None,
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+    auth: Any = None,
 ) -> None:
     """Serve MCP over WebSocket on ``ws://host:port/path`` until cancelled (module
     docstring). ``host_policy``: Host/Origin checks (on for loopback binds unless given).
@@ -95,6 +105,18 @@ async def serve_websocket(
         refused = policy.check(headers.get("host"), headers.get("origin"))
         if refused is not None:
             return _refusal(picows, refused[0], refused[1])
+        made = factory
+        if auth is not None:
+            verdict = auth.authenticate(headers)
+            if inspect.isawaitable(verdict):
+                _finish_in_background(verdict)
+                return _refusal(picows, 503, "Service Unavailable: the credentials are being "
+                                             "verified; try again", {"Retry-After": "1"})
+            if isinstance(verdict, HTTPResponse):
+                return _refusal(picows, verdict.status, verdict.body.decode("utf-8", "replace"),
+                                {name: value for name, value in verdict.headers
+                                 if name == h.WWW_AUTHENTICATE})
+            made = _bound(factory, verdict)
         offered = _offered(headers)
         extra = {}
         if offered:
@@ -104,7 +126,7 @@ async def serve_websocket(
             extra["Sec-WebSocket-Protocol"] = SUBPROTOCOL
         response = picows.WSUpgradeResponse.create_101_response(extra_headers=extra)
         return picows.WSUpgradeResponseWithListener(response,
-                                                    listener_class(factory, live, max_frame_size,
+                                                    listener_class(made, live, max_frame_size,
                                                                    max_write_buffer))
 
     server = await picows.ws_create_server(upgrade, host, port, max_frame_size=max_frame_size,
@@ -121,9 +143,31 @@ async def serve_websocket(
         await server.wait_closed()
 
 
-def _refusal(picows: Any, status: int, message: str) -> Any:
-    response = picows.WSUpgradeResponse.create_error_response(status, message.encode("utf-8"))
+def _refusal(picows: Any, status: int, message: str, headers: Optional[dict[str, str]] = None) -> Any:
+    response = picows.WSUpgradeResponse.create_error_response(status, message.encode("utf-8"),
+                                                              extra_headers=headers)
     return picows.WSUpgradeResponseWithListener(response, None)
+
+
+def _bound(factory: Callable[[Callable[[bytes], None]], Connection],
+           token: Any) -> Callable[[Callable[[bytes], None]], Connection]:
+    # The socket's connection carries the caller's verified token (ctx.auth).
+    def make(send: Callable[[bytes], None]) -> Connection:
+        connection = factory(send)
+        connection.auth = token  # type: ignore[attr-defined]
+        return connection
+
+    return make
+
+
+# Verdicts finishing after their upgrade was answered 503, referenced until done.
+_VERIFYING: set[asyncio.Task[Any]] = set()
+
+
+def _finish_in_background(verdict: Any) -> None:
+    task = asyncio.ensure_future(verdict)
+    _VERIFYING.add(task)
+    task.add_done_callback(_VERIFYING.discard)
 
 
 class WebSocketClientStream:

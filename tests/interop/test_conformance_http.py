@@ -123,8 +123,10 @@ def test_conformance_tasks_extension_scenarios_have_no_failure():
 
 # -- client mode ------------------------------------------------------------------------
 
-# Client scenarios outside `--suite core` run one by one: the 2025-03-26 authorization ones.
-CLIENT_SCENARIOS = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
+# Client scenarios outside `--suite core` run one by one: the 2025-03-26 authorization ones,
+# and the client credentials extension (SEP-1046: ClientCredentials).
+CLIENT_SCENARIOS = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+                    "auth/client-credentials-basic", "auth/client-credentials-jwt"]
 
 
 def loopback_namespace_available() -> bool:

@@ -13,13 +13,15 @@
 
 Built in: :class:`RequestLogging` (timing and a structured record per request),
 :class:`ErrorHandling` (exceptions as clear JSON-RPC errors, mapped codes), :class:`RateLimit`
-(a token bucket per caller and tool, in this process).
+(a token bucket per caller and tool, in this process), :class:`ScopeCheck` (the scopes of
+each tool, resource and prompt; installed by ``scopes=``).
 """
 
 from mcpfast.server.middleware.errors import ErrorHandling
 from mcpfast.server.middleware.pipeline import METHOD_HOOKS, CallNext, Middleware, PipelineRouter
 from mcpfast.server.middleware.rate_limit import RateLimit, TokenBucket
 from mcpfast.server.middleware.request_log import RequestLogging
+from mcpfast.server.middleware.scopes import ScopeCheck
 
 __all__ = ["CallNext", "ErrorHandling", "METHOD_HOOKS", "Middleware", "PipelineRouter", "RateLimit",
-           "RequestLogging", "TokenBucket"]
+           "RequestLogging", "ScopeCheck", "TokenBucket"]

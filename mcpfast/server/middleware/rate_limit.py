@@ -4,7 +4,9 @@ Each key gets a bucket holding at most ``burst`` tokens, refilled at ``rate`` to
 second; a call takes one token, and a call finding none is refused with -32010 (the error
 catalogue's "Rate limit exceeded", severity warning: it may succeed later) and data
 ``{"retryAfter": <seconds until a token is there>, "limit": {"rate", "burst"}}``, before
-its handler runs.
+its handler runs. The error is a :class:`~mcpfast.jsonrpc.errors.RateLimited`: the
+Streamable HTTP endpoint answers a POST whose only request it refused with 429 and
+``Retry-After`` (whole seconds, rounded up); elsewhere the JSON-RPC error is the answer.
 
 The key is ``(caller, tool)``: the caller is the authenticated subject (``ctx.auth``)
 when the transport authenticates, else ``"address:<ip>"`` with the client's address when
@@ -28,9 +30,8 @@ import math
 import time
 from typing import Any, Callable, Hashable, Iterable, Optional
 
-from mcpfast.jsonrpc.errors import RATE_LIMITED, JSONRPCError
+from mcpfast.jsonrpc.errors import RateLimited
 from mcpfast.protocol import methods as mcp_methods
-from mcpfast.protocol.error_codes import default_message
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 
 __all__ = ["DEFAULT_MAX_KEYS", "RateLimit", "TokenBucket"]
@@ -138,7 +139,5 @@ class RateLimit(Middleware):
             store = self.store
             wait = self.retry_after(key) if store is None else await store.take(key, self.rate, self.burst)
             if wait > 0.0:
-                raise JSONRPCError(
-                    RATE_LIMITED, f"{default_message(RATE_LIMITED)}: retry after {wait:.3f} s",
-                    {"retryAfter": round(wait, 3), "limit": {"rate": self.rate, "burst": self.burst}})
+                raise RateLimited(wait, limit={"rate": self.rate, "burst": self.burst})
         return await call_next(ctx)

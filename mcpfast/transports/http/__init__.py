@@ -11,6 +11,7 @@ FastAPI). Several processes share sessions and resumable streams through a
 
 from mcpfast.transports.http.asgi import ASGIApp
 from mcpfast.transports.http.auth import BearerAuth, InvalidToken
+from mcpfast.transports.http.client_credentials import ClientCredentials
 from mcpfast.transports.http.endpoint import (
     DEFAULT_KEEPALIVE_INTERVAL,
     DEFAULT_MAX_BODY_SIZE,
@@ -29,6 +30,7 @@ from mcpfast.transports.http.session_directory import MemoryDirectoryHub, Sessio
 __all__ = [
     "ASGIApp",
     "BearerAuth",
+    "ClientCredentials",
     "DEFAULT_KEEPALIVE_INTERVAL",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_SESSIONS",

@@ -28,11 +28,13 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Iterable, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from mcpfast.auth import AccessToken
+from mcpfast.auth.errors import InvalidToken
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPResponse
 
@@ -46,17 +48,9 @@ Verifier = Callable[[str], Union[Optional[AccessToken], Awaitable[Optional[Acces
 # What authenticate() gives: the token, the refusal to send, or an awaitable of either.
 Verdict = Union[AccessToken, HTTPResponse, Awaitable[Union[AccessToken, HTTPResponse]]]
 
-# RFC 6750 token68 characters (the b64token syntax): a token outside them is malformed.
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
-
-
-class InvalidToken(Exception):
-    """Raised by a verifier to refuse a token with a reason the client may see (sent as
-    ``error_description``; keep secrets out of it)."""
-
-    def __init__(self, description: str = "the access token is invalid") -> None:
-        super().__init__(description)
-        self.description = description
+# RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" -- a token
+# outside it is malformed. A compiled pattern: a JWT is 700+ characters, checked per request.
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
 
 def _quoted(value: str) -> str:
@@ -73,28 +67,40 @@ class BearerAuth:
     ``authorization_servers``: issuer URLs of the authorization servers clients may use.
     ``required_scopes``: scopes every request needs (403 without them).
     ``scopes_supported``, ``resource_name``, ``resource_documentation``: more metadata.
+    ``api_keys``: API keys accepted beside bearer tokens (an object whose ``verify(key)``
+    gives the AccessToken or raises InvalidToken, such as :class:`~mcpfast.auth.api_keys.APIKeys`),
+    read from the ``api_key_header`` (``X-API-Key``); with ``verifier=None`` they are the
+    only credential accepted (``authorization_servers`` may then be empty).
     """
 
     def __init__(
         self,
-        verifier: Verifier,
+        verifier: Optional[Verifier],
         *,
         resource: str,
-        authorization_servers: Sequence[str],
+        authorization_servers: Sequence[str] = (),
         required_scopes: Iterable[str] = (),
         scopes_supported: Optional[Sequence[str]] = None,
         resource_name: Optional[str] = None,
         resource_documentation: Optional[str] = None,
+        api_keys: Any = None,
+        api_key_header: str = "x-api-key",
     ) -> None:
-        if not callable(verifier):
+        if verifier is None and api_keys is None:
+            raise TypeError("BearerAuth needs a verifier, api_keys, or both")
+        if verifier is not None and not callable(verifier):
             raise TypeError("verifier must be callable: verifier(token) -> AccessToken | None")
+        if api_keys is not None and not callable(getattr(api_keys, "verify", None)):
+            raise TypeError("api_keys must have verify(key) -> AccessToken (mcpfast.auth.api_keys.APIKeys)")
         parts = urlsplit(resource)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
             raise ValueError(f"resource must be an absolute http(s) URL without a fragment, "
                              f"got {resource!r}")
-        if isinstance(authorization_servers, str) or not authorization_servers:
+        if isinstance(authorization_servers, str) or (verifier is not None and not authorization_servers):
             raise ValueError("authorization_servers must be a non-empty list of issuer URLs")
         self.verifier = verifier
+        self.api_keys = api_keys
+        self.api_key_header = api_key_header.lower()
         self.resource = resource
         self.authorization_servers = list(authorization_servers)
         self.required_scopes = tuple(required_scopes)
@@ -137,6 +143,17 @@ class BearerAuth:
 
     def authenticate(self, headers: dict[str, str]) -> Verdict:
         """The verified token of a request, the refusal to send, or an awaitable of one."""
+        if self.api_keys is not None:
+            key = headers.get(self.api_key_header)
+            if key is not None:
+                key = key.strip()
+                try:
+                    found = self.api_keys.verify(key)
+                except InvalidToken as exc:
+                    return self.challenge(401, "invalid_token", exc.description)
+                except Exception:
+                    return self._verifier_failed()
+                return self._judge(found, key)
         value = headers.get(h.AUTHORIZATION)
         if value is None:
             return self.challenge(401)
@@ -145,16 +162,19 @@ class BearerAuth:
             # Another scheme is no bearer credential at all (RFC 6750 section 3.1).
             return self.challenge(401)
         token = token.strip()
-        if not token or not _TOKEN_CHARS.issuperset(token):
+        if _B64TOKEN.fullmatch(token) is None:
             return self.challenge(400, "invalid_request",
                                   "the Authorization header must be 'Bearer <token>'")
+        if self.verifier is None:
+            return self.challenge(401, "invalid_token",
+                                  f"this server takes an API key ({self.api_key_header}), not a bearer token")
         try:
             verdict = self.verifier(token)
         except InvalidToken as exc:
             return self.challenge(401, "invalid_token", exc.description)
         except Exception:
             return self._verifier_failed()
-        if inspect.isawaitable(verdict):
+        if type(verdict) is not AccessToken and verdict is not None and inspect.isawaitable(verdict):
             return self._finish(verdict, token)
         return self._judge(verdict, token)
 
@@ -195,22 +215,30 @@ class BearerAuth:
     def challenge(self, status: int, error: Optional[str] = None,
                   description: Optional[str] = None) -> HTTPResponse:
         """A refusal with its ``WWW-Authenticate: Bearer ...`` challenge (RFC 6750 / 9728)."""
-        parameters = []
-        if error is not None:
-            parameters.append(f"error={_quoted(error)}")
-            if description is not None:
-                parameters.append(f"error_description={_quoted(description)}")
-        if self._scope:
-            parameters.append(f"scope={_quoted(self._scope)}")
-        parameters.append(f"resource_metadata={_quoted(self.metadata_url)}")
         body: dict[str, str] = {"error": error or "unauthorized"}
         if description is not None:
             body["error_description"] = description
         elif error is None:
             body["error_description"] = "this MCP server needs an access token (Authorization: Bearer)"
         return HTTPResponse(status, [JSON_CONTENT_TYPE,
-                                     (h.WWW_AUTHENTICATE, "Bearer " + ", ".join(parameters))],
+                                     (h.WWW_AUTHENTICATE, self.challenge_header(error, description))],
                             json.dumps(body).encode())
+
+    def challenge_header(self, error: Optional[str] = None, description: Optional[str] = None,
+                         scope: Optional[str] = None) -> str:
+        """The ``WWW-Authenticate`` value: ``Bearer error=..., error_description=...,
+        scope=..., resource_metadata=...``; ``scope``: the scopes to ask for (default: the
+        required or supported ones; a step-up names what one call needs)."""
+        parameters = []
+        if error is not None:
+            parameters.append(f"error={_quoted(error)}")
+            if description is not None:
+                parameters.append(f"error_description={_quoted(description)}")
+        scope = self._scope if scope is None else scope
+        if scope:
+            parameters.append(f"scope={_quoted(scope)}")
+        parameters.append(f"resource_metadata={_quoted(self.metadata_url)}")
+        return "Bearer " + ", ".join(parameters)
 
     def __repr__(self) -> str:
         return f"<BearerAuth {self.resource}>"

@@ -343,8 +343,13 @@ class HTTPClientStream:
             if status != 401 and not (status == 403 and challenge is not None):
                 return connection, response
             refused_body = await response.body(self.max_frame_size)
-            if retries < MAX_AUTH_RETRIES and not self._closed \
-                    and await auth.unauthorized(Unauthorized(status, challenge, self.url)):
+            try:
+                renewed = retries < MAX_AUTH_RETRIES and not self._closed \
+                    and await auth.unauthorized(Unauthorized(status, challenge, self.url))
+            except BaseException:
+                self._release(connection, response)
+                raise
+            if renewed:
                 retries += 1
                 self._release(connection, response)
                 continue
@@ -402,6 +407,9 @@ class HTTPClientStream:
                 connection, response = await self._authorized("POST", headers, frame)
             except OSError as exc:
                 self._fail(message, f"cannot reach {self.url}: {exc}")
+                return
+            except Exception as exc:  # the auth could not get credentials: say why, wait no more
+                self._fail(message, f"authorization for {self.url} failed: {exc}")
                 return
             try:
                 await self._read_answer(response, message, initialize)

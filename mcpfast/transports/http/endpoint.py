@@ -69,10 +69,16 @@ from typing import Any, Awaitable, Callable, Mapping, Optional, Protocol, Union
 from mcpfast._bounded_memo import remember
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error, encode_notification
-from mcpfast._core.messages import Notification, Request, Response
+from mcpfast._core.messages import ErrorResponse, Notification, Request, Response
 from mcpfast.auth import AccessToken
 from mcpfast.jsonrpc.contract import Connection
-from mcpfast.jsonrpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcpfast.jsonrpc.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    REFUSAL_CODES,
+    http_refusal,
+)
 from mcpfast.jsonrpc.outgoing import CANCELLED_METHOD
 from mcpfast.jsonrpc.refused_frames import invalid_params_reply, refusal
 from mcpfast.protocol import meta_keys, methods
@@ -265,7 +271,12 @@ class StreamableHTTPEndpoint:
         self._legs: dict[str, Leg] = {}
         self._post_verdicts: dict[_PostHeaders, _PostVerdict] = {}
         # Holds path, auth and max_body_size (the properties below).
-        self._front = PostFront(self, path, None, DEFAULT_MAX_BODY_SIZE, _status_2026)
+        # The HTTP statuses of error answers: the 2026-07-28 leg's table, and for every era
+        # the HTTP refusals the pipeline carries in a JSON-RPC error (429, 403).
+        self._statuses_2026 = ErrorStatuses(_STATUSES_2026, self._pipeline_refusal, REFUSAL_CODES)
+        self._statuses = ErrorStatuses({}, self._pipeline_refusal, REFUSAL_CODES)
+        self._front = PostFront(self, path, None, DEFAULT_MAX_BODY_SIZE, self._statuses_2026,
+                                self._statuses)
         self.handle = self._front.handle
         self.max_body_size = max_body_size
         self.json_response = bool(json_response)
@@ -458,7 +469,7 @@ class StreamableHTTPEndpoint:
             # Stateless mode: a connection per POST. An initialize gets a new one, closed
             # once answered; the others reuse an idle one of their version (Leg).
             lease = single_lease(self.factory(_drop_outside)) if initialize else leg.lease()
-            return feed_leased(self, lease, message, body, json_only, None, token)
+            return feed_leased(self, lease, message, body, json_only, self._statuses, token)
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
@@ -507,7 +518,7 @@ class StreamableHTTPEndpoint:
                 ids = answered_ids(message)
                 if ids is not None and shared.pass_answers(session, ids, body):
                     return HTTPResponse(202)
-        return feed_post(self, session, session.connection, message, body, json_only, None)
+        return feed_post(self, session, session.connection, message, body, json_only, self._statuses)
 
     async def _post_state(self, session: HTTPSession, body: bytes, message: Any,
                           json_only: bool) -> HTTPResponse:
@@ -517,7 +528,7 @@ class StreamableHTTPEndpoint:
             await self.shared.state_changed(session, message, body)
         except ConnectionError as exc:
             return _directory_unreachable(exc)
-        outcome = feed_post(self, session, session.connection, message, body, json_only, None)
+        outcome = feed_post(self, session, session.connection, message, body, json_only, self._statuses)
         return outcome if isinstance(outcome, HTTPResponse) else await outcome
 
     async def _post_adopted(self, session_id: str, token: Optional[AccessToken], body: bytes,
@@ -570,7 +581,7 @@ class StreamableHTTPEndpoint:
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
-        return feed_leased(self, self._leg_2026.lease(), message, body, json_only, _status_2026,
+        return feed_leased(self, self._leg_2026.lease(), message, body, json_only, self._statuses_2026,
                            token, headers)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
@@ -586,6 +597,28 @@ class StreamableHTTPEndpoint:
             bind_token(session.connection, token)  # the newest token, for ctx.auth
         session.touch()
         return session
+
+    def _pipeline_refusal(self, response: HTTPResponse, frame: bytes) -> HTTPResponse:
+        """The answer to a POST whose only request the pipeline refused with an error that
+        means an HTTP refusal (:func:`~mcpfast.jsonrpc.errors.http_refusal`): its status and
+        headers, the JSON-RPC error as the body."""
+        answer = decode(frame)
+        if not isinstance(answer, ErrorResponse):
+            return response
+        refusal = http_refusal(answer.code, answer.data)
+        if refusal is None:
+            return response
+        response.status = refusal.status
+        if refusal.retry_after is not None:
+            response.headers.append(("retry-after", str(refusal.retry_after)))
+        if refusal.scopes:
+            auth = self.auth
+            scope = " ".join(refusal.scopes)
+            challenge = (auth.challenge_header("insufficient_scope", answer.message, scope)
+                         if auth is not None else
+                         f'Bearer error="insufficient_scope", scope="{scope}"')
+            response.headers.append((h.WWW_AUTHENTICATE, challenge))
+        return response
 
     def _too_many_sessions(self) -> HTTPResponse:
         return error_response(503, f"Service Unavailable: {self.max_sessions} sessions are open; "
@@ -919,7 +952,7 @@ class StreamableHTTPEndpoint:
 
 
 # 2026-07-28: the HTTP status of a JSON-RPC error answer (the rest are 200).
-_status_2026 = ErrorStatuses({METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400,
+_STATUSES_2026 = dict({METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARAMS: 400,
                               HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
                               UNSUPPORTED_PROTOCOL_VERSION: 400})
 

@@ -24,6 +24,8 @@ cdef class PostFront:
     # The 2026-07-28 leg and the HTTP statuses of its error answers (the endpoint's).
     cdef Leg _leg_2026
     cdef ErrorStatuses _statuses_2026
+    # The older versions' (HTTP refusals only; None: none applied).
+    cdef ErrorStatuses _statuses
     # The endpoint's POST verdicts by header values (its dict, shared).
     cdef dict _verdicts
     # The last header verdict with the values it was found for: the framer hands out the

@@ -20,14 +20,16 @@ class PostFront:
     StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
     ``_handle``, ``_post_verdict``, ``_post_refused``, ``_post_undecodable``,
     ``_post_2026`` and ``_post_decoded`` are looked up once, here;
-    ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers."""
+    ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers;
+    ``statuses``: the same for the older versions' answers (the HTTP refusals only)."""
 
     path: str
     auth: Optional[BearerAuth]
     max_body_size: int
 
     def __init__(self, endpoint: Any, path: str, auth: Optional[BearerAuth],
-                 max_body_size: int, statuses_2026: ErrorStatuses) -> None: ...
+                 max_body_size: int, statuses_2026: ErrorStatuses,
+                 statuses: Optional[ErrorStatuses] = None) -> None: ...
     def handle(self, request: HTTPRequest) -> Any:
         """The response to one request, or an awaitable of it (the endpoint's ``handle``)."""
     def post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Any:

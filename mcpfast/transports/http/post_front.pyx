@@ -81,15 +81,18 @@ cdef class PostFront:
     StreamableHTTPEndpoint, whose ``_post_verdicts`` dict (kept, never replaced) and
     ``_handle``, ``_post_verdict``, ``_post_refused``, ``_post_undecodable``,
     ``_post_2026`` and ``_post_decoded`` are looked up once, here;
-    ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers."""
+    ``statuses_2026``: the HTTP statuses of the 2026-07-28 leg's error answers;
+    ``statuses``: the same for the older versions' answers (the HTTP refusals only)."""
 
-    def __init__(self, endpoint, str path, auth, Py_ssize_t max_body_size, statuses_2026):
+    def __init__(self, endpoint, str path, auth, Py_ssize_t max_body_size, statuses_2026,
+                 statuses=None):
         self.path = path
         self.auth = auth
         self.max_body_size = max_body_size
         self._endpoint = endpoint
         self._leg_2026 = endpoint._leg_2026
         self._statuses_2026 = statuses_2026
+        self._statuses = statuses
         self._verdicts = endpoint._post_verdicts
         self._handle_other = endpoint._handle
         self._verdict_of = endpoint._post_verdict
@@ -145,7 +148,7 @@ cdef class PostFront:
             leg = verdict[6]
             if leg is not None and (<Request>message).method != _INITIALIZE:
                 return feed_leased(self._endpoint, (<Leg>leg).lease(), message, body,
-                                   verdict[1], None, token)
+                                   verdict[1], self._statuses, token)
         return self._post_decoded(headers, body, message, verdict, token)
 
     cdef tuple _verdict(self, host, origin, content_type, accept, version_header):

@@ -46,6 +46,8 @@ cdef class Lease:
 
 cdef class ErrorStatuses:
     cdef readonly dict statuses
+    cdef readonly object refuse
+    cdef readonly frozenset refusal_codes
 
     cdef HTTPResponse apply(self, HTTPResponse response, object frame)
 

@@ -1,7 +1,7 @@
 """The reply channel of one POST, the stateless legs' connections, and the feeding of a
 POST's message into its connection (stubs; see the compiled module's docstring)."""
 
-from typing import Any, Awaitable, Callable, Optional, Union, final
+from typing import Any, Awaitable, Callable, Iterable, Optional, Union, final
 
 from mcpfast._core.dispatch import ReplyChannelCore
 from mcpfast._core.http_messages import HTTPResponse
@@ -56,11 +56,19 @@ class Lease:
 class ErrorStatuses:
     """An ``admit`` for feed_post and the endpoint: gives a JSON answer that is a JSON-RPC
     error the HTTP status its code maps to in ``statuses`` (codes not there: the status
-    stays). The table is the caller's (the 2026-07-28 leg's rule); this only applies it."""
+    stays). The table is the caller's (the 2026-07-28 leg's rule); this only applies it.
+    ``refuse``: for an error whose code is in ``refusal_codes`` (an HTTP refusal carried by
+    a JSON-RPC error: 429, 403), ``refuse(response, frame)`` makes the answer instead."""
 
     @property
     def statuses(self) -> dict[int, int]: ...
-    def __init__(self, statuses: dict[int, int]) -> None: ...
+    @property
+    def refuse(self) -> Optional[Callable[[HTTPResponse, bytes], HTTPResponse]]: ...
+    @property
+    def refusal_codes(self) -> frozenset[int]: ...
+    def __init__(self, statuses: dict[int, int],
+                 refuse: Optional[Callable[[HTTPResponse, bytes], HTTPResponse]] = None,
+                 refusal_codes: Iterable[int] = ()) -> None: ...
     def __call__(self, response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse: ...
 
 def single_lease(connection: Connection) -> Lease:

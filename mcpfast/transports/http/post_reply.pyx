@@ -324,10 +324,14 @@ cpdef object feed_leased(object endpoint, Lease lease, object message, object bo
 cdef class ErrorStatuses:
     """An ``admit`` for feed_post and the endpoint: gives a JSON answer that is a JSON-RPC
     error the HTTP status its code maps to in ``statuses`` (codes not there: the status
-    stays). The table is the caller's (the 2026-07-28 leg's rule); this only applies it."""
+    stays). The table is the caller's (the 2026-07-28 leg's rule); this only applies it.
+    ``refuse``: for an error whose code is in ``refusal_codes`` (an HTTP refusal carried by
+    a JSON-RPC error: 429, 403), ``refuse(response, frame)`` makes the answer instead."""
 
-    def __init__(self, dict statuses):
+    def __init__(self, dict statuses, refuse=None, refusal_codes=()):
         self.statuses = dict(statuses)
+        self.refuse = refuse
+        self.refusal_codes = frozenset(refusal_codes) if refuse is not None else frozenset()
 
     def __call__(self, HTTPResponse response, frame):
         return self.apply(response, frame)
@@ -336,6 +340,8 @@ cdef class ErrorStatuses:
         if frame is not None and response.status == 200:
             code = error_code_of(frame)
             if code is not None:
+                if code in self.refusal_codes:
+                    return self.refuse(response, frame)
                 response.status = self.statuses.get(code, 200)
         return response
 
