@@ -36,12 +36,46 @@ def _members(protocol: type) -> set[str]:
     return names
 
 
-def test_a_server_provides_every_member_of_the_declared_core():
-    app = Server("core")
-    missing = sorted(name for name in _members(core.ServerCore) if not hasattr(app, name))
-    assert missing == []
-    # The declared core is small: only what the lower modules read.
-    assert len(_members(core.ServerCore)) < 45
+def test_the_server_builds_one_core_that_connections_and_contexts_hold():
+    app = Server("core", instructions="hi", max_in_flight=3)
+    assert isinstance(app.core, core.ServerCore) and app.core.app is app
+    seen: dict[str, Any] = {}
+
+    @app.tool()
+    def where(ctx: mcpfast.Context) -> str:
+        seen.update(server=ctx.server, core=ctx.core, holder=ctx.connection.server)
+        return "ok"
+
+    async def main() -> None:
+        async with mcpfast.connect(app) as client:
+            await client.call_tool("where")
+
+    asyncio.run(main())
+    # Users see the facade; the connection holds the core, and so do the lower modules.
+    assert seen == {"server": app, "core": app.core, "holder": app.core}
+    assert app.core.stateless_era.server is app.core and app.core.tasks is app.tasks
+
+
+def test_the_facade_reads_and_writes_the_cores_fields():
+    app = Server("core", version="2.0.0", request_timeout=5.0)
+    fields = ("name", "version", "instructions", "default_log_level", "logging_enabled",
+              "advertise", "request_timeout", "max_in_flight", "logger", "loop", "router",
+              "request_checks", "state_sources", "tools_catalog", "resources_catalog",
+              "templates_catalog", "prompts_catalog", "completer", "roots_changed_callbacks",
+              "publisher", "listen_streams", "tasks", "stateless_era", "cache_policy",
+              "request_state_codec", "lifespan")
+    for field in fields:
+        assert getattr(app, field) is getattr(app.core, field), field
+    assert (app.version, app.request_timeout) == ("2.0.0", 5.0)
+    # A field set on the facade (the CLI's --redis sets the publisher) is the core's.
+    replacement = type(app.publisher)()
+    app.publisher = replacement
+    assert app.core.publisher is replacement
+
+
+def test_the_declared_connection_handle_is_small():
+    # The core's public surface: what the lower modules read (fields and methods).
+    assert len(_members(core.ConnectionHandle)) < 20
 
 
 def test_a_connection_provides_every_member_of_its_handle():
