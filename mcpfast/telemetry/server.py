@@ -117,6 +117,14 @@ class ServerTelemetry(Middleware):
         session_id = getattr(connection, "session_id", None)
         if session_id is not None:
             span_attrs[a.MCP_SESSION_ID] = session_id
+        # The client's socket address where the transport knows it (spans only: the
+        # metrics' attributes stay bounded).
+        peer = getattr(connection, "peer_address", None)
+        if peer is not None:
+            span_attrs[a.CLIENT_ADDRESS] = peer
+            port = getattr(connection, "peer_port", None)
+            if port is not None:
+                span_attrs[a.CLIENT_PORT] = port
         name = method
         if type(params) is dict:
             if method == methods.TOOLS_CALL:

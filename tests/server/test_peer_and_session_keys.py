@@ -1,5 +1,5 @@
 """Who is calling, as the transport saw it: the client's address (``ctx.peer_address``,
-over TCP) keys the rate limiter when nobody authenticated, and the Streamable HTTP session
+``ctx.peer_port``, over TCP and WebSocket) keys the rate limiter when nobody authenticated, and the Streamable HTTP session
 id (``ctx.session_id``) is in every request-log record."""
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ async def serving(app: Server, transport: str) -> AsyncIterator[int]:
 
     if transport == "tcp":
         task = asyncio.ensure_future(app.serve_tcp("127.0.0.1", 0, ready=bound))
+    elif transport == "websocket":
+        task = asyncio.ensure_future(app.serve_websocket("127.0.0.1", 0, ready=bound))
     else:
         task = asyncio.ensure_future(app.serve_http("127.0.0.1", 0, ready=bound))
     try:
@@ -162,3 +164,47 @@ def test_peer_address_drops_the_port_and_knows_none_without_a_socket(peer, expec
 
     assert peer_address(Transport()) == expected
     assert peer_address(None) is None
+
+
+def test_the_tcp_peer_port_is_the_clients_own_port():
+    app = Server("ports")
+
+    @app.tool()
+    def whoami(ctx: Context) -> str:
+        return json.dumps([ctx.peer_address, ctx.peer_port])
+
+    async def main() -> None:
+        async with serving(app, "tcp") as port:
+            client = await LineClient.open(port, "127.0.0.3")
+            own_port = client.writer.get_extra_info("sockname")[1]
+            answer = await client.request("tools/call", {"name": "whoami"})
+            assert json.loads(answer["result"]["content"][0]["text"]) == ["127.0.0.3", own_port]
+            await client.close()
+
+    asyncio.run(main())
+
+
+def test_over_websocket_the_rate_limit_is_keyed_by_the_client_address():
+    clock = FakeClock()
+    limit = RateLimit(rate=1, burst=1, clock=clock)
+    app = Server("ws-address", middleware=[limit])
+
+    @app.tool()
+    def whoami(ctx: Context) -> str:
+        return json.dumps([ctx.peer_address, ctx.peer_port, *limit.default_key(ctx)])
+
+    async def main() -> None:
+        async with serving(app, "websocket") as port:
+            url = f"ws://127.0.0.1:{port}/mcp"
+            async with mcpfast.connect(url) as client:
+                result = await client.call_tool("whoami")
+                address, peer_port, key, name = json.loads(result["content"][0]["text"])
+                assert (address, key, name) == ("127.0.0.1", "address:127.0.0.1", "whoami")
+                assert isinstance(peer_port, int) and 0 < peer_port < 65536 and peer_port != port
+            # Another WebSocket from the same address shares the bucket: refused.
+            async with mcpfast.connect(url) as client:
+                with pytest.raises(mcpfast.JSONRPCError) as refused:
+                    await client.call_tool("whoami")
+                assert refused.value.code == RATE_LIMITED
+
+    asyncio.run(main())
