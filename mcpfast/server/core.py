@@ -22,9 +22,11 @@ state codec) is declared ``Any`` here, documented by name, and set by the facade
 
 Compiled code reads the core in three places, each field owned by Python (set there,
 only read in C): ``connection_core.pyx`` reads ``default_log_level`` and ``publisher``
-through the connection's ``server`` field (declared in ``connection_core.pxd``), the
-context factories (``context_factories.pyx``) the stateless era's ``claim`` and ``claims``,
-and ``tools_call.pyx`` the tools catalog's dict.
+of the connection's ``server`` field through the core's compiled base
+(:class:`~mcpfast.server.core_fields.CoreFields`, declared in ``core_fields.pxd``: the
+one place compiled code reads fields of the core itself), the context factories
+(``context_factories.pyx``) the stateless era's ``claim`` and ``claims``, and
+``tools_call.pyx`` the tools catalog's dict.
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ from mcpfast.jsonrpc.router import Router
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.log_levels import level_index
 from mcpfast.protocol.meta_keys import TASKS_EXTENSION
+from mcpfast.server.core_fields import CoreFields
 from mcpfast.server.features.catalog import Catalog
 from mcpfast.server.features.resource_errors import ResourceNotFound
 from mcpfast.server.middleware.pipeline import PipelineRouter
-from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher
+from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
 from mcpfast.server.request.state import ProtocolState
 
 __all__ = ["NOT_RUNNING", "ConnectionHandle", "ServerCore"]
@@ -51,7 +54,7 @@ __all__ = ["NOT_RUNNING", "ConnectionHandle", "ServerCore"]
 NOT_RUNNING: Any = object()
 
 
-class ServerCore:
+class ServerCore(CoreFields):
     """The state and the protocol answers of one server (module docstring).
 
     Built by the :class:`~mcpfast.server.server.Server` facade, which validates the
@@ -213,6 +216,11 @@ class ServerCore:
         """Deliver ``event`` through the publisher (the attribute: one set after
         construction, as ``--redis`` does, is used)."""
         return self.publisher.publish(event)
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send notifications/resources/updated to the connections subscribed to ``uri``;
+        returns how many were notified."""
+        return self.publisher.publish(ResourceUpdated(uri))
 
     def list_changed(self, kind: str) -> None:
         """Publish notifications/<kind>/list_changed."""

@@ -56,7 +56,6 @@ from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.protocol.versions import SUPPORTED_VERSIONS
 from mcpfast.server.connection import ServerConnection
 from mcpfast.server.core import NOT_RUNNING, ServerCore
@@ -65,12 +64,12 @@ from mcpfast.server.eras.stateless import CachePolicy, StatelessEra
 from mcpfast.server.features.catalog import Catalog
 from mcpfast.server.features.completion import Completer
 from mcpfast.server.features.prompts import Prompt
-from mcpfast.server.features.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.features.resources import Resource, ResourceTemplate
 from mcpfast.server.features.tools import Tool, check_icons
 from mcpfast.server.handlers import install_handlers
 from mcpfast.server.logs import MCPLogHandler, level_index
-from mcpfast.server.middleware.pipeline import PipelineRouter, check_middleware
-from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
+from mcpfast.server.middleware.pipeline import check_middleware
+from mcpfast.server.publisher import Publisher
 from mcpfast.server.request.context import Context
 from mcpfast.server.request.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from mcpfast.server.request.state_source import StateSource
@@ -460,7 +459,7 @@ class Server:
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to the connections subscribed to ``uri``;
         returns how many were notified."""
-        return self.publisher.publish(ResourceUpdated(uri))
+        return self.core.notify_resource_updated(uri)
 
     # -- prompts -----------------------------------------------------------------------
 

@@ -252,3 +252,45 @@ def test_the_core_is_what_a_request_sees_as_its_server():
             return (await client.call_tool("name_of"))["content"][0]["text"]
 
     assert asyncio.run(main()) == "core True"
+
+
+def test_the_compiled_connection_reads_the_cores_declared_fields():
+    from mcpfast.protocol.log_levels import level_index
+    from mcpfast.server.core_fields import CoreFields
+
+    class RecordingPublisher:
+        """A publisher without skips_parked: a recycled connection is detached from it."""
+
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, Any]] = []
+
+        def attach(self, connection: Any) -> None:
+            self.calls.append(("attach", connection))
+
+        def detach(self, connection: Any) -> None:
+            self.calls.append(("detach", connection))
+
+        def publish(self, event: Any) -> int:
+            return 0
+
+    app = Server("core", log_level="info")
+    # The fields compiled code reads are C fields of the core's compiled base.
+    assert isinstance(app.core, CoreFields)
+    assert {type(vars(CoreFields)[name]).__name__ for name in ("publisher", "default_log_level")} \
+        == {"member_descriptor"}
+    publisher = RecordingPublisher()
+    app.publisher = publisher  # as --redis does, before serving
+
+    async def main() -> None:
+        connection = app.connect_stateless(lambda frame: None, "2025-11-25")
+        assert publisher.calls == [("attach", connection)]
+        connection.state.log_level = level_index("debug")
+        # Changed on the core after the connection was made: recycle() reads it then.
+        app.core.default_log_level = level_index("error")
+        assert connection.recycle() is True
+        assert connection.state.log_level == level_index("error") and connection.parked
+        connection.revive()
+        assert publisher.calls[1:] == [("detach", connection), ("attach", connection)]
+        connection.close()
+
+    asyncio.run(main())

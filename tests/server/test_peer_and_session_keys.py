@@ -1,6 +1,7 @@
 """Who is calling, as the transport saw it: the client's address (``ctx.peer_address``,
-``ctx.peer_port``, over TCP and WebSocket) keys the rate limiter when nobody authenticated, and the Streamable HTTP session
-id (``ctx.session_id``) is in every request-log record."""
+``ctx.peer_port``, over TCP and WebSocket) keys the rate limiter when nobody
+authenticated, and the Streamable HTTP session id (``ctx.session_id``) is in every
+request-log record."""
 
 from __future__ import annotations
 

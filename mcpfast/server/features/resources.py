@@ -32,8 +32,8 @@ from typing import Any, Callable, Mapping, Optional
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.server.features.resource_errors import ResourceNotFound
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
+from mcpfast.server.features.resource_errors import ResourceNotFound
 from mcpfast.server.features.tools import check_icons, check_meta
 from mcpfast.server.request.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
