@@ -8,7 +8,7 @@ its handler runs.
 
 The key is ``(caller, tool)``: the caller is the authenticated subject (``ctx.auth``)
 when the transport authenticates, else ``"address:<ip>"`` with the client's address when
-the transport knows it (``ctx.peer_address``: TCP, WebSocket), else "anonymous" -- every such
+the transport knows it (``ctx.peer_address``: TCP, WebSocket, HTTP), else "anonymous" -- every such
 caller then shares one bucket per tool, so give ``key=`` (``key(ctx) -> hashable``) to
 tell callers apart another way; the tool is the tools/call's name when it names a registered tool,
 else "?" (names from the peer never make buckets of their own). ``methods``: which requests

@@ -185,8 +185,8 @@ class Context(RequestContext):
     @property
     def peer_address(self) -> Optional[str]:
         """The client's address as the transport saw it (no port: ``"127.0.0.1"``), when
-        the transport knows one (TCP, WebSocket, Streamable HTTP); else None (stdio,
-        in-process)."""
+        the transport knows one (TCP, WebSocket, Streamable HTTP: the socket's peer, a
+        proxy's address behind one); else None (stdio, in-process)."""
         connection = self.connection
         return connection.peer_address if connection is not None else None
 
