@@ -117,7 +117,8 @@ class RateLimit(Middleware):
             return caller, ctx.method
         params = ctx.params
         name = params.get("name") if type(params) is dict else None
-        return caller, name if type(name) is str and name in ctx.server.tools else "?"
+        # The core's own dict of tools (ctx.server.tools is a read-only view of it, made per read).
+        return caller, name if type(name) is str and name in ctx.core.tools_catalog.items else "?"
 
     def retry_after(self, key: Hashable) -> float:
         """Take a token of ``key``'s bucket: 0.0, or the seconds to wait for one."""
