@@ -137,6 +137,7 @@ EXTENSIONS = [
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
     ext("mcpfast._core.dispatch"),
+    ext("mcpfast.server.core_fields"),
     ext("mcpfast.server.connection_core"),
     ext("mcpfast.server.context_factories"),
     ext("mcpfast.server.tools_call"),

@@ -11,6 +11,9 @@ cdef class HTTPRequest:
     cdef readonly str query
     cdef readonly object headers
     cdef readonly object body
+    # The client's (host, port) as the server's socket saw it, else None (set by the
+    # servers after making the request; the endpoint gives it to the connection it feeds).
+    cdef readonly object client
 
 
 cdef class HTTPResponse:

@@ -15,9 +15,11 @@ class HTTPRequest:
     query: str
     headers: dict[str, str]
     body: bytes
+    # The client's (host, port) as the server's socket saw it, else None.
+    client: Optional[tuple[str, int]]
 
     def __init__(self, method: str, path: str, headers: dict[str, str], body: bytes = b"",
-                 query: str = "") -> None: ...
+                 query: str = "", client: Optional[tuple[str, int]] = None) -> None: ...
 
 class HTTPResponse:
     """A response: a whole ``body``, or a ``stream`` of chunks (an SSE stream).

@@ -18,12 +18,13 @@ cdef class HTTPRequest:
     with ", " (RFC 9110 list syntax), which is how every header read here is defined.
     """
 
-    def __init__(self, str method, str path, headers, body=b"", str query=""):
+    def __init__(self, str method, str path, headers, body=b"", str query="", client=None):
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.client = client
 
     # Attributes stay settable (middleware and tests rewrite requests) but not deletable:
     # the fields are never NULL, which the member descriptors below rely on.
@@ -38,6 +39,8 @@ cdef class HTTPRequest:
             self.headers = value
         elif name == "body":
             self.body = value
+        elif name == "client":
+            self.client = value
         else:
             raise AttributeError(f"'HTTPRequest' object has no attribute {name!r}")
 
@@ -55,6 +58,7 @@ cdef HTTPRequest new_request(str method, str path, object headers, object body, 
     request.query = query
     request.headers = headers
     request.body = body
+    request.client = None
     return request
 
 

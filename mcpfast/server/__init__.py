@@ -8,8 +8,9 @@ The public API: :class:`Server` (decorators ``tool``, ``resource``, ``prompt``,
 requests to the client, and the errors handlers may raise (:class:`ResourceNotFound`,
 :class:`ClientCapabilityError`). Module map:
 
-  server.py          Server: registration API, capabilities, connections, run()
-  core.py            ServerCore / ConnectionHandle: what the lower modules may read
+  server.py          Server: the facade (registration API, run/serve, middleware, lifespan)
+  core.py            ServerCore (the state the facade builds and the lower modules hold),
+                     ConnectionHandle; core_field.py: the facade's view of its fields
   connection.py      ServerConnection: one client (state, subscriptions, check chain)
   handlers.py        every feature's methods registered (install_handlers)
   features/          tools, resources, prompts, completion, catalogs, and each
@@ -21,7 +22,7 @@ requests to the client, and the errors handlers may raise (:class:`ResourceNotFo
   publisher.py       fan-out of list changes, resource updates and log broadcasts
   listen.py          2026-07-28 subscriptions/listen streams
   logs.py            the logging.Handler bridge to MCP log messages
-  connection_core, context_factories, tools_call   the compiled request path
+  core_fields, connection_core, context_factories, tools_call   the compiled request path
   string_args.py     string arguments (template variables, prompt args) -> typed values
   schema/, content.py, uri_template.py, pagination.py   building blocks
 

@@ -77,8 +77,10 @@ class ServerConnection(ConnectionCore):
         self.capabilities: dict[str, Any] = {}
         # Set by a transport that authenticates its requests (HTTP bearer tokens).
         self.auth = None
-        # The client's address (no port), set by a transport that knows it (TCP).
+        # The client's address (no port) and port, set by a transport that knows them
+        # (TCP, WebSocket, Streamable HTTP).
         self.peer_address: Optional[str] = None
+        self.peer_port: Optional[int] = None
         # The transport's session id (Streamable HTTP's Mcp-Session-Id), set by it.
         self.session_id: Optional[str] = None
         self.subscriptions = set()

@@ -4,6 +4,7 @@
 cdef class ConnectionCore:
     # The connection's JSON-RPC session (a mcpfast._core.dispatch.SessionCore).
     cdef object session
+    # The server core (mcpfast.server.core.ServerCore; its compiled fields in core_fields.pxd).
     cdef object server
     # The handshake's ProtocolState.
     cdef object state

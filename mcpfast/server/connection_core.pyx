@@ -15,6 +15,7 @@ cimport cython
 
 from mcpfast._core.cpython cimport mf_member_set, mf_writable_member_descriptor, slot_descriptor
 from mcpfast._core.dispatch cimport SessionCore
+from mcpfast.server.core_fields cimport CoreFields
 
 from mcpfast.server.request.state import ProtocolState
 
@@ -48,17 +49,23 @@ cdef class ConnectionCore:
         if len(<set>subscriptions) if type(subscriptions) is set else subscriptions:
             subscriptions.clear()
         server = self.server
+        # The core's fields through its declared compiled base (core_fields.pxd); another
+        # object standing in for the core is read by attribute.
+        if isinstance(server, CoreFields):
+            default_level = (<CoreFields>server).default_log_level
+        else:
+            default_level = server.default_log_level
         state = self.state
         if type(state) is _STATE_TYPE:
-            mf_member_set(_LOG_LEVEL, state, server.default_log_level)
+            mf_member_set(_LOG_LEVEL, state, default_level)
         else:
-            state.log_level = server.default_log_level
+            state.log_level = default_level
         # Parked rather than taken out of the server's connections (every stateless POST
         # passes here and in revive), and out of the publisher's deliveries by the same
         # flag where the publisher skips parked subscribers.
         self.parked = True
         if not self._parks_attached:
-            server.publisher.detach(self)
+            _publisher_of(server).detach(self)
         return True
 
     def revive(self):
@@ -66,7 +73,14 @@ cdef class ConnectionCore:
         method)."""
         self.parked = False
         if not self._parks_attached:
-            self.server.publisher.attach(self)
+            _publisher_of(self.server).attach(self)
+
+
+cdef inline object _publisher_of(object server):
+    # The core's publisher (core_fields.pxd), or the attribute of a stand-in.
+    if isinstance(server, CoreFields):
+        return (<CoreFields>server).publisher
+    return server.publisher
 
 
 cdef extern from *:

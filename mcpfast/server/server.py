@@ -56,20 +56,21 @@ from mcpfast.jsonrpc.router import Router
 from mcpfast.jsonrpc.runtime import Runtime
 from mcpfast.jsonrpc.session import DEFAULT_MAX_IN_FLIGHT, check_max_in_flight
 from mcpfast.protocol.features import VersionFeatures
-from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.protocol.versions import SUPPORTED_VERSIONS
 from mcpfast.server.connection import ServerConnection
+from mcpfast.server.core import NOT_RUNNING, ServerCore
+from mcpfast.server.core_field import CoreField
 from mcpfast.server.eras.stateless import CachePolicy, StatelessEra
 from mcpfast.server.features.catalog import Catalog
 from mcpfast.server.features.completion import Completer
 from mcpfast.server.features.prompts import Prompt
-from mcpfast.server.features.resources import Resource, ResourceNotFound, ResourceTemplate
+from mcpfast.server.features.resources import Resource, ResourceTemplate
 from mcpfast.server.features.tools import Tool, check_icons
 from mcpfast.server.handlers import install_handlers
 from mcpfast.server.logs import MCPLogHandler, level_index
-from mcpfast.server.middleware.pipeline import PipelineRouter, check_middleware
+from mcpfast.server.middleware.pipeline import check_middleware
 from mcpfast.server.middleware.scopes import ScopeCheck
-from mcpfast.server.publisher import Event, ListChanged, LocalPublisher, LogMessage, Publisher, ResourceUpdated
+from mcpfast.server.publisher import Publisher
 from mcpfast.server.request.context import Context
 from mcpfast.server.request.input_required import DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from mcpfast.server.request.state_source import StateSource
@@ -92,8 +93,6 @@ _UNAVAILABLE_TRANSPORTS = ("sse",)
 _WEBSOCKET_TRANSPORTS = ("websocket", "ws")
 # "Not given": the transport's own default applies (None means something there).
 _UNSET: Any = object()
-# The lifespan's value while it is not running.
-_NOT_RUNNING: Any = object()
 
 
 class Server:
@@ -139,7 +138,43 @@ class Server:
     ``mcpfast.connect(app)``); what it yields is ``ctx.lifespan`` in every request.
     telemetry: add OpenTelemetry spans and metrics (:mod:`mcpfast.telemetry`) when a tracer
     or meter provider is configured at the first connection (False: never).
+
+    ``core``: the :class:`~mcpfast.server.core.ServerCore` this facade builds and delegates
+    to (what connections, handlers and the compiled modules hold); the attributes below
+    read and write its fields.
     """
+
+    # Fields of the core (mcpfast.server.core), read and written through the facade.
+    name: CoreField[str] = CoreField()
+    version: CoreField[str] = CoreField()
+    title: CoreField[Optional[str]] = CoreField()
+    description: CoreField[Optional[str]] = CoreField()
+    website_url: CoreField[Optional[str]] = CoreField()
+    icons: CoreField[Any] = CoreField()
+    instructions: CoreField[Optional[str]] = CoreField()
+    default_log_level: CoreField[int] = CoreField()
+    logging_enabled: CoreField[bool] = CoreField()
+    advertise: CoreField[frozenset[str]] = CoreField()
+    request_timeout: CoreField[Optional[float]] = CoreField()
+    max_in_flight: CoreField[Optional[int]] = CoreField()
+    logger: CoreField[logging_module.Logger] = CoreField()
+    loop: CoreField[Optional[asyncio.AbstractEventLoop]] = CoreField()
+    router: CoreField[Router] = CoreField()
+    request_checks: CoreField[tuple[Callable[[Context], None], ...]] = CoreField()
+    state_sources: CoreField[tuple[StateSource, ...]] = CoreField()
+    tools_catalog: CoreField[Catalog[Tool]] = CoreField()
+    resources_catalog: CoreField[Catalog[Resource]] = CoreField()
+    templates_catalog: CoreField[Catalog[ResourceTemplate]] = CoreField()
+    prompts_catalog: CoreField[Catalog[Prompt]] = CoreField()
+    completer: CoreField[Optional[Completer]] = CoreField()
+    roots_changed_callbacks: CoreField[list[Callable[[Context], Any]]] = CoreField()
+    publisher: CoreField[Publisher] = CoreField()
+    listen_streams: CoreField[set[Any]] = CoreField()
+    tasks: CoreField[TaskManager] = CoreField()
+    stateless_era: CoreField[Optional[StatelessEra]] = CoreField()
+    cache_policy: CoreField[CachePolicy] = CoreField()
+    request_state_codec: CoreField[RequestStateCodec] = CoreField()
+    lifespan: CoreField[Optional[Callable[[Server], AsyncContextManager[Any]]]] = CoreField()
 
     def __init__(
         self,
@@ -189,75 +224,45 @@ class Server:
             isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1
         ):
             raise ValueError(f"page_size must be an int >= 1 or None, got {page_size!r}")
-        self.name = name
-        self.version = version
-        self.title = title
-        self.description = description
-        self.website_url = website_url
-        self.icons = check_icons(icons)
-        self.instructions = instructions
-        self.default_log_level = level_index(log_level)
-        self.logging_enabled = bool(logging)
-        self.advertise = advertise
-        self.request_timeout = request_timeout
-        self.max_in_flight = check_max_in_flight(max_in_flight)
-        self.publisher: Publisher = publisher if publisher is not None else LocalPublisher()
-        self.state_sources: tuple[StateSource, ...] = tuple(state_sources)
         if cache is not None and not isinstance(cache, CachePolicy):
             raise TypeError(f"cache must be a CachePolicy, not {type(cache).__name__}")
-        self.cache_policy = cache if cache is not None else CachePolicy()
-        # Open subscriptions/listen streams (mcpfast.server.listen).
-        self.listen_streams: set[Any] = set()
-        self.request_state_codec = RequestStateCodec(request_state_secret, request_state_ttl)
-        self.tasks = TaskManager(task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms,
-                                 offered=self.offers_tasks, publish=self._publish)
-        # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
-        self.stateless_era: Optional[StatelessEra] = StatelessEra(self) if stateless else None
-        self.request_checks: tuple[Callable[[Context], None], ...] = tuple(request_checks)
-        for check in self.request_checks:
+        request_checks = tuple(request_checks)
+        for check in request_checks:
             if not callable(check):
                 raise TypeError(f"a request check must be callable, not {type(check).__name__}")
-        self.logger = logger if logger is not None else logging_module.getLogger("mcpfast.server")
-        self.router = Router()
-        self._middleware: list[Any] = [check_middleware(mw) for mw in middleware]
-        self._pipeline: Optional[PipelineRouter] = None
+        if lifespan is not None and not callable(lifespan):
+            raise TypeError(f"lifespan must be callable as lifespan(app), not {type(lifespan).__name__}")
+        # The state and protocol answers live in the core (mcpfast.server.core), which the
+        # connections, handlers and compiled modules hold; this object is the facade.
+        self.core = core = ServerCore(
+            app=self, name=name, version=version, title=title, description=description,
+            website_url=website_url, icons=check_icons(icons), instructions=instructions,
+            page_size=page_size, default_log_level=level_index(log_level),
+            logging_enabled=bool(logging), advertise=advertise, request_timeout=request_timeout,
+            max_in_flight=check_max_in_flight(max_in_flight), publisher=publisher,
+            state_sources=tuple(state_sources), request_checks=request_checks,
+            cache_policy=cache if cache is not None else CachePolicy(),
+            request_state_codec=RequestStateCodec(request_state_secret, request_state_ttl),
+            logger=logger if logger is not None else logging_module.getLogger("mcpfast.server"),
+            middleware=[check_middleware(mw) for mw in middleware], lifespan=lifespan)
+        core.tasks = TaskManager(task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms,
+                                 offered=core.offers_tasks, publish=core.publish)
+        # The 2026-07-28 era, asked after the user's sources (for requests with its _meta).
+        core.stateless_era = StatelessEra(core) if stateless else None
         # The scopes of components (scopes=), once one names some.
         self.scope_check: Optional[ScopeCheck] = None
-        # Whether a connection was made (middleware is fixed from then on).
-        self._served = False
         # OpenTelemetry (mcpfast.telemetry): added when the first connection is made, if a
         # provider is configured then; the transport served and the metrics sinks asked for.
         self.telemetry = bool(telemetry)
-        self._telemetry_checked = False
+        core.before_first_dispatch = self._add_telemetry
         self._transport_served: tuple[Optional[str], Optional[str], Optional[int]] = (None, None, None)
         self._metrics_sinks: list[Any] = []
-        # Middleware told of each connection made and closed (connection_opened/closed).
-        self._connection_watchers: tuple[Any, ...] = ()
-        if lifespan is not None and not callable(lifespan):
-            raise TypeError(f"lifespan must be callable as lifespan(app), not {type(lifespan).__name__}")
-        self.lifespan = lifespan
-        self._lifespan_value: Any = _NOT_RUNNING
         # Scopes inside the running lifespan (connect(app) in a served app nests).
         self._lifespan_depth = 0
         self._lifespan_exit: Optional[contextlib.AsyncExitStack] = None
-        # Whether a task tool is registered (None: to be counted again after a change).
-        self._offers_tasks: Optional[bool] = None
-        self.tools_catalog: Catalog[Tool] = Catalog(
-            "tools/list", "tools", "name", page_size, self._tools_changed)
-        self.resources_catalog: Catalog[Resource] = Catalog(
-            "resources/list", "resources", "uri", page_size, lambda: self._list_changed("resources"))
-        self.templates_catalog: Catalog[ResourceTemplate] = Catalog(
-            "resources/templates/list", "resourceTemplates", "uriTemplate", page_size,
-            lambda: self._list_changed("resources"))
-        self.prompts_catalog: Catalog[Prompt] = Catalog(
-            "prompts/list", "prompts", "name", page_size, lambda: self._list_changed("prompts"))
-        self.completer: Optional[Completer] = None
-        self.roots_changed_callbacks: list[Callable[[Context], Any]] = []
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
         self._loop_thread: Optional[int] = None
-        self._connections: dict[ServerConnection, None] = {}
         self._disabled_tools: dict[str, Tool] = {}
-        install_handlers(self)
+        install_handlers(core)
 
     def __repr__(self) -> str:
         return (
@@ -291,7 +296,7 @@ class Server:
     @property
     def connections(self) -> tuple[ServerConnection, ...]:
         """The connections currently open (a recycled stateless one only while it serves)."""
-        return tuple(connection for connection in self._connections if not connection.parked)
+        return self.core.connections
 
     # -- tools -------------------------------------------------------------------------
 
@@ -438,7 +443,7 @@ class Server:
             removed: Resource | ResourceTemplate = self.resources_catalog.remove(uri)
         else:
             removed = self.templates_catalog.remove(uri)
-        for connection in tuple(self._connections):
+        for connection in self.core.attached():
             if isinstance(removed, Resource):
                 connection.subscriptions.discard(uri)
             else:
@@ -449,21 +454,12 @@ class Server:
 
     def has_resource(self, uri: str) -> bool:
         """True when ``uri`` is a registered resource or matches a template."""
-        if uri in self.resources_catalog.items:
-            return True
-        return any(t.match(uri) is not None for t in self.templates_catalog.items.values())
+        return self.core.has_resource(uri)
 
     def read_resource(self, uri: str, ctx: Context) -> Any:
         """The ReadResourceResult for ``uri`` (or a coroutine producing it); raises
         ResourceNotFound (-32002) when nothing serves it."""
-        resource = self.resources_catalog.items.get(uri)
-        if resource is not None:
-            return resource.read(ctx)
-        for template in self.templates_catalog.items.values():
-            arguments = template.match(uri)
-            if arguments is not None:
-                return template.read(uri, arguments, ctx)
-        raise ResourceNotFound(uri)
+        return self.core.read_resource(uri, ctx)
 
     def end_subscriptions(self) -> int:
         """End every open subscriptions/listen stream gracefully (each request gets its
@@ -473,14 +469,10 @@ class Server:
             stream.end()
         return len(streams)
 
-    def _publish(self, event: Event) -> int:
-        # Through the attribute: a publisher set after construction (``--redis``) is used.
-        return self.publisher.publish(event)
-
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to the connections subscribed to ``uri``;
         returns how many were notified."""
-        return self.publisher.publish(ResourceUpdated(uri))
+        return self.core.notify_resource_updated(uri)
 
     # -- prompts -----------------------------------------------------------------------
 
@@ -552,88 +544,44 @@ class Server:
         to every connection; tracebacks only with ``include_tracebacks=True`` (see
         :mod:`mcpfast.server.logs`). Attach it yourself:
         ``logging.getLogger("myapp").addHandler(app.logging_handler())``."""
-        return MCPLogHandler(self, level, include_tracebacks=include_tracebacks)
+        return MCPLogHandler(self.core, level, include_tracebacks=include_tracebacks)
 
     def broadcast_log(self, level: str, data: Any, logger: Optional[str] = None) -> int:
         """Send a log message to every connection whose level lets it through; returns how
         many got it."""
-        if not self.logging_enabled:
-            return 0
-        level_index(level)
-        return self.publisher.publish(LogMessage(level, data, logger))
+        return self.core.broadcast_log(level, data, logger)
 
     # -- protocol answers --------------------------------------------------------------
 
     def capabilities(self, features: VersionFeatures) -> dict[str, Any]:
         """The ServerCapabilities for a connection that negotiated ``features``."""
-        advertise = self.advertise
-        caps: dict[str, Any] = {}
-        if (self.completer is not None or "completions" in advertise) and features.completions:
-            caps["completions"] = {}
-        if self.logging_enabled:
-            caps["logging"] = {}
-        if self.prompts_catalog.items or "prompts" in advertise:
-            caps["prompts"] = {"listChanged": True}
-        if self.resources_catalog.items or self.templates_catalog.items or "resources" in advertise:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.tools_catalog.items or "tools" in advertise:
-            caps["tools"] = {"listChanged": True}
-        if (features.experimental_tasks or features.stateless) and self.offers_tasks():
-            if features.stateless:
-                caps["extensions"] = {TASKS_EXTENSION: {}}
-            else:
-                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        return caps
+        return self.core.capabilities(features)
 
     def offers_tasks(self) -> bool:
-        """True while a tool that may run as a task is registered (counted once per change
-        of the tools: asked for every stateless connection's capabilities)."""
-        offers = self._offers_tasks
-        if "tasks" in self.advertise:
-            return True  # tasks run elsewhere (a gateway's upstreams)
-        if offers is None:
-            offers = self._offers_tasks = any(tool.task_support is not None
-                                              for tool in self.tools_catalog.items.values())
-        return offers
-
-    def _tools_changed(self) -> None:
-        self._offers_tasks = None
-        self._list_changed("tools")
+        """True while a tool that may run as a task is registered."""
+        return self.core.offers_tasks()
 
     def server_info(self, features: VersionFeatures) -> dict[str, Any]:
         """The serverInfo Implementation for a version."""
-        info: dict[str, Any] = {"name": self.name, "version": self.version}
-        if self.title is not None and features.titles:
-            info["title"] = self.title
-        if features.icons:
-            if self.description is not None:
-                info["description"] = self.description
-            if self.website_url is not None:
-                info["websiteUrl"] = self.website_url
-            if self.icons is not None:
-                info["icons"] = self.icons
-        return info
-
-    def _list_changed(self, kind: str) -> None:
-        self.publisher.publish(ListChanged(kind))
+        return self.core.server_info(features)
 
     # -- request pipeline and lifespan ----------------------------------------------------
 
     @property
     def middleware(self) -> tuple[Any, ...]:
         """The middleware every request passes, outermost first."""
-        return tuple(self._middleware)
+        return tuple(self.core.middleware)
 
     def add_middleware(self, middleware: Any) -> None:
         """Add a middleware inside those already there (:mod:`mcpfast.server.middleware`).
         RuntimeError once the server has made a connection: connections keep the chain
         they were made with."""
         middleware = check_middleware(middleware)
-        if self._served:
+        if self.core.served:
             raise RuntimeError("add middleware before the server serves: connections already "
                                "made keep the chain they were made with")
-        self._middleware.append(middleware)
-        self._pipeline = None
+        self.core.middleware.append(middleware)
+        self.core.middleware_changed()
 
     def mount(self, upstream: Any, namespace: Optional[str] = "", **options: Any) -> Any:
         """Serve another MCP server's tools, prompts and resources from this one, under
@@ -654,26 +602,19 @@ class Server:
             scopes = tuple(scopes)
             if not scopes:
                 return
-            if self._served:
+            if self.core.served:
                 raise RuntimeError("the first component with scopes= must be registered before "
                                    "the server serves (the scope check is middleware)")
             check = self.scope_check = ScopeCheck()
-            self._middleware.insert(0, check)
-            self._pipeline = None
+            self.core.middleware.insert(0, check)
+            self.core.middleware_changed()
         check.require(kind, key, scopes)
 
     @property
     def dispatch_router(self) -> Router:
-        """The Router connections dispatch through: the server's own Router when no
-        middleware is installed (the compiled request path, untouched), else the same
-        routes inside the middleware chain. The one place that choice is made."""
-        if not self._telemetry_checked:
-            self._add_telemetry()
-        if not self._middleware:
-            return self.router
-        if self._pipeline is None:
-            self._pipeline = PipelineRouter(self.router, self._middleware)
-        return self._pipeline
+        """The Router connections dispatch through (:attr:`ServerCore.dispatch_router
+        <mcpfast.server.core.ServerCore.dispatch_router>`)."""
+        return self.core.dispatch_router
 
     def _serving_on(self, kind: str, ready: Optional[Callable[[str, int], None]]) -> Callable[[str, int], None]:
         # The address and port bound (port 0 picks one), for the telemetry's server.port.
@@ -688,8 +629,8 @@ class Server:
         # Once, before the first connection: the telemetry middleware, outermost, when a
         # provider is configured (or metrics are served) and no telemetry middleware is
         # installed already; nothing at all otherwise.
-        self._telemetry_checked = True
-        given = [mw for mw in self._middleware if type(mw).__name__ == "ServerTelemetry"]
+        chain = self.core.middleware
+        given = [mw for mw in chain if type(mw).__name__ == "ServerTelemetry"]
         if given and self._metrics_sinks:
             # A telemetry middleware of the user's: the metrics served go to it as well.
             given[0].metrics = (*given[0].metrics, *self._metrics_sinks)
@@ -699,22 +640,14 @@ class Server:
             kind, host, port = self._transport_served
             middleware = server_telemetry(metrics=self._metrics_sinks, transport=kind, host=host, port=port)
             if middleware is not None:
-                self._middleware.insert(0, middleware)
-                self._pipeline = None
-        self._connection_watchers = tuple(mw for mw in self._middleware
-                                          if callable(getattr(mw, "connection_opened", None)))
+                chain.insert(0, middleware)
+                self.core.middleware_changed()
 
     @property
     def lifespan_state(self) -> Any:
         """What the lifespan yielded (None without a lifespan); RuntimeError while the
         lifespan is not running."""
-        if self.lifespan is None:
-            return None
-        value = self._lifespan_value
-        if value is _NOT_RUNNING:
-            raise RuntimeError(f"the lifespan of server {self.name!r} is not running: serve the "
-                               f"server (run, serve_*, the ASGI app) or use mcpfast.connect(app)")
-        return value
+        return self.core.lifespan_state
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Server]:
@@ -736,7 +669,7 @@ class Server:
         await self._start_shared()
         if self.lifespan is not None:
             stack = contextlib.AsyncExitStack()
-            self._lifespan_value = await stack.enter_async_context(self.lifespan(self))
+            self.core.lifespan_value = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_exit = stack
         self._lifespan_depth = 1
 
@@ -748,7 +681,7 @@ class Server:
         if self._lifespan_depth:
             return
         stack, self._lifespan_exit = self._lifespan_exit, None
-        self._lifespan_value = _NOT_RUNNING
+        self.core.lifespan_value = NOT_RUNNING
         if stack is not None:
             await stack.aclose()
 
@@ -762,13 +695,13 @@ class Server:
         ``runtime``: the futures, tasks and clock of its session (the running loop's
         unless given; a test passes one with a fake clock)."""
         if runtime is not None:
-            return ServerConnection(self, send, runtime=runtime)
+            return ServerConnection(self.core, send, runtime=runtime)
         if loop is not None:
             self.loop = loop
             self._loop_thread = threading.get_ident()
         else:
             loop = self._running_loop()
-        return ServerConnection(self, send, loop=loop)
+        return ServerConnection(self.core, send, loop=loop)
 
     def connect_stateless(self, send: Callable[[bytes], None],
                           protocol_version: str) -> ServerConnection:
@@ -777,7 +710,7 @@ class Server:
         (they fail at once). ValueError for a version not spoken here."""
         if protocol_version not in SUPPORTED_VERSIONS:
             raise ValueError(f"unsupported MCP protocol version {protocol_version!r}")
-        return ServerConnection(self, send, loop=self._running_loop(), preset_version=protocol_version)
+        return ServerConnection(self.core, send, loop=self._running_loop(), preset_version=protocol_version)
 
     def _running_loop(self) -> Optional[asyncio.AbstractEventLoop]:
         """The running event loop (None outside one), remembered in ``self.loop``.
@@ -805,19 +738,11 @@ class Server:
     def attach(self, connection: ServerConnection) -> None:
         """A connection starts serving: among :attr:`connections` and the publisher's
         subscribers (called by the connection; middleware is fixed from then on)."""
-        self._served = True
-        self._connections[connection] = None
-        self.publisher.attach(connection)
-        for watcher in self._connection_watchers:
-            watcher.connection_opened(connection)
+        self.core.attach(connection)
 
     def detach(self, connection: ServerConnection) -> None:
         """A connection ended (called by the connection when it closes)."""
-        if connection in self._connections:
-            del self._connections[connection]
-            for watcher in self._connection_watchers:
-                watcher.connection_closed(connection)
-        self.publisher.detach(connection)
+        self.core.detach(connection)
 
     # -- running -----------------------------------------------------------------------
 

@@ -163,6 +163,17 @@ def peer_address(transport: Optional[asyncio.BaseTransport]) -> Optional[str]:
     return None
 
 
+def peer_port(transport: Optional[asyncio.BaseTransport]) -> Optional[int]:
+    """The port of a socket transport's peer (TCP), else None (a Unix socket, stdio,
+    pipes)."""
+    if transport is None:
+        return None
+    peer = transport.get_extra_info("peername")
+    if isinstance(peer, tuple) and len(peer) >= 2 and isinstance(peer[1], int):
+        return peer[1]
+    return None
+
+
 def check_timeout(name: str, value: Any) -> float:
     """value if it is a finite number of seconds > 0; ValueError naming it otherwise."""
     if (
@@ -420,6 +431,8 @@ class FrameProtocol(asyncio.Protocol):
         if hasattr(conn, "peer_address"):
             # The transport contract's optional attribute: who is on the other end.
             conn.peer_address = peer_address(self._reader)
+        if hasattr(conn, "peer_port"):
+            conn.peer_port = peer_port(self._reader)
         if self._idle_timeout is not None:
             self._arm_idle_timer()
 

@@ -34,6 +34,7 @@ import picows
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE as _DEFAULT_MAX_FRAME_SIZE
 from mcpfast.transports.stream import DEFAULT_MAX_WRITE_BUFFER as _DEFAULT_MAX_WRITE_BUFFER
+from mcpfast.transports.stream import peer_address, peer_port
 
 import logging
 
@@ -127,6 +128,11 @@ cdef class MCPListener(WSListener):
             self._live.add(self)
         conn = self.factory(self.send)
         self.conn = conn
+        # The transport contract's optional attributes: who is on the other end (as TCP).
+        if hasattr(conn, "peer_address"):
+            conn.peer_address = peer_address(transport.underlying_transport)
+        if hasattr(conn, "peer_port"):
+            conn.peer_port = peer_port(transport.underlying_transport)
         # Looked up once: the optional methods of the transport contract.
         self._feed = conn.feed
         self._feed_message = getattr(conn, "feed_message", None)

@@ -36,12 +36,46 @@ def _members(protocol: type) -> set[str]:
     return names
 
 
-def test_a_server_provides_every_member_of_the_declared_core():
-    app = Server("core")
-    missing = sorted(name for name in _members(core.ServerCore) if not hasattr(app, name))
-    assert missing == []
-    # The declared core is small: only what the lower modules read.
-    assert len(_members(core.ServerCore)) < 45
+def test_the_server_builds_one_core_that_connections_and_contexts_hold():
+    app = Server("core", instructions="hi", max_in_flight=3)
+    assert isinstance(app.core, core.ServerCore) and app.core.app is app
+    seen: dict[str, Any] = {}
+
+    @app.tool()
+    def where(ctx: mcpfast.Context) -> str:
+        seen.update(server=ctx.server, core=ctx.core, holder=ctx.connection.server)
+        return "ok"
+
+    async def main() -> None:
+        async with mcpfast.connect(app) as client:
+            await client.call_tool("where")
+
+    asyncio.run(main())
+    # Users see the facade; the connection holds the core, and so do the lower modules.
+    assert seen == {"server": app, "core": app.core, "holder": app.core}
+    assert app.core.stateless_era.server is app.core and app.core.tasks is app.tasks
+
+
+def test_the_facade_reads_and_writes_the_cores_fields():
+    app = Server("core", version="2.0.0", request_timeout=5.0)
+    fields = ("name", "version", "instructions", "default_log_level", "logging_enabled",
+              "advertise", "request_timeout", "max_in_flight", "logger", "loop", "router",
+              "request_checks", "state_sources", "tools_catalog", "resources_catalog",
+              "templates_catalog", "prompts_catalog", "completer", "roots_changed_callbacks",
+              "publisher", "listen_streams", "tasks", "stateless_era", "cache_policy",
+              "request_state_codec", "lifespan")
+    for field in fields:
+        assert getattr(app, field) is getattr(app.core, field), field
+    assert (app.version, app.request_timeout) == ("2.0.0", 5.0)
+    # A field set on the facade (the CLI's --redis sets the publisher) is the core's.
+    replacement = type(app.publisher)()
+    app.publisher = replacement
+    assert app.core.publisher is replacement
+
+
+def test_the_declared_connection_handle_is_small():
+    # The core's public surface: what the lower modules read (fields and methods).
+    assert len(_members(core.ConnectionHandle)) < 20
 
 
 def test_a_connection_provides_every_member_of_its_handle():
@@ -218,3 +252,45 @@ def test_the_core_is_what_a_request_sees_as_its_server():
             return (await client.call_tool("name_of"))["content"][0]["text"]
 
     assert asyncio.run(main()) == "core True"
+
+
+def test_the_compiled_connection_reads_the_cores_declared_fields():
+    from mcpfast.protocol.log_levels import level_index
+    from mcpfast.server.core_fields import CoreFields
+
+    class RecordingPublisher:
+        """A publisher without skips_parked: a recycled connection is detached from it."""
+
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, Any]] = []
+
+        def attach(self, connection: Any) -> None:
+            self.calls.append(("attach", connection))
+
+        def detach(self, connection: Any) -> None:
+            self.calls.append(("detach", connection))
+
+        def publish(self, event: Any) -> int:
+            return 0
+
+    app = Server("core", log_level="info")
+    # The fields compiled code reads are C fields of the core's compiled base.
+    assert isinstance(app.core, CoreFields)
+    assert {type(vars(CoreFields)[name]).__name__ for name in ("publisher", "default_log_level")} \
+        == {"member_descriptor"}
+    publisher = RecordingPublisher()
+    app.publisher = publisher  # as --redis does, before serving
+
+    async def main() -> None:
+        connection = app.connect_stateless(lambda frame: None, "2025-11-25")
+        assert publisher.calls == [("attach", connection)]
+        connection.state.log_level = level_index("debug")
+        # Changed on the core after the connection was made: recycle() reads it then.
+        app.core.default_log_level = level_index("error")
+        assert connection.recycle() is True
+        assert connection.state.log_level == level_index("error") and connection.parked
+        connection.revive()
+        assert publisher.calls[1:] == [("detach", connection), ("attach", connection)]
+        connection.close()
+
+    asyncio.run(main())

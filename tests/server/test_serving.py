@@ -183,7 +183,7 @@ def test_connection_factory_is_connect(mcp_schema):
     app = Server("f")
     frames = []
     conn = app.connection_factory(frames.append)
-    assert conn.server is app and conn in app.connections
+    assert conn.server is app.core and conn in app.connections
     assert conn.feed(b'{"jsonrpc":"2.0","id":1,"method":"ping"}') is True
     assert frames == [b'{"jsonrpc":"2.0","id":1,"result":{}}']
     mcp_schema("2025-11-25").check_message(frames[0], answers="ping")

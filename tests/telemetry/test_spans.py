@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 V2025 = "2025-11-25"
 V2026 = "2026-07-28"
 SOCKET_TRANSPORTS = ["tcp", "http", "websocket", "legacy-sse"]
+# The transports that tell a connection its client's address (ctx.peer_address, peer_port).
+PEER_TRANSPORTS = ("tcp", "websocket", "http")
 # What each transport reports (network.transport, network.protocol.name).
 NETWORK = {
     "in-process": (None, None), "tcp": ("tcp", None), "http": ("tcp", "http"),
@@ -130,6 +132,11 @@ def test_spans_on_every_transport_and_era(otel, transport, version):
         assert attrs["server.address"] == "127.0.0.1" and attrs["server.port"] > 0
     # A session id exactly where the transport has sessions (Streamable HTTP, 2025 era).
     assert ("mcp.session.id" in attrs) == (transport == "http" and version == V2025)
+    # The client's socket address and port where the transport hands them to the connection.
+    if transport in PEER_TRANSPORTS:
+        assert attrs["client.address"] == "127.0.0.1" and 0 < attrs["client.port"] < 65536
+    else:
+        assert "client.address" not in attrs and "client.port" not in attrs
     for key in ("mcp.method.name", "gen_ai.tool.name", "network.transport", "network.protocol.name",
                 "server.address", "server.port"):
         assert client_add.attributes.get(key) == attrs.get(key), key

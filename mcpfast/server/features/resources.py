@@ -29,10 +29,11 @@ import inspect
 import logging
 from typing import Any, Callable, Mapping, Optional
 
-from mcpfast.jsonrpc.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
+from mcpfast.jsonrpc.errors import INTERNAL_ERROR, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
+from mcpfast.server.features.resource_errors import ResourceNotFound
 from mcpfast.server.features.tools import check_icons, check_meta
 from mcpfast.server.request.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
@@ -42,16 +43,6 @@ from mcpfast.server.uri_template import UriTemplate
 __all__ = ["Resource", "ResourceNotFound", "ResourceTemplate"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
-
-
-class ResourceNotFound(JSONRPCError):
-    """-32002 Resource not found, with data ``{"uri": uri}``."""
-
-    default_code = RESOURCE_NOT_FOUND
-
-    def __init__(self, uri: str, message: Optional[str] = None) -> None:
-        super().__init__(RESOURCE_NOT_FOUND, message or f"Resource not found: {uri}", {"uri": uri})
-        self.uri = uri
 
 
 def _is_contents(value: Any) -> bool:

@@ -10,7 +10,7 @@ Streamable HTTP endpoint answers a POST whose only request it refused with 429 a
 
 The key is ``(caller, tool)``: the caller is the authenticated subject (``ctx.auth``)
 when the transport authenticates, else ``"address:<ip>"`` with the client's address when
-the transport knows it (``ctx.peer_address``: TCP), else "anonymous" -- every such
+the transport knows it (``ctx.peer_address``: TCP, WebSocket, HTTP), else "anonymous" -- every such
 caller then shares one bucket per tool, so give ``key=`` (``key(ctx) -> hashable``) to
 tell callers apart another way; the tool is the tools/call's name when it names a registered tool,
 else "?" (names from the peer never make buckets of their own). ``methods``: which requests
@@ -118,7 +118,8 @@ class RateLimit(Middleware):
             return caller, ctx.method
         params = ctx.params
         name = params.get("name") if type(params) is dict else None
-        return caller, name if type(name) is str and name in ctx.server.tools else "?"
+        # The core's own dict of tools (ctx.server.tools is a read-only view of it, made per read).
+        return caller, name if type(name) is str and name in ctx.core.tools_catalog.items else "?"
 
     def retry_after(self, key: Hashable) -> float:
         """Take a token of ``key``'s bucket: 0.0, or the seconds to wait for one."""

@@ -157,8 +157,14 @@ class Context(RequestContext):
     # -- protocol facts ----------------------------------------------------------------
 
     @property
-    def server(self) -> ServerCore:
-        """The Server handling the request."""
+    def server(self) -> Any:
+        """The Server handling the request (the facade users registered on)."""
+        return self.core.app
+
+    @property
+    def core(self) -> ServerCore:
+        """The server's core (:class:`~mcpfast.server.core.ServerCore`): what the
+        connection serving the request holds."""
         connection = self.connection
         if connection is None:
             raise RuntimeError("this Context belongs to no server connection")
@@ -168,7 +174,7 @@ class Context(RequestContext):
     def lifespan(self) -> Any:
         """What the server's lifespan yielded (None when it has none;
         :meth:`~mcpfast.server.server.Server.lifespan_state`)."""
-        return self.server.lifespan_state
+        return self.core.lifespan_state
 
     @property
     def auth(self) -> Optional[AccessToken]:
@@ -179,9 +185,17 @@ class Context(RequestContext):
     @property
     def peer_address(self) -> Optional[str]:
         """The client's address as the transport saw it (no port: ``"127.0.0.1"``), when
-        the transport knows one (TCP); else None (stdio, in-process, HTTP for now)."""
+        the transport knows one (TCP, WebSocket, Streamable HTTP: the socket's peer, a
+        proxy's address behind one); else None (stdio, in-process)."""
         connection = self.connection
         return connection.peer_address if connection is not None else None
+
+    @property
+    def peer_port(self) -> Optional[int]:
+        """The client's port as the transport saw it, when it knows one (as
+        :attr:`peer_address`; None for a Unix socket)."""
+        connection = self.connection
+        return connection.peer_port if connection is not None else None
 
     @property
     def session_id(self) -> Optional[str]:
@@ -396,7 +410,7 @@ class Context(RequestContext):
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's resources: the ``contents`` a client would get."""
-        result = self.server.read_resource(uri, self)
+        result = self.core.read_resource(uri, self)
         if inspect.isawaitable(result):
             result = await result
         return result["contents"]

@@ -14,7 +14,7 @@ shutdown ends every session, then runs ``on_shutdown`` (the server's lifespan ex
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, MutableMapping
+from typing import Any, Awaitable, Callable, MutableMapping, Optional
 
 from mcpfast.transports.http.endpoint import HTTPEndpoint
 from mcpfast.transports.http.messages import HTTPRequest, HTTPResponse, json_error_response
@@ -128,7 +128,8 @@ class ASGIApp:
             return
         path = scope.get("root_path", "") + scope.get("path", "/")
         query = scope.get("query_string", b"").decode("latin-1")
-        request = HTTPRequest(scope.get("method", "GET"), path, headers, b"".join(chunks), query)
+        request = HTTPRequest(scope.get("method", "GET"), path, headers, b"".join(chunks), query,
+                              _client_of(scope))
         outcome = self.endpoint.handle(request)
         if not isinstance(outcome, HTTPResponse):
             waiting = asyncio.ensure_future(outcome)
@@ -189,6 +190,15 @@ class ASGIApp:
             watcher.cancel()
             response.close(disconnected=disconnected)
             await stream.aclose()  # type: ignore[attr-defined]
+
+
+def _client_of(scope: Scope) -> Optional[tuple[str, int]]:
+    # The ASGI server's (host, port) of the client (a list or tuple), when it gives one.
+    client = scope.get("client")
+    if isinstance(client, (list, tuple)) and len(client) == 2 and isinstance(client[0], str) \
+            and isinstance(client[1], int):
+        return (client[0], client[1])
+    return None
 
 
 async def _wait_disconnect(receive: Receive) -> None:

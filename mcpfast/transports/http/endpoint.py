@@ -104,6 +104,7 @@ from mcpfast.transports.http.post_reply import (
     Lease,
     Leg,
     PostReply,
+    bind_peer,
     bind_token,
     feed_leased,
     feed_post,
@@ -448,7 +449,8 @@ class StreamableHTTPEndpoint:
         return HTTPResponse(400, list(_JSON_HEADERS), json_error_body(exc.code, exc.message, exc.id))
 
     def _post_decoded(self, headers: dict[str, str], body: bytes, message: Any,
-                      verdict: _PostVerdict, token: Optional[AccessToken]) -> Outcome:
+                      verdict: _PostVerdict, token: Optional[AccessToken],
+                      client: Optional[tuple[str, int]] = None) -> Outcome:
         """A POST past the front door's checks, its body decoded to ``message``; the
         front door routes the common requests itself (stateless mode, 2026-07-28), with
         the same outcome as here."""
@@ -463,19 +465,19 @@ class StreamableHTTPEndpoint:
                 f"(supported: {', '.join(SPOKEN_VERSIONS)})",
                 {"supported": list(SPOKEN_VERSIONS), "requested": version}))
         if leg_2026:
-            return self._post_2026(headers, body, message, json_only, sse_ok, token)
+            return self._post_2026(headers, body, message, json_only, sse_ok, token, client)
         initialize = type(message) is Request and message.method == _INITIALIZE
         if leg is not None:
             # Stateless mode: a connection per POST. An initialize gets a new one, closed
             # once answered; the others reuse an idle one of their version (Leg).
             lease = single_lease(self.factory(_drop_outside)) if initialize else leg.lease()
-            return feed_leased(self, lease, message, body, json_only, self._statuses, token)
+            return feed_leased(self, lease, message, body, json_only, self._statuses, token, None, client)
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
                 return error_response(400, "Bad Request: Mcp-Session-Id header is required "
                                    "(send initialize first to get one)")
-            return self._post_initialize(body, message, json_only, token)
+            return self._post_initialize(body, message, json_only, token, client)
         session = self._known_session(session_id, token)
         if session is None:
             if self.shared is not None:
@@ -555,7 +557,8 @@ class StreamableHTTPEndpoint:
         return session
 
     def _post_2026(self, headers: dict[str, str], body: bytes, message: Any, json_only: bool,
-                   sse_ok: bool, token: Optional[AccessToken]) -> Outcome:
+                   sse_ok: bool, token: Optional[AccessToken],
+                   client: Optional[tuple[str, int]] = None) -> Outcome:
         """The stateless leg (2026-07-28): one request per POST on a connection of its own,
         its routing headers checked against the body; Mcp-Session-Id is ignored."""
         kind = type(message)
@@ -582,7 +585,7 @@ class StreamableHTTPEndpoint:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
         return feed_leased(self, self._leg_2026.lease(), message, body, json_only, self._statuses_2026,
-                           token, headers)
+                           token, headers, client)
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -631,7 +634,8 @@ class StreamableHTTPEndpoint:
         return session
 
     def _post_initialize(self, body: bytes, message: Any, json_only: bool,
-                         token: Optional[AccessToken]) -> Outcome:
+                         token: Optional[AccessToken],
+                         client: Optional[tuple[str, int]] = None) -> Outcome:
         if len(self.sessions) >= self.max_sessions:
             return self._too_many_sessions()
         session = self._new_session(secrets.token_hex(16))
@@ -642,6 +646,9 @@ class StreamableHTTPEndpoint:
         if token is not None:
             session.principal = token.subject
             bind_token(session.connection, token)
+        if client is not None:
+            # The session's connection keeps the address of the client that opened it.
+            bind_peer(session.connection, client)
 
         def admit(response: HTTPResponse, frame: Optional[bytes]) -> HTTPResponse:
             if frame is not None and type(decode(frame)) is Response:

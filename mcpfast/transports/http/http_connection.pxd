@@ -16,6 +16,8 @@ cdef class HTTPServerProtocol:
     cdef readonly object max_connections
     cdef readonly object loop
     cdef readonly object transport
+    # The client's (host, port) from the socket, else None: each request's ``client``.
+    cdef object _client
     cdef HTTPRequestFramer _framer
     # Bound methods looked up once: endpoint.handle, transport.write, loop.time.
     cdef object _handle

@@ -77,6 +77,9 @@ cdef class HTTPServerProtocol:
     def connection_made(self, transport):
         self.transport = transport
         self._write = transport.write
+        peer = transport.get_extra_info("peername")
+        if type(peer) is tuple and len(<tuple>peer) >= 2 and type((<tuple>peer)[0]) is str:
+            self._client = ((<tuple>peer)[0], (<tuple>peer)[1])
         limit = self.max_connections
         if limit is not None and len(self.connections) >= limit:
             _LOGGER.warning("HTTP connection refused: %d connections are open", limit)
@@ -214,6 +217,7 @@ cdef class HTTPServerProtocol:
                     413, -32600, f"Payload Too Large: the body is over {limit} bytes"), False)
                 return 0
             self._head_only = request.method is _HEAD or request.method == _HEAD
+            request.client = self._client
             try:
                 outcome = self._handle(request)
             except Exception:

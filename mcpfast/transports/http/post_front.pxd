@@ -47,4 +47,4 @@ cdef class PostFront:
     cdef object _routing_problem(self, version_header, header_method, header_name,
                                  body_version, method, body_name)
     cdef object _request_2026(self, dict headers, object version_header, object body,
-                              Request message, tuple verdict, object token)
+                              Request message, tuple verdict, object token, object client)

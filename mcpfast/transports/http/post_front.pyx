@@ -139,17 +139,19 @@ cdef class PostFront:
             message = decode(body)
         except DecodeError as exc:
             return self._undecodable(exc, body)
+        # The client's (host, port) when the server knows it: the connection fed is told.
+        client = request.client
         if type(message) is Request:
             # A request of a version spoken here (the verdict of an unspoken one has
             # neither leg): the two common cases, routed without the endpoint's frame.
             if verdict[5]:
                 return self._request_2026(headers, version_header, body, <Request>message,
-                                          verdict, token)
+                                          verdict, token, client)
             leg = verdict[6]
             if leg is not None and (<Request>message).method != _INITIALIZE:
                 return feed_leased(self._endpoint, (<Leg>leg).lease(), message, body,
-                                   verdict[1], self._statuses, token)
-        return self._post_decoded(headers, body, message, verdict, token)
+                                   verdict[1], self._statuses, token, None, client)
+        return self._post_decoded(headers, body, message, verdict, token, client)
 
     cdef tuple _verdict(self, host, origin, content_type, accept, version_header):
         # The verdict of these header values (kept in the endpoint's verdicts, judged by
@@ -180,7 +182,7 @@ cdef class PostFront:
         return problem
 
     cdef object _request_2026(self, dict headers, object version_header, object body,
-                              Request message, tuple verdict, object token):
+                              Request message, tuple verdict, object token, object client):
         # A request on the 2026-07-28 leg whose _meta names a version and whose routing
         # headers were found to match such a body before (ROUTING_PROBLEMS, by the values
         # compared): to the leg's connection. Anything else (no _meta or version, a
@@ -201,5 +203,5 @@ cdef class PostFront:
                     if problem is None:
                         return feed_leased(self._endpoint, self._leg_2026.lease(), message,
                                            body, verdict[1], self._statuses_2026, token,
-                                           headers)
-        return self._post_2026(headers, body, message, verdict[1], verdict[2], token)
+                                           headers, client)
+        return self._post_2026(headers, body, message, verdict[1], verdict[2], token, client)

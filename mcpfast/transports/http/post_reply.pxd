@@ -57,5 +57,7 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
                        object body, bint json_only, object admit, Lease lease=*,
                        object headers=*)
 cpdef bind_token(object connection, object token)
+cpdef bind_peer(object connection, tuple client)
 cpdef object feed_leased(object endpoint, Lease lease, object message, object body,
-                         bint json_only, object admit, object token, object headers=*)
+                         bint json_only, object admit, object token, object headers=*,
+                         object client=*)

@@ -83,8 +83,13 @@ def feed_post(endpoint: Any, session: Any, connection: Connection, message: Any,
 def bind_token(connection: Connection, token: Any) -> None:
     """Give ``connection`` the caller's verified access token (its ``auth``: ctx.auth)."""
 
+def bind_peer(connection: Connection, client: tuple[str, int]) -> None:
+    """Tell ``connection`` its client's (host, port) (its ``peer_address`` / ``peer_port``)."""
+
 def feed_leased(endpoint: Any, lease: Lease, message: Any, body: bytes, json_only: bool,
                 admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
-                token: Any, headers: Optional[dict[str, str]] = None
+                token: Any, headers: Optional[dict[str, str]] = None,
+                client: Optional[tuple[str, int]] = None
                 ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
-    """feed_post of a stateless POST into its leased connection, bound to ``token`` first."""
+    """feed_post of a stateless POST into its leased connection, bound to ``token`` and
+    ``client`` first."""

@@ -309,13 +309,34 @@ cpdef bind_token(object connection, object token):
     connection.auth = token
 
 
+cpdef bind_peer(object connection, tuple client):
+    """Tell ``connection`` who sent the request it is fed: the transport contract's
+    optional ``peer_address`` / ``peer_port`` attributes (what its handlers read as
+    ``ctx.peer_address`` / ``ctx.peer_port``), from the request's ``client`` (host, port).
+    A connection without them is left alone."""
+    host = client[0]
+    port = client[1]
+    try:
+        # The same socket's next request: the same tuple's objects, nothing to store.
+        if connection.peer_address is host and connection.peer_port is port:
+            return
+    except AttributeError:
+        return
+    connection.peer_address = host
+    connection.peer_port = port
+
+
 cpdef object feed_leased(object endpoint, Lease lease, object message, object body,
-                         bint json_only, object admit, object token, object headers=None):
+                         bint json_only, object admit, object token, object headers=None,
+                         object client=None):
     """:func:`feed_post` of a stateless POST into its leased connection, bound first to
-    ``token`` (the caller's verified access token; None without auth)."""
+    ``token`` (the caller's verified access token; None without auth) and to ``client``
+    (the request's (host, port), None when the server knows none)."""
     connection = lease.connection
     if token is not None:
         bind_token(connection, token)
+    if client is not None:
+        bind_peer(connection, <tuple>client)
     return feed_post(endpoint, None, connection, message, body, json_only, admit, lease, headers)
 
 
