@@ -39,12 +39,14 @@ from typing import Any, Callable, Optional
 
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
+from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.options import MountOptions
+from mcpfast.gateway.stateless_passthrough import forward_once
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
-from mcpfast.server.input_required import InputRequired, InputRequiredBackChannel
-from mcpfast.server.requests_to_client import require_capability
+from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
+from mcpfast.server.request.requests_to_client import require_capability
 
 __all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
 
@@ -261,6 +263,12 @@ class Upstream:
             self._callers.append(origin)
         try:
             limit = math.inf if timeout is None else timeout
+            channel = origin.back_channel if origin is not None else None
+            if isinstance(channel, InputRequiredBackChannel) and client.discover_result is not None \
+                    and method in INPUT_METHODS:
+                # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
+                return await forward_once(client.session, client.protocol_version, method, params,
+                                          origin, channel, timeout=limit, progress=progress)
             if method == "tools/call" and params.keys() <= {"name", "arguments"}:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,

@@ -282,7 +282,7 @@ def test_a_2026_downstream_without_the_capability_gets_minus_32021():
 
 def rich_app() -> Server:
     """An upstream whose items use members of the latest versions."""
-    from mcpfast.server.tools import ToolAnnotations
+    from mcpfast.server.features.tools import ToolAnnotations
 
     app = Server("rich")
 
