@@ -19,7 +19,7 @@ from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.header_params import header_param_problem
-from mcpfast.server.middleware.pipeline import CallNext, Middleware
+from mcpfast.server.middleware.pipeline import CallNext, Middleware, without_task
 from mcpfast.server.pagination import InvalidCursor
 
 if TYPE_CHECKING:
@@ -168,6 +168,8 @@ class GatewayMiddleware(Middleware):
         forwarded = _forwarded(params, name=tool.upstream_name)
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
+        # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
+        without_task()
         result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
         if "task" in params:
             # A task-augmented call: its CreateTaskResult names a task this client owns.
