@@ -228,9 +228,10 @@ class Gateway:
     def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]:
         """The upstream and tool behind the public tool ``name`` (None: not mounted, or
         the server has a tool of that name itself, which wins)."""
-        if not isinstance(name, str) or name in self.host.tools:
+        found = self._tools.get(name) if type(name) is str else None
+        if found is None or name in self.host.tools:
             return None
-        return self._tools.get(name)
+        return found
 
     def prompt(self, name: Any) -> Optional[tuple[Upstream, str]]:
         """The upstream and its own name of the public prompt ``name`` (the server's own

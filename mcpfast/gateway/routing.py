@@ -94,8 +94,12 @@ def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
     # The downstream's params for the upstream: of its _meta, the progressToken is the
     # upstream client's own business and the io.modelcontextprotocol/ keys are the
     # downstream leg's protocol facts (2026-07-28); the rest (the client's own) goes on.
-    out = {key: value for key, value in params.items() if key != "_meta"}
     meta = params.get("_meta")
+    if meta is None:
+        out = dict(params)  # the common call: nothing to filter
+        out.update(changes)
+        return out
+    out = {key: value for key, value in params.items() if key != "_meta"}
     if isinstance(meta, dict):
         kept = {key: value for key, value in meta.items()
                 if key != "progressToken" and not key.startswith(_PROTOCOL_META)}

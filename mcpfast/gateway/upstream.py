@@ -56,6 +56,8 @@ _ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitati
 #: The catalogue kinds and the server capability each needs.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
 _LOGGER = logging.getLogger("mcpfast.gateway")
+# The params of the common tools/call, sent by the client's call_tool.
+_PLAIN_CALL = frozenset({"name", "arguments"})
 #: The most items of one kind read from an upstream (a hostile one may list without end).
 MAX_CATALOGUE_ITEMS = 10_000
 #: The most pages of one kind read from an upstream.
@@ -126,8 +128,9 @@ class Upstream:
         self._lists: dict[str, list] = {"tools": [], "prompts": [], "resources": [], "resourceTemplates": []}
         self._refreshing: dict[str, asyncio.Task] = {}
         self._refresh_again: set[str] = set()
-        # Downstream contexts of the forwarded requests waiting on this upstream, oldest first.
-        self._callers: list[Any] = []
+        # Downstream contexts of the forwarded requests waiting on this upstream, oldest
+        # first (a dict: removing one of many in flight costs no scan).
+        self._callers: dict[Any, None] = {}
         # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
         self._interrupts: dict[Any, asyncio.Future] = {}
         self._supervisor: Optional[asyncio.Task] = None
@@ -260,7 +263,7 @@ class Upstream:
         client = self._ready_client()
         timeout = None if wait else self.options.timeout
         if origin is not None:
-            self._callers.append(origin)
+            self._callers[origin] = None
         try:
             limit = math.inf if timeout is None else timeout
             channel = origin.back_channel if origin is not None else None
@@ -269,7 +272,7 @@ class Upstream:
                 # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
                 return await forward_once(client.session, client.protocol_version, method, params,
                                           origin, channel, timeout=limit, progress=progress)
-            if method == "tools/call" and params.keys() <= {"name", "arguments"}:
+            if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
                                         progress=progress)
@@ -286,7 +289,7 @@ class Upstream:
                                f"within {timeout:g} s", {"upstream": self.key}) from None
         finally:
             if origin is not None:
-                self._callers.remove(origin)
+                del self._callers[origin]
 
     async def _interruptible(self, origin: Any, call: Any) -> Any:
         # The upstream call, unless the downstream attempt must end first (module docstring).
