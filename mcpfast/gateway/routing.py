@@ -34,8 +34,11 @@ class MountTable(Protocol):
     mounted catalogues, the upstream owning a name or URI, the forwarded tasks, and the
     subscriptions it keeps upstream."""
 
-    upstreams: Mapping[str, Upstream]
-    tasks: ForwardedTasks
+    @property
+    def upstreams(self) -> Mapping[str, Upstream]: ...
+
+    @property
+    def tasks(self) -> ForwardedTasks: ...
 
     def listed(self, kind: str) -> list[dict[str, Any]]: ...
 

@@ -267,10 +267,11 @@ class Upstream:
         try:
             limit = math.inf if timeout is None else timeout
             channel = origin.back_channel if origin is not None else None
+            version = client.protocol_version
             if isinstance(channel, InputRequiredBackChannel) and client.discover_result is not None \
-                    and method in INPUT_METHODS:
+                    and version is not None and method in INPUT_METHODS:
                 # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
-                return await forward_once(client.session, client.protocol_version, method, params,
+                return await forward_once(client.session, version, method, params,
                                           origin, channel, timeout=limit, progress=progress)
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
