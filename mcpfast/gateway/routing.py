@@ -54,6 +54,8 @@ class MountTable(Protocol):
 
     async def unsubscribe(self, upstream: Upstream, uri: str, connection: Any) -> None: ...
 
+    async def log_level_asked(self, level: Any) -> None: ...
+
 __all__ = ["GATEWAY_CURSOR", "GatewayMiddleware"]
 
 _PROTOCOL_META = "io.modelcontextprotocol/"
@@ -232,7 +234,15 @@ class GatewayMiddleware(Middleware):
             return lambda ctx: self._task_request(ctx, linked)
         if request and method == methods.TASKS_LIST:
             return lambda ctx: self._task_list(ctx, linked)
+        if request and method == methods.SET_LOG_LEVEL:
+            return lambda ctx: self._set_log_level(ctx, linked)
         return linked
+
+    async def _set_log_level(self, ctx: Any, call_next: CallNext) -> Any:
+        # The server sets this client's level (and refuses a bad one); then the upstreams.
+        result = await call_next(ctx)
+        await self.gateway.log_level_asked(_params(ctx).get("level"))
+        return result
 
     async def _task_request(self, ctx: Any, call_next: CallNext) -> Any:
         # tasks/get, tasks/result, tasks/cancel of a task an upstream runs for this client.

@@ -345,6 +345,18 @@ class Upstream:
     async def _roots(self) -> Any:
         return (await self._ask_downstream("roots/list", None)).get("roots", [])
 
+    async def set_log_level(self, level: str) -> None:
+        """Ask the upstream for log messages at ``level`` and above (when it has the
+        logging capability and a session); a refusal is logged, not raised."""
+        client = self.client
+        if client is None or client.closed or "logging" not in (client.server_capabilities or {}):
+            return
+        timeout = self.options.timeout
+        try:
+            await client.set_logging_level(level, timeout=math.inf if timeout is None else timeout)
+        except (JSONRPCError, ConnectionClosed, RequestTimeout) as exc:
+            _LOGGER.warning("upstream %r: setting its log level to %s failed: %s", self.key, level, exc)
+
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification on the session (dropped while it has none)."""
         client = self.client
