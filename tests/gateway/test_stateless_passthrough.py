@@ -106,3 +106,39 @@ def test_the_client_rounds_complete_through_the_gateway():
             assert "elicitation" in seen[-1]
 
     run(main())
+
+
+def test_over_http_on_both_legs():
+    # The upstream served over Streamable HTTP, the gateway too: the routing headers of
+    # each attempt come from the request the gateway forwards.
+    seen: list = []
+
+    async def main():
+        upstream = asking_app(seen)
+        bound: asyncio.Future = asyncio.get_running_loop().create_future()
+        served = asyncio.ensure_future(upstream.serve_http("127.0.0.1", 0, ready=lambda h, p: bound.set_result(p)))
+        app = Server("gateway")
+        app.mount(f"http://127.0.0.1:{await bound}/mcp", namespace="up", protocol_version="2026-07-28")
+        front: asyncio.Future = asyncio.get_running_loop().create_future()
+        gateway_served = asyncio.ensure_future(app.serve_http("127.0.0.1", 0, ready=lambda h, p: front.set_result(p)))
+        try:
+            url = f"http://127.0.0.1:{await front}/mcp"
+            answers = []
+
+            def elicitation(params):
+                answers.append(params["message"])
+                return {"action": "accept", "content": {"name": "Lin"}}
+
+            async with mcpfast.connect(url, protocol_version="2026-07-28", elicitation=elicitation) as client:
+                # Serving began after the upstream's first start (start_wait): it is listed.
+                assert "up_greet" in [tool["name"] for tool in await client.list_tools()]
+                result = await client.call_tool("up_greet")
+                assert result["content"][0]["text"] == "hello Lin"
+                assert answers == ["Your name?"]
+                assert "elicitation" in seen[-1]
+        finally:
+            for task in (gateway_served, served):
+                task.cancel()
+            await asyncio.gather(gateway_served, served, return_exceptions=True)
+
+    run(main())
