@@ -85,6 +85,9 @@ class Gateway:
         self._subscriptions: dict[str, set[Any]] = {}
         self.tasks = ForwardedTasks()
         self._paginators: dict[str, Optional[Paginator[dict[str, Any]]]] = {}
+        # The most verbose log level a downstream client asked for (None: none asked yet):
+        # what the upstreams' shared sessions are asked to send.
+        self.upstream_log_level: Optional[str] = None
         host.add_middleware(GatewayMiddleware(self))
         host.advertise = frozenset(host.advertise) | _CAPABILITIES
         host.on_roots_changed(self._roots_changed)
@@ -147,7 +150,7 @@ class Gateway:
             check_requested_version(protocol_version)
         mounted = Upstream(key, upstream, options, connect_options=connect_options,
                            protocol_version=protocol_version,
-                           on_catalogue=self._catalogue_changed, on_ready=self._resubscribe,
+                           on_catalogue=self._catalogue_changed, on_ready=self._ready,
                            on_log=self._forward_log,
                            on_resource_updated=self._forward_update, on_task_status=self._forward_task_status)
         self.upstreams[key] = mounted
@@ -228,9 +231,10 @@ class Gateway:
     def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]:
         """The upstream and tool behind the public tool ``name`` (None: not mounted, or
         the server has a tool of that name itself, which wins)."""
-        if not isinstance(name, str) or name in self.host.tools:
+        found = self._tools.get(name) if type(name) is str else None
+        if found is None or name in self.host.tools:
             return None
-        return self._tools.get(name)
+        return found
 
     def prompt(self, name: Any) -> Optional[tuple[Upstream, str]]:
         """The upstream and its own name of the public prompt ``name`` (the server's own
@@ -306,6 +310,24 @@ class Gateway:
             self.host.advertise = frozenset(self.host.advertise) | {"tasks"}
         self._rebuild()
         self.host.publisher.publish(ListChanged(kind))
+
+    async def log_level_asked(self, level: Any) -> None:
+        """A downstream client asked for ``level`` (logging/setLevel, already accepted by
+        the server): the upstreams are asked for it when it is more verbose than what they
+        send now. Their sessions are shared, so the level only goes down; each client still
+        gets only the messages of its own level (the server filters the broadcast)."""
+        current = self.upstream_log_level
+        if level not in LEVELS or (current is not None and LEVELS.index(level) >= LEVELS.index(current)):
+            return
+        self.upstream_log_level = level
+        for upstream in list(self.upstreams.values()):
+            await upstream.set_log_level(level)
+
+    async def _ready(self, upstream: Upstream) -> None:
+        # A new session (a restart): the subscriptions and the log level are asked again.
+        await self._resubscribe(upstream)
+        if self.upstream_log_level is not None:
+            await upstream.set_log_level(self.upstream_log_level)
 
     async def _resubscribe(self, upstream: Upstream) -> None:
         # A new session (a restart) knows none of the subscriptions: they are made again.

@@ -19,7 +19,7 @@ from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.header_params import header_param_problem
-from mcpfast.server.middleware.pipeline import CallNext, Middleware
+from mcpfast.server.middleware.pipeline import CallNext, Middleware, without_task
 from mcpfast.server.pagination import InvalidCursor
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ class MountTable(Protocol):
     async def subscribe(self, upstream: Upstream, uri: str, connection: Any) -> None: ...
 
     async def unsubscribe(self, upstream: Upstream, uri: str, connection: Any) -> None: ...
+
+    async def log_level_asked(self, level: Any) -> None: ...
 
 __all__ = ["GATEWAY_CURSOR", "GatewayMiddleware"]
 
@@ -97,8 +99,12 @@ def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
     # The downstream's params for the upstream: of its _meta, the progressToken is the
     # upstream client's own business and the io.modelcontextprotocol/ keys are the
     # downstream leg's protocol facts (2026-07-28); the rest (the client's own) goes on.
-    out = {key: value for key, value in params.items() if key != "_meta"}
     meta = params.get("_meta")
+    if meta is None:
+        out = dict(params)  # the common call: nothing to filter
+        out.update(changes)
+        return out
+    out = {key: value for key, value in params.items() if key != "_meta"}
     if isinstance(meta, dict):
         kept = {key: value for key, value in meta.items()
                 if key != "progressToken" and not key.startswith(_PROTOCOL_META)}
@@ -171,6 +177,8 @@ class GatewayMiddleware(Middleware):
         forwarded = _forwarded(params, name=tool.upstream_name)
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
+        # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
+        without_task()
         result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
         if "task" in params:
             # A task-augmented call: its CreateTaskResult names a task this client owns.
@@ -226,7 +234,15 @@ class GatewayMiddleware(Middleware):
             return lambda ctx: self._task_request(ctx, linked)
         if request and method == methods.TASKS_LIST:
             return lambda ctx: self._task_list(ctx, linked)
+        if request and method == methods.SET_LOG_LEVEL:
+            return lambda ctx: self._set_log_level(ctx, linked)
         return linked
+
+    async def _set_log_level(self, ctx: Any, call_next: CallNext) -> Any:
+        # The server sets this client's level (and refuses a bad one); then the upstreams.
+        result = await call_next(ctx)
+        await self.gateway.log_level_asked(_params(ctx).get("level"))
+        return result
 
     async def _task_request(self, ctx: Any, call_next: CallNext) -> Any:
         # tasks/get, tasks/result, tasks/cancel of a task an upstream runs for this client.

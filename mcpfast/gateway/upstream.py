@@ -39,8 +39,10 @@ from typing import Any, Callable, Optional
 
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
+from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.options import MountOptions
+from mcpfast.gateway.stateless_passthrough import forward_once
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
@@ -54,6 +56,8 @@ _ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitati
 #: The catalogue kinds and the server capability each needs.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
 _LOGGER = logging.getLogger("mcpfast.gateway")
+# The params of the common tools/call, sent by the client's call_tool.
+_PLAIN_CALL = frozenset({"name", "arguments"})
 #: The most items of one kind read from an upstream (a hostile one may list without end).
 MAX_CATALOGUE_ITEMS = 10_000
 #: The most pages of one kind read from an upstream.
@@ -124,8 +128,9 @@ class Upstream:
         self._lists: dict[str, list] = {"tools": [], "prompts": [], "resources": [], "resourceTemplates": []}
         self._refreshing: dict[str, asyncio.Task] = {}
         self._refresh_again: set[str] = set()
-        # Downstream contexts of the forwarded requests waiting on this upstream, oldest first.
-        self._callers: list[Any] = []
+        # Downstream contexts of the forwarded requests waiting on this upstream, oldest
+        # first (a dict: removing one of many in flight costs no scan).
+        self._callers: dict[Any, None] = {}
         # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
         self._interrupts: dict[Any, asyncio.Future] = {}
         self._supervisor: Optional[asyncio.Task] = None
@@ -258,10 +263,17 @@ class Upstream:
         client = self._ready_client()
         timeout = None if wait else self.options.timeout
         if origin is not None:
-            self._callers.append(origin)
+            self._callers[origin] = None
         try:
             limit = math.inf if timeout is None else timeout
-            if method == "tools/call" and params.keys() <= {"name", "arguments"}:
+            channel = origin.back_channel if origin is not None else None
+            version = client.protocol_version
+            if isinstance(channel, InputRequiredBackChannel) and client.discover_result is not None \
+                    and version is not None and method in INPUT_METHODS:
+                # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
+                return await forward_once(client.session, version, method, params,
+                                          origin, channel, timeout=limit, progress=progress)
+            if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
                                         progress=progress)
@@ -278,7 +290,7 @@ class Upstream:
                                f"within {timeout:g} s", {"upstream": self.key}) from None
         finally:
             if origin is not None:
-                self._callers.remove(origin)
+                del self._callers[origin]
 
     async def _interruptible(self, origin: Any, call: Any) -> Any:
         # The upstream call, unless the downstream attempt must end first (module docstring).
@@ -332,6 +344,18 @@ class Upstream:
 
     async def _roots(self) -> Any:
         return (await self._ask_downstream("roots/list", None)).get("roots", [])
+
+    async def set_log_level(self, level: str) -> None:
+        """Ask the upstream for log messages at ``level`` and above (when it has the
+        logging capability and a session); a refusal is logged, not raised."""
+        client = self.client
+        if client is None or client.closed or "logging" not in (client.server_capabilities or {}):
+            return
+        timeout = self.options.timeout
+        try:
+            await client.set_logging_level(level, timeout=math.inf if timeout is None else timeout)
+        except (JSONRPCError, ConnectionClosed, RequestTimeout) as exc:
+            _LOGGER.warning("upstream %r: setting its log level to %s failed: %s", self.key, level, exc)
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification on the session (dropped while it has none)."""

@@ -141,6 +141,7 @@ from mcpfast._core.pending import DEFAULT_CAPACITY
 from mcpfast.jsonrpc.batch import BatchReply
 from mcpfast.jsonrpc.context import RequestContext
 from mcpfast.jsonrpc.contract import Frame, ReplyChannel, Send
+from mcpfast.jsonrpc.driven import DrivenCall
 from mcpfast.jsonrpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -593,8 +594,17 @@ class Session(SessionCore):
 
     def _start(self, ctx: RequestContext, batch: Optional[BatchReply], handler: Any,
                params: Any, awaitable: Any) -> None:
-        """Run an async handler (or the awaitable a sync one returned) as a task."""
+        """Run an async handler (or the awaitable a sync one returned) as a task (a
+        DrivenCall: by its futures' callbacks, no task)."""
         ctx._batch = batch
+        if type(awaitable) is DrivenCall:
+            ctx._started = True
+            ctx._task = awaitable
+            self._in_flight[ctx.request_id] = ctx
+            if batch is not None:
+                batch.hold()
+            awaitable.start(lambda result, exc: self._driven_done(ctx, result, exc))
+            return
         ctx._started = False
         coroutine = self._run(ctx, handler, params, awaitable)
         try:
@@ -637,6 +647,34 @@ class Session(SessionCore):
             frame = self._error_frame(request_id, ctx.method, exc)
         except Exception as exc:
             frame = self._internal_error_frame(request_id, ctx.method, exc)
+        self._finish(ctx, frame)
+
+    def _driven_done(self, ctx: RequestContext, result: Any, exc: Optional[BaseException]) -> None:
+        # A DrivenCall's end, answered as _run answers a task's.
+        request_id: Any = ctx.request_id
+        if exc is None:
+            try:
+                if ctx.shape_result is not None:
+                    result = ctx.shape_result(result)
+                frame = encode_response(request_id, result)
+            except JSONRPCError as error:
+                frame = self._error_frame(request_id, ctx.method, error)
+            except Exception as error:
+                frame = self._internal_error_frame(request_id, ctx.method, error)
+        elif isinstance(exc, CancelledError):
+            if ctx.cancelled or self._closed:
+                frame = None
+            else:
+                self._logger.warning("handler for %r (request id %r) was cancelled locally",
+                                     ctx.method, request_id)
+                frame = encode_error(request_id, INTERNAL_ERROR, "Request cancelled")
+        elif isinstance(exc, JSONRPCError):
+            frame = self._error_frame(request_id, ctx.method, exc)
+        elif isinstance(exc, Exception):
+            frame = self._internal_error_frame(request_id, ctx.method, exc)
+        else:
+            self._finish(ctx, encode_error(request_id, INTERNAL_ERROR, "Internal error"))
+            raise exc  # KeyboardInterrupt, SystemExit: not the request's to keep
         self._finish(ctx, frame)
 
     def _finish(self, ctx: RequestContext, frame: Optional[bytes]) -> None:

@@ -3,12 +3,11 @@ HTTP with examples/everything_server.py mounted over stdio without a namespace m
 what the server scores directly (tests/interop/test_conformance_http.py): 0.1.16
 ``--suite all`` 43 passed / 0 failed, 0.2.0-alpha.12 at 2025-11-25 80 / 0.
 
-At 2026-07-28 (150 / 0 directly) two checks fail through the gateway, both of the
-era translation: the upstream session is a handshake-era one shared by every client, so
-an upstream handler's own input key (``user_name``) does not reach the InputRequiredResult
-the gateway makes (its keys are input_1, input_2, ...), and the upstream sees the
-gateway's client capabilities, not the downstream client's. The test pins exactly those
-two, so that any other failure fails it."""
+At 2026-07-28 the upstream is mounted with ``protocolVersion: 2026-07-28``, so both legs
+speak the stateless revision and the gateway passes each request on as it is: the
+downstream client's capabilities in its _meta, the upstream's InputRequiredResult keys
+(``user_name``) unchanged (mcpfast/gateway/stateless_passthrough.py). It scores what the
+server scores directly, 150 / 0."""
 
 from __future__ import annotations
 
@@ -34,11 +33,12 @@ def run_suite(url: str, *extra: str, release: Optional[str] = None) -> subproces
                            "--suite", "all", *extra], capture_output=True, text=True, timeout=900)
 
 
-@pytest.fixture
-def gateway_url(tmp_path):
+def serve_gateway(tmp_path, **mount: str):
+    """``mcpfast gateway`` over HTTP mounting the everything server (with ``mount``'s
+    extra config members); yields its URL."""
     config = {"mcpServers": {"everything": {
         "command": sys.executable, "args": [str(ROOT / "examples" / "everything_server.py")],
-        "namespace": "", "cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}}}}
+        "namespace": "", "cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}, **mount}}}
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps(config))
     process = subprocess.Popen([sys.executable, "-m", "mcpfast", "gateway", str(path), "--transport", "http",
@@ -62,6 +62,16 @@ def gateway_url(tmp_path):
             process.wait()
 
 
+@pytest.fixture
+def gateway_url(tmp_path):
+    yield from serve_gateway(tmp_path)
+
+
+@pytest.fixture
+def stateless_gateway_url(tmp_path):
+    yield from serve_gateway(tmp_path, protocolVersion="2026-07-28")
+
+
 def totals(done: subprocess.CompletedProcess) -> tuple[int, int, str]:
     output = done.stdout + done.stderr
     total = re.search(r"Total: (\d+) passed, (\d+) failed", output)
@@ -82,13 +92,8 @@ def test_conformance_2026_release_at_2025_11_25_through_the_gateway(gateway_url)
     assert (passed, failed) == (80, 0), output
 
 
-KNOWN_2026_FAILURES = {"input-required-result-basic-elicitation", "input-required-result-capability-check"}
-
-
 @pytest.mark.timeout(1200)
-def test_conformance_2026_release_at_2026_07_28_through_the_gateway(gateway_url):
-    done = run_suite(gateway_url, "--spec-version", "2026-07-28", release=RELEASE_2026)
-    passed, failed, output = totals(done)
-    failing = set(re.findall(r"✗ ([\w-]+):", done.stdout + done.stderr))
-    assert failing == KNOWN_2026_FAILURES, output
-    assert failed == 2 and passed >= 140, output
+def test_conformance_2026_release_at_2026_07_28_through_the_gateway(stateless_gateway_url):
+    passed, failed, output = totals(run_suite(stateless_gateway_url, "--spec-version", "2026-07-28",
+                                              release=RELEASE_2026))
+    assert (passed, failed) == (150, 0), output

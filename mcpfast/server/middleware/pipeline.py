@@ -48,13 +48,23 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Optional
 
+from mcpfast.jsonrpc.driven import DrivenCall
 from mcpfast.jsonrpc.errors import MethodNotFound
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Handler, Route, Router, is_async_handler
 from mcpfast.protocol import methods
 
-__all__ = ["CallNext", "METHOD_HOOKS", "Middleware", "PipelineRouter", "check_middleware"]
+__all__ = ["CallNext", "METHOD_HOOKS", "Middleware", "PipelineRouter", "check_middleware", "without_task"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
+# Set by an eager middleware's first step: the rest of this request needs no task.
+_WITHOUT_TASK: contextvars.ContextVar[bool] = contextvars.ContextVar("mcpfast_without_task", default=False)
+
+
+def without_task() -> None:
+    """Called from an eager middleware's first step (before it suspends): the rest of this
+    request's chain awaits only futures and needs no current task, so it is driven by their
+    callbacks (mcpfast.jsonrpc.driven) rather than by an asyncio task of its own."""
+    _WITHOUT_TASK.set(True)
 
 CallNext = Callable[[Any], Awaitable[Any]]
 
@@ -234,6 +244,8 @@ def _inline_handler(chain: CallNext) -> Handler:
             yielded = context.run(coroutine.send, None)
         except StopIteration as stop:
             return stop.value
+        if context.get(_WITHOUT_TASK):
+            return DrivenCall(coroutine, context, yielded)
         return _drive(coroutine, context, yielded)
 
     return handle

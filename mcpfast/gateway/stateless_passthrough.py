@@ -1,0 +1,62 @@
+"""A 2026-07-28 downstream request forwarded to a 2026-07-28 upstream as it is.
+
+In the stateless era every request carries its client's facts in ``_meta``, so the
+gateway need not stand in for the client: the upstream is sent the downstream's own
+protocol ``_meta`` (its client capabilities, info and log level; the protocol version the
+upstream session speaks), and one attempt only. An InputRequiredResult the upstream
+answers goes back to the downstream client with its ``inputRequests`` keys unchanged
+(the upstream handler's own names, e.g. ``user_name``); the client's retry carries its
+``inputResponses`` under those keys, forwarded unchanged.
+
+The upstream's ``requestState`` is the one thing that cannot pass as it is: the gateway's
+own server checks every requestState a 2026-07-28 request brings against its own key. So
+the upstream's state is sealed inside one the gateway signs (bound to the downstream
+request's params, method and principal, as any other), and unsealed on the retry.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+from mcpfast.protocol import meta_keys
+from mcpfast.server.request.input_required import InputRequiredBackChannel
+
+__all__ = ["UPSTREAM_STATE", "forward_once"]
+
+_PROTOCOL_META = "io.modelcontextprotocol/"
+#: The key, in the gateway's own requestState, of the upstream's requestState.
+UPSTREAM_STATE = "io.mcpfast.gateway/upstreamRequestState"
+
+
+def _protocol_meta(origin: Any, version: str) -> dict[str, Any]:
+    params = origin.params
+    meta = params.get("_meta") if type(params) is dict else None
+    out = {key: value for key, value in meta.items() if key.startswith(_PROTOCOL_META)} \
+        if type(meta) is dict else {}
+    out.pop("io.modelcontextprotocol/progressToken", None)
+    out[meta_keys.PROTOCOL_VERSION] = version
+    return out
+
+
+async def forward_once(session: Any, version: str, method: str, params: dict[str, Any],
+                       origin: Any, channel: InputRequiredBackChannel, *, timeout: float = math.inf,
+                       progress: Optional[Callable[..., Any]] = None) -> Any:
+    """Send ``params`` (the downstream's, mapped for the upstream) on the upstream's
+    ``session`` with the downstream's protocol ``_meta``; return the upstream's result,
+    an InputRequiredResult with its requestState sealed (module docstring)."""
+    attempt = dict(params)
+    own = attempt.get("_meta")
+    attempt["_meta"] = {**own, **_protocol_meta(origin, version)} if type(own) is dict \
+        else _protocol_meta(origin, version)
+    attempt.pop("requestState", None)
+    sealed = channel.answers.get(UPSTREAM_STATE)
+    if sealed is not None:
+        attempt["requestState"] = sealed
+    result = await session.request(method, attempt, timeout=timeout, progress=progress)
+    if type(result) is dict and result.get("resultType") == "input_required":
+        state = result.get("requestState")
+        if state is not None:
+            result = {**result, "requestState": channel.codec.encode(
+                channel.method, channel.digest, channel.principal, {UPSTREAM_STATE: state})}
+    return result
