@@ -565,6 +565,7 @@ def _parser() -> argparse.ArgumentParser:
     gateway.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
     gateway.add_argument("--port", type=int, default=None, help="port to bind (default 8000; 0: any free one)")
     add_http_flags(gateway)
+    add_auth_flags(gateway)
     return parser
 
 

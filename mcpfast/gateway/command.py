@@ -3,8 +3,10 @@
 Serves on stdio (the default) or Streamable HTTP (``--transport http --host H --port P``,
 the HTTP flags of ``mcpfast run``), with ``GET /healthz`` over HTTP
 (:mod:`mcpfast.gateway.health`) and, when the config lists ``auth.bearerTokens``, those
-bearer tokens required at the gateway's edge (never passed to an upstream: each upstream
-has its own ``headers``). SIGHUP reads the file again and applies it without dropping the
+bearer tokens required at the gateway's edge -- or, with ``mcpfast run``'s verifier flags
+(``--jwks-url URL --issuer ISS --audience AUD``, ``--introspection-url``, ``--api-keys``),
+the tokens that verifier accepts (never passed to an upstream: each upstream has its own
+``headers``). SIGHUP reads the file again and applies it without dropping the
 downstream sessions (:func:`mcpfast.gateway.from_config.reload`): upstreams added are started, removed ones stopped,
 changed ones restarted, and ones whose only change is how they are shown (namespace,
 filters, renames, timeouts) keep their session. Warnings (an upstream that does not
@@ -68,6 +70,7 @@ async def _serve(args: argparse.Namespace, config: GatewayConfig, options: dict[
 def run_gateway(args: argparse.Namespace) -> int:
     """The ``gateway`` subcommand (mcpfast.cli parses the flags); returns the exit status."""
     from mcpfast.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError, http_options
+    from mcpfast.cli_auth import auth_options
     from mcpfast.transports import run as run_main
     from mcpfast.transports.loop import until_signalled
 
@@ -84,8 +87,15 @@ def run_gateway(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         options = http_options(args)
-    except UsageError as exc:
+        # The verifier flags of ``mcpfast run`` (JWT/JWKS, introspection, API keys): the
+        # gateway's edge checks the downstream's token; upstreams never see it.
+        options.update(auth_options(args))
+    except (UsageError, ValueError) as exc:
         print(f"mcpfast: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if "auth" in options and config.bearer_tokens:
+        print("mcpfast: give the config's auth.bearerTokens or the verifier flags "
+              "(--jwks-url, --introspection-url, --api-keys), not both", file=sys.stderr)
         return EXIT_USAGE
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("mcpfast gateway: %(message)s"))

@@ -59,9 +59,9 @@ def test_gateway_command_over_stdio(tmp_path):
     run(main())
 
 
-def start_http_gateway(config: str) -> tuple[subprocess.Popen, str]:
+def start_http_gateway(config: str, *flags: str) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([sys.executable, "-m", "mcpfast", "gateway", config, "--transport", "http",
-                                "--port", "0"], stderr=subprocess.PIPE, text=True)
+                                "--port", "0", *flags], stderr=subprocess.PIPE, text=True)
     for line in process.stderr:
         found = re.search(r"on (http://\S+/mcp)", line)
         if found:
@@ -108,6 +108,55 @@ def test_gateway_command_over_http_with_healthz_and_bearer_tokens(tmp_path):
         run(main())
     finally:
         stop(process)
+
+
+def test_gateway_edge_verifies_jwts_with_the_run_flags(tmp_path):
+    # mcpfast run's verifier flags at the gateway's edge: a JWT checked against a JWKS URL.
+    import time
+
+    import jwt as jose
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from jwks_server import JWKSServer
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(jose.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    issuer, audience = "https://auth.example.com", "http://127.0.0.1/mcp"
+
+    def token(aud: str) -> str:
+        now = int(time.time())
+        return jose.encode({"iss": issuer, "aud": aud, "sub": "alice", "scope": "mcp", "iat": now,
+                            "exp": now + 300}, key, algorithm="RS256", headers={"kid": "k1"})
+
+    config = write_config(tmp_path / "gateway.json", {"calc": base_servers()["calc"]}, name="edge")
+    with JWKSServer({"keys": [{**jwk, "kid": "k1", "use": "sig"}]}) as keys:
+        process, url = start_http_gateway(config, "--jwks-url", keys.url, "--issuer", issuer,
+                                          "--audience", audience)
+        try:
+            async def main():
+                with pytest.raises(JSONRPCError, match="HTTP 401"):
+                    await mcpfast.connect(url)  # no token
+                with pytest.raises(JSONRPCError, match="HTTP 401"):
+                    await mcpfast.connect(url, auth=token("https://elsewhere.example/mcp"))
+                async with mcpfast.connect(url, auth=token(audience)) as client:
+                    assert (await client.call_tool("add", {"a": 2, "b": 3}))["structuredContent"] == \
+                        {"result": 5}
+
+            run(main())
+        finally:
+            stop(process)
+
+
+def test_gateway_refuses_bearer_tokens_and_verifier_flags_together(tmp_path):
+    config = write_config(tmp_path / "gateway.json", {"calc": base_servers()["calc"]},
+                          auth={"bearerTokens": ["s3cret"]})
+    done = subprocess.run([sys.executable, "-m", "mcpfast", "gateway", config, "--transport", "http",
+                           "--jwks-url", "https://a.example/jwks", "--issuer", "https://a.example",
+                           "--audience", "http://127.0.0.1/mcp"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert "not both" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "mcpfast", "gateway", config, "--jwks-url", "https://a/jwks"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "--transport http" in done.stderr
 
 
 def test_sighup_reloads_the_config_without_dropping_the_session(tmp_path):
