@@ -1,6 +1,6 @@
 """Who is calling, as the transport saw it: the client's address (``ctx.peer_address``,
-``ctx.peer_port``, over TCP, WebSocket and Streamable HTTP) keys the rate limiter when nobody
-authenticated, and the Streamable HTTP session id (``ctx.session_id``) is in every
+``ctx.peer_port``, over TCP, WebSocket, Streamable HTTP and legacy HTTP+SSE) keys the
+rate limiter when nobody authenticated, and the Streamable HTTP session id (``ctx.session_id``) is in every
 request-log record."""
 
 from __future__ import annotations
@@ -303,5 +303,23 @@ def test_the_asgi_app_tells_the_connection_the_scopes_client():
         finally:
             server.should_exit = True
             await task
+
+    asyncio.run(main())
+
+
+def test_over_legacy_sse_the_session_keeps_the_address_of_its_client():
+    app = Server("sse-address")
+
+    @app.tool()
+    def whoami(ctx: Context) -> str:
+        return json.dumps([ctx.peer_address, ctx.peer_port])
+
+    async def main() -> None:
+        async with serving(app, "http", legacy_sse=True) as port:
+            async with mcpfast.connect(f"http://127.0.0.1:{port}/sse",
+                                       protocol_version="2024-11-05") as client:
+                address, peer_port = json.loads((await client.call_tool("whoami"))["content"][0]["text"])
+                assert address == "127.0.0.1"
+                assert isinstance(peer_port, int) and 0 < peer_port < 65536 and peer_port != port
 
     asyncio.run(main())

@@ -44,6 +44,7 @@ from mcpfast.transports.http.endpoint import (
     error_response,
 )
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPRequest, HTTPResponse, json_error_body
+from mcpfast.transports.http.post_reply import bind_peer
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.sse_stream import DEFAULT_MAX_STREAM_BUFFER, SSEStream, check_stream_buffer
 
@@ -146,7 +147,7 @@ class LegacySSEEndpoint:
                 return error_response(405, f"Method Not Allowed: {request.method} on "
                                            f"{self.sse_path} (allowed: GET)",
                                       extra=[(h.ALLOW, "GET")])
-            return self._open(token)
+            return self._open(token, request.client)
         if request.method != "POST":
             return error_response(405, f"Method Not Allowed: {request.method} on "
                                        f"{self.messages_path} (allowed: POST)",
@@ -155,7 +156,7 @@ class LegacySSEEndpoint:
 
     # -- GET: a session and its stream -------------------------------------------------
 
-    def _open(self, token: Optional[AccessToken]) -> HTTPResponse:
+    def _open(self, token: Optional[AccessToken], client: Optional[tuple[str, int]] = None) -> HTTPResponse:
         if len(self.sessions) >= self.max_sessions:
             return error_response(503, f"Service Unavailable: {self.max_sessions} sessions are "
                                        f"open; try again later", extra=[("retry-after", "5")])
@@ -167,6 +168,9 @@ class LegacySSEEndpoint:
         session.connection = connection = self.factory(stream.push)
         if token is not None:
             connection.auth = token  # type: ignore[attr-defined]  # ctx.auth
+        if client is not None:
+            # The session keeps the address of the client whose GET opened it.
+            bind_peer(connection, client)
         self.sessions[session_id] = session
         endpoint = f"{self.messages_path}?session_id={session_id}"
 
