@@ -116,6 +116,7 @@ def test_gateway_edge_verifies_jwts_with_the_run_flags(tmp_path):
 
     import jwt as jose
     from cryptography.hazmat.primitives.asymmetric import rsa
+
     from jwks_server import JWKSServer
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
