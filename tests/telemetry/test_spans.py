@@ -31,7 +31,7 @@ V2025 = "2025-11-25"
 V2026 = "2026-07-28"
 SOCKET_TRANSPORTS = ["tcp", "http", "websocket", "legacy-sse"]
 # The transports that tell a connection its client's address (ctx.peer_address, peer_port).
-PEER_TRANSPORTS = ("tcp", "websocket", "http")
+PEER_TRANSPORTS = ("tcp", "http", "websocket", "legacy-sse")
 # What each transport reports (network.transport, network.protocol.name).
 NETWORK = {
     "in-process": (None, None), "tcp": ("tcp", None), "http": ("tcp", "http"),
