@@ -48,6 +48,7 @@ from asyncio import CancelledError
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from mcpfast._core.pending import DEFAULT_CAPACITY
+from mcpfast.client.arguments import dict_arg, str_arg, string_map
 from mcpfast.client.capabilities import ServerCapabilities, client_capabilities
 from mcpfast.client.errors import (
     CapabilityError,
@@ -55,7 +56,6 @@ from mcpfast.client.errors import (
     InitializeError,
     InvalidResult,
     NotInitialized,
-    PaginationError,
 )
 from mcpfast.client.handlers import Roots, elicitation_handler, sampling_handler
 from mcpfast.client.listening import Listening, listen_filter
@@ -67,6 +67,7 @@ from mcpfast.client.notifications import (
     await_all,
 )
 from mcpfast.client.observer import RequestObserver, observe_request, observe_send_request, request_through
+from mcpfast.client.pagination import every_page, page_of
 from mcpfast.client.stateless import (
     InputRounds,
     ResultCache,
@@ -116,29 +117,6 @@ def _package_version() -> str:
 def _pong(params: Any, ctx: Any) -> dict:
     """``ping`` from the server: an empty result."""
     return {}
-
-
-def _str_arg(name: str, value: Any) -> str:
-    if type(value) is not str:
-        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-    return value
-
-
-def _dict_arg(name: str, value: Any) -> dict:
-    if type(value) is dict:
-        return value
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"{name} must be a dict, not {type(value).__name__}")
-
-
-def _string_map(name: str, value: Any) -> dict:
-    """A dict of str -> str (prompt arguments, completion context)."""
-    value = _dict_arg(name, value)
-    for key, item in value.items():
-        if type(key) is not str or type(item) is not str:
-            raise TypeError(f"{name} maps str to str; {key!r} -> {item!r} is not")
-    return value
 
 
 class ClientConnection:
@@ -218,12 +196,12 @@ class Client:
         logger: Optional[logging.Logger] = None,
         observer: Optional[RequestObserver] = None,
     ) -> None:
-        _str_arg("name", name)
-        version = _package_version() if version is None else _str_arg("version", version)
+        str_arg("name", name)
+        version = _package_version() if version is None else str_arg("version", version)
         self._requested_version = check_requested_version(protocol_version)
         info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
-            _str_arg("title", title)
+            str_arg("title", title)
             if self._requested_version >= "2025-06-18":
                 info["title"] = title
         self._client_info = info
@@ -616,10 +594,10 @@ class Client:
             params: dict[str, Any] = {"name": name}
         else:
             if type(arguments) is not dict:
-                arguments = _dict_arg("arguments", arguments)
+                arguments = dict_arg("arguments", arguments)
             params = {"name": name, "arguments": arguments}
         if meta is not None:
-            params["_meta"] = _dict_arg("meta", meta)
+            params["_meta"] = dict_arg("meta", meta)
         # Session.request inlined (one coroutine less on the hot path); _tools being True
         # means the session is bound and initialized.
         out = self._send_request("tools/call", params, timeout=timeout, progress=progress)  # type: ignore[misc]
@@ -635,7 +613,7 @@ class Client:
         annotations are malformed is left out (logged), as the revision asks."""
         if not self._tools:
             self._refuse("tools", "tools/list")
-        tools = await self._list_all("tools/list", "tools", timeout)
+        tools = await every_page(self._request, "tools/list", "tools", timeout)
         if self.discover_result is None:
             return tools
         return self._learn_header_params(tools)
@@ -673,7 +651,7 @@ class Client:
         """One page of tools/list: ``{"tools": [...], "nextCursor"?: ...}``."""
         if not self._tools:
             self._refuse("tools", "tools/list")
-        return await self._page("tools/list", "tools", cursor, timeout)
+        return await page_of(self._request, "tools/list", "tools", cursor, timeout)
 
     # -- resources -----------------------------------------------------------------------
 
@@ -681,34 +659,34 @@ class Client:
         """Every resource (all pages)."""
         if not self._resources:
             self._refuse("resources", "resources/list")
-        return await self._list_all("resources/list", "resources", timeout)
+        return await every_page(self._request, "resources/list", "resources", timeout)
 
     async def list_resources_page(self, cursor: Optional[str] = None, *,
                                   timeout: Optional[float] = None) -> dict:
         """One page of resources/list."""
         if not self._resources:
             self._refuse("resources", "resources/list")
-        return await self._page("resources/list", "resources", cursor, timeout)
+        return await page_of(self._request, "resources/list", "resources", cursor, timeout)
 
     async def list_resource_templates(self, *, timeout: Optional[float] = None) -> list:
         """Every resource template (all pages)."""
         if not self._resources:
             self._refuse("resources", "resources/templates/list")
-        return await self._list_all("resources/templates/list", "resourceTemplates", timeout)
+        return await every_page(self._request, "resources/templates/list", "resourceTemplates", timeout)
 
     async def list_resource_templates_page(self, cursor: Optional[str] = None, *,
                                            timeout: Optional[float] = None) -> dict:
         """One page of resources/templates/list."""
         if not self._resources:
             self._refuse("resources", "resources/templates/list")
-        return await self._page("resources/templates/list", "resourceTemplates", cursor, timeout)
+        return await page_of(self._request, "resources/templates/list", "resourceTemplates", cursor, timeout)
 
     async def read_resource(self, uri: str, *, timeout: Optional[float] = None,
                             progress: Optional[Callable[..., Any]] = None) -> dict:
         """Read a resource; returns ``{"contents": [...]}``. Unknown URI: JSONRPCError -32002."""
         if not self._resources:
             self._refuse("resources", "resources/read")
-        _str_arg("uri", uri)
+        str_arg("uri", uri)
         return await self._request("resources/read", {"uri": uri}, timeout=timeout,
                                    progress=progress)
 
@@ -721,7 +699,7 @@ class Client:
         """
         if not self._subscribe:
             self._refuse("resources.subscribe", "resources/subscribe")
-        _str_arg("uri", uri)
+        str_arg("uri", uri)
         subscription = Subscription(self._release_subscription, uri, callback)
         # Registered before the request: an update may follow the response at once.
         self._subscriptions.setdefault(uri, []).append(subscription)
@@ -793,7 +771,7 @@ class Client:
         """End every subscription to uri here and send resources/unsubscribe."""
         if not self._subscribe:
             self._refuse("resources.subscribe", "resources/unsubscribe")
-        _str_arg("uri", uri)
+        str_arg("uri", uri)
         for subscription in self._subscriptions.pop(uri, ()):
             subscription.end(None)
         await self._request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
@@ -843,14 +821,14 @@ class Client:
         """Every prompt (all pages)."""
         if not self._prompts:
             self._refuse("prompts", "prompts/list")
-        return await self._list_all("prompts/list", "prompts", timeout)
+        return await every_page(self._request, "prompts/list", "prompts", timeout)
 
     async def list_prompts_page(self, cursor: Optional[str] = None, *,
                                 timeout: Optional[float] = None) -> dict:
         """One page of prompts/list."""
         if not self._prompts:
             self._refuse("prompts", "prompts/list")
-        return await self._page("prompts/list", "prompts", cursor, timeout)
+        return await page_of(self._request, "prompts/list", "prompts", cursor, timeout)
 
     async def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
                          timeout: Optional[float] = None,
@@ -858,9 +836,9 @@ class Client:
         """Get a prompt; arguments map names to strings. Returns the GetPromptResult dict."""
         if not self._prompts:
             self._refuse("prompts", "prompts/get")
-        params: dict[str, Any] = {"name": _str_arg("name", name)}
+        params: dict[str, Any] = {"name": str_arg("name", name)}
         if arguments is not None:
-            params["arguments"] = _string_map("arguments", arguments)
+            params["arguments"] = string_map("arguments", arguments)
         return await self._request("prompts/get", params, timeout=timeout, progress=progress)
 
     # -- completion, logging -------------------------------------------------------------
@@ -887,12 +865,12 @@ class Client:
         if (prompt is None) == (resource is None):
             raise TypeError("complete() needs exactly one of prompt=... or resource=...")
         if prompt is not None:
-            ref = {"type": "ref/prompt", "name": _str_arg("prompt", prompt)}
+            ref = {"type": "ref/prompt", "name": str_arg("prompt", prompt)}
         else:
-            ref = {"type": "ref/resource", "uri": _str_arg("resource", resource)}
+            ref = {"type": "ref/resource", "uri": str_arg("resource", resource)}
         params: dict[str, Any] = {
             "ref": ref,
-            "argument": {"name": _str_arg("argument", argument), "value": _str_arg("value", value)},
+            "argument": {"name": str_arg("argument", argument), "value": str_arg("value", value)},
         }
         if context is not None:
             if self.protocol_version is not None and self.protocol_version < "2025-06-18":
@@ -900,7 +878,7 @@ class Client:
                     f"completion context needs MCP 2025-06-18 or later; this connection "
                     f"negotiated {self.protocol_version}"
                 )
-            params["context"] = {"arguments": _string_map("context", context)}
+            params["context"] = {"arguments": string_map("context", context)}
         return await self._request("completion/complete", params, timeout=timeout)
 
     async def set_logging_level(self, level: str, *, timeout: Optional[float] = None) -> None:
@@ -916,38 +894,6 @@ class Client:
                                       self._capabilities, self._client_info, level)
             return
         await self._request("logging/setLevel", {"level": level}, timeout=timeout)
-
-    # -- pagination ----------------------------------------------------------------------
-
-    async def _page(self, method: str, key: str, cursor: Optional[str],
-                    timeout: Optional[float]) -> dict:
-        if cursor is None:
-            params = None
-        else:
-            params = {"cursor": _str_arg("cursor", cursor)}
-        page = await self._request(method, params, timeout=timeout)
-        if type(page) is not dict:
-            raise InvalidResult(method, f"expected an object, got {page!r}")
-        if type(page.get(key)) is not list:
-            raise InvalidResult(method, f"{key!r} must be an array")
-        next_cursor = page.get("nextCursor")
-        if next_cursor is not None and type(next_cursor) is not str:
-            raise InvalidResult(method, f"nextCursor must be a string, got {next_cursor!r}")
-        return page
-
-    async def _list_all(self, method: str, key: str, timeout: Optional[float]) -> list:
-        page = await self._page(method, key, None, timeout)
-        items = list(page[key])
-        cursor = page.get("nextCursor")
-        seen: set[str] = set()
-        while cursor is not None:
-            if cursor in seen:
-                raise PaginationError(method, cursor)
-            seen.add(cursor)
-            page = await self._page(method, key, cursor, timeout)
-            items.extend(page[key])
-            cursor = page.get("nextCursor")
-        return items
 
     # -- roots ---------------------------------------------------------------------------
 
