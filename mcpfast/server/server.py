@@ -63,9 +63,10 @@ from mcpfast.server.core_field import CoreField
 from mcpfast.server.eras.stateless import CachePolicy, StatelessEra
 from mcpfast.server.features.catalog import Catalog
 from mcpfast.server.features.completion import Completer
+from mcpfast.server.features.definitions import check_icons
 from mcpfast.server.features.prompts import Prompt
 from mcpfast.server.features.resources import Resource, ResourceTemplate
-from mcpfast.server.features.tools import Tool, check_icons
+from mcpfast.server.features.tools import Tool
 from mcpfast.server.handlers import install_handlers
 from mcpfast.server.logs import MCPLogHandler, level_index
 from mcpfast.server.middleware.pipeline import check_middleware

@@ -33,7 +33,7 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import ContentItem, downgrade_content, is_content_block
-from mcpfast.server.features.tools import check_icons, check_meta
+from mcpfast.server.features.definitions import check_icons, check_meta, put_decorations, put_title
 from mcpfast.server.request.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
@@ -107,8 +107,7 @@ class PromptArgument:
 
     def to_dict(self, features: VersionFeatures) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
-        if self.title is not None and features.titles:
-            out["title"] = self.title
+        put_title(out, self.title, features)
         if self.description:
             out["description"] = self.description
         out["required"] = self.required
@@ -190,16 +189,12 @@ class Prompt:
         if found is not None:
             return found
         out: dict[str, Any] = {"name": self.name}
-        if self.title is not None and features.titles:
-            out["title"] = self.title
+        put_title(out, self.title, features)
         if self.description:
             out["description"] = self.description
         if self.arguments:
             out["arguments"] = [argument.to_dict(features) for argument in self.arguments]
-        if self.icons is not None and features.icons:
-            out["icons"] = self.icons
-        if self.meta is not None and features.meta:
-            out["_meta"] = self.meta
+        put_decorations(out, self.icons, self.meta, features)
         self._definitions[features.version] = out
         return out
 

@@ -33,8 +33,8 @@ from mcpfast.jsonrpc.errors import INTERNAL_ERROR, JSONRPCError
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import Annotations, EmbeddedResource, resource_contents
+from mcpfast.server.features.definitions import check_icons, check_meta, put_decorations, put_title
 from mcpfast.server.features.resource_errors import ResourceNotFound
-from mcpfast.server.features.tools import check_icons, check_meta
 from mcpfast.server.request.invocation import invoker
 from mcpfast.server.schema import ArgumentError, function_schema
 from mcpfast.server.string_args import StringArguments
@@ -102,8 +102,7 @@ class _Readable:
         self._definitions: dict[str, dict[str, Any]] = {}
 
     def _common_definition(self, out: dict[str, Any], features: VersionFeatures) -> dict[str, Any]:
-        if self.title is not None and features.titles:
-            out["title"] = self.title
+        put_title(out, self.title, features)
         if self.description is not None:
             out["description"] = self.description
         if self.mime_type is not None:
@@ -114,10 +113,7 @@ class _Readable:
                 wire.pop("lastModified", None)
             if wire:
                 out["annotations"] = wire
-        if self.icons is not None and features.icons:
-            out["icons"] = self.icons
-        if self.meta is not None and features.meta:
-            out["_meta"] = self.meta
+        put_decorations(out, self.icons, self.meta, features)
         return out
 
     def _run(self, uri: str, kwargs: dict[str, Any], ctx: Any) -> Any:

@@ -49,13 +49,14 @@ import inspect
 import json
 import logging
 import re
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from mcpfast._core.calls import KeywordCall, Template, exact_kwargs
 from mcpfast.jsonrpc.router import is_async_handler
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.protocol.header_params import header_params_of
 from mcpfast.server.content import ContentItem, downgrade_content, to_content, tool_error_result
+from mcpfast.server.features.definitions import check_icons, check_meta, put_decorations, put_title
 from mcpfast.server.request.invocation import PASS_JSONRPC_ERRORS, invoker
 from mcpfast.server.request.requests_to_client import ClientCapabilityError
 from mcpfast.server.schema import (
@@ -77,28 +78,6 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def check_icons(icons: Any) -> Optional[list[dict[str, Any]]]:
-    """Validate ``icons`` (a list of ``{"src", "mimeType"?, "sizes"?, "theme"?}``)."""
-    if icons is None:
-        return None
-    if isinstance(icons, (str, bytes)) or not isinstance(icons, Sequence):
-        raise TypeError("icons must be a list of dicts with a 'src' URI")
-    out = []
-    for icon in icons:
-        if not isinstance(icon, Mapping) or not isinstance(icon.get("src"), str):
-            raise ValueError(f"every icon needs a 'src' URI string, got {icon!r}")
-        out.append(dict(icon))
-    return out
-
-
-def check_meta(meta: Any) -> Optional[dict[str, Any]]:
-    if meta is None:
-        return None
-    if not isinstance(meta, Mapping):
-        raise TypeError(f"meta must be a dict, not {type(meta).__name__}")
-    return dict(meta)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -354,8 +333,7 @@ class Tool:
         if found is not None:
             return found
         tool: dict[str, Any] = {"name": self.name}
-        if self.title is not None and features.titles:
-            tool["title"] = self.title
+        put_title(tool, self.title, features)
         if self.description:
             tool["description"] = self.description
         tool["inputSchema"] = self.input_schema
@@ -367,10 +345,7 @@ class Tool:
                 hints["title"] = self.title
             if hints:
                 tool["annotations"] = hints
-        if self.icons is not None and features.icons:
-            tool["icons"] = self.icons
-        if self.meta is not None and features.meta:
-            tool["_meta"] = self.meta
+        put_decorations(tool, self.icons, self.meta, features)
         if self.task_support is not None and features.experimental_tasks:
             tool["execution"] = {"taskSupport": self.task_support}
         self._definitions[features.version] = tool
