@@ -6,11 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,6 +21,7 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+from gateway_process import start_http_gateway, stop  # noqa: E402
 from loop import eventually  # noqa: E402
 
 APPS = str(HERE / "gateway_apps.py")
@@ -57,27 +56,6 @@ def test_gateway_command_over_stdio(tmp_path):
             assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
 
     run(main())
-
-
-def start_http_gateway(config: str, *flags: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "mcpfast", "gateway", config, "--transport", "http",
-                                "--port", "0", *flags], stderr=subprocess.PIPE, text=True)
-    for line in process.stderr:
-        found = re.search(r"on (http://\S+/mcp)", line)
-        if found:
-            # The rest of its stderr is drained, so that its log never fills the pipe.
-            threading.Thread(target=process.stderr.read, daemon=True).start()
-            return process, found.group(1)
-    raise AssertionError(f"the gateway did not start (exit {process.wait()})")
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def test_gateway_command_over_http_with_healthz_and_bearer_tokens(tmp_path):

@@ -15,11 +15,12 @@ import json
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Optional
 
 import pytest
+
+from gateway_process import http_gateway
 
 ROOT = Path(__file__).resolve().parents[2]
 # The 2026-aware release of the suite, as in test_conformance_http.py.
@@ -41,25 +42,8 @@ def serve_gateway(tmp_path, **mount: str):
         "namespace": "", "cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}, **mount}}}
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps(config))
-    process = subprocess.Popen([sys.executable, "-m", "mcpfast", "gateway", str(path), "--transport", "http",
-                                "--port", "0"], stderr=subprocess.PIPE, text=True)
-    try:
-        for line in process.stderr:
-            found = re.search(r"on (http://\S+/mcp)", line)
-            if found:
-                # The rest of its stderr is drained, so that its log never fills the pipe.
-                threading.Thread(target=process.stderr.read, daemon=True).start()
-                yield found.group(1)
-                break
-        else:
-            raise AssertionError(f"the gateway did not start (exit {process.wait()})")
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with http_gateway(str(path)) as url:
+        yield url
 
 
 @pytest.fixture

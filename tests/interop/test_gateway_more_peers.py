@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import anyio
@@ -31,6 +29,7 @@ import pytest
 
 import mcpfast
 from everything_http import wait_for_port
+from gateway_process import gateway_command, http_gateway, stop
 
 # The first run installs the PyPI and npm peers.
 pytestmark = pytest.mark.timeout(900)
@@ -103,15 +102,6 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 @pytest.fixture(scope="module")
 def fastmcp_url(peer_python, tmp_path_factory):
     """A FastMCP 4 server over Streamable HTTP on loopback, for the module's tests."""
@@ -124,7 +114,7 @@ def fastmcp_url(peer_python, tmp_path_factory):
         anyio.run(wait_for_port, port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        _stop(process)
+        stop(process)
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +143,6 @@ def gateway_config(tmp_path, node_peers, peer_python, fastmcp_url, repository) -
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps(config))
     return str(path)
-
-
-def gateway_command(config: str) -> list[str]:
-    return [sys.executable, "-m", "mcpfast", "gateway", config]
 
 
 def test_typescript_client_through_the_gateway(gateway_config, node_peers):
@@ -196,19 +182,7 @@ def _inspector(node: str, url: str, *arguments: str) -> dict:
 
 
 def test_inspector_cli_through_the_gateway_over_http(gateway_config, node_peers, repository):
-    process = subprocess.Popen(gateway_command(gateway_config) + ["--transport", "http", "--port", "0"],
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        url = None
-        assert process.stderr is not None
-        for line in process.stderr:
-            found = re.search(r"on (http://\S+/mcp)", line)
-            if found:
-                url = found.group(1)
-                threading.Thread(target=process.stderr.read, daemon=True).start()
-                break
-        assert url is not None, f"the gateway did not start (exit {process.wait()})"
-
+    with http_gateway(gateway_config) as url:
         names = {tool["name"] for tool in _inspector(node_peers, url, "--method", "tools/list")["tools"]}
         assert {"ts_add", "git_git_status", "git_git_log", "fm_multiply", "test_simple_text"} <= names
         added = _inspector(node_peers, url, "--method", "tools/call", "--tool-name", "ts_add",
@@ -226,8 +200,6 @@ def test_inspector_cli_through_the_gateway_over_http(gateway_config, node_peers,
         assert read["contents"][0]["text"] == "# Hello from TypeScript"
         noted = _inspector(node_peers, url, "--method", "resources/read", "--uri", "notes://fastmcp")
         assert noted["contents"][0]["text"] == "kept by FastMCP"
-    finally:
-        _stop(process)
 
 
 def test_mcpfast_client_through_the_gateway(gateway_config, repository):

@@ -24,6 +24,7 @@ import anyio
 import pytest
 
 import mcpfast
+from gateway_process import gateway_command, http_gateway
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 
@@ -96,10 +97,6 @@ def gateway_config(tmp_path, npm_servers, time_server) -> str:
     return str(path)
 
 
-def gateway_command(config: str) -> list[str]:
-    return [sys.executable, "-m", "mcpfast", "gateway", config]
-
-
 def test_official_python_client_uses_every_upstream_through_the_gateway(gateway_config, tmp_path):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -152,24 +149,10 @@ def test_mcpfast_client_through_the_gateway_resources_and_prompts(gateway_config
 
 
 def test_official_python_client_over_http_through_the_gateway(gateway_config, tmp_path):
-    import re
-    import threading
-
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    process = subprocess.Popen(gateway_command(gateway_config) + ["--transport", "http", "--port", "0"],
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        url = None
-        for line in process.stderr:
-            found = re.search(r"on (http://\S+/mcp)", line)
-            if found:
-                url = found.group(1)
-                threading.Thread(target=process.stderr.read, daemon=True).start()
-                break
-        assert url is not None, f"the gateway did not start (exit {process.wait()})"
-
+    with http_gateway(gateway_config) as url:
         async def main() -> None:
             async with streamable_http_client(url) as (read, write, *_):
                 async with ClientSession(read, write) as session:
@@ -184,10 +167,3 @@ def test_official_python_client_over_http_through_the_gateway(gateway_config, tm
                     assert (await session.call_tool("sdk_shout", {"text": "http"})).content[0].text == "HTTP"
 
         anyio.run(main)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
