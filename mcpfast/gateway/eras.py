@@ -32,8 +32,8 @@ from mcpfast.server.content import downgrade_content
 __all__ = ["UPSTREAM_CLIENT_CAPABILITIES", "asked_capabilities", "shaped_items", "shaped_result"]
 
 #: What the gateway's session declares to an upstream: everything it can put to a client.
-UPSTREAM_CLIENT_CAPABILITIES = {"sampling": {"tools": {}, "context": {}},
-                                "elicitation": {"form": {}, "url": {}}}
+UPSTREAM_CLIENT_CAPABILITIES: dict[str, dict[str, Any]] = {
+    "sampling": {"tools": {}, "context": {}}, "elicitation": {"form": {}, "url": {}}}
 _ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 
