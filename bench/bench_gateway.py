@@ -1,8 +1,9 @@
 """Gateway benchmark: tools/call through ``mcpfast gateway`` against the same upstream
-called directly, paired and interleaved.
+called directly, and through FastMCP 4's proxy and mcp-proxy, paired and interleaved.
 
     python bench/bench_gateway.py [--rounds 6] [--seconds 2] [--transports stdio,http]
-                                  [--in-flight 1,256] [--output results.json]
+                                  [--in-flight 1,256] [--peers fastmcp,mcp-proxy]
+                                  [--output results.json]
 
 For each transport (stdio: client -> gateway over stdio -> upstream over stdio; http:
 client -> gateway over Streamable HTTP -> upstream over Streamable HTTP) the upstream is
@@ -16,9 +17,18 @@ Reported per row: round trips per second of each (median of the rounds), the gat
 throughput as a fraction of direct, and the time the gateway adds per sequential call
 (median over rounds of the paired difference of seconds per call).
 
+The peers (``--peers``; "" for none), in the same rounds as direct and the gateway, in
+front of the same upstream, each in its own pinned venv (bench/peer_venvs.py installs them
+on first use): ``fastmcp``, FastMCP 4's ``create_proxy`` (bench/servers/fastmcp_proxy.py),
+stdio -> stdio and HTTP -> HTTP like the gateway; ``mcp-proxy``, its CLI, which only
+bridges one transport to the other: in the stdio row it serves stdio and reaches the
+upstream over Streamable HTTP, in the HTTP row it serves Streamable HTTP and starts the
+upstream over stdio (its rows say so). Each peer's row gives its round trips per second
+and the gateway's throughput as a multiple of the peer's (median of the paired rounds).
+
 Targets (issue 37): at most 100 us added per sequential call over HTTP; with 256 in
-flight at least 0.5x direct throughput. On a loaded shared machine the figures are
-indicative only.
+flight at least 0.5x direct throughput; at least 50x FastMCP's proxy. On a loaded shared
+machine the figures are indicative only.
 """
 
 from __future__ import annotations
@@ -38,9 +48,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import mcpfast  # noqa: E402
+from bench import peer_venvs  # noqa: E402
 
 ECHO = os.path.join(ROOT, "bench", "servers", "mcpfast_echo.py")
+FASTMCP_PROXY = os.path.join(ROOT, "bench", "servers", "fastmcp_proxy.py")
 TEXT = "The quick brown fox jumps over the lazy dog"
+PEERS = ("fastmcp", "mcp-proxy")
+# What each peer's upstream leg is, by the transport it serves (mcp-proxy bridges only).
+UPSTREAM_LEG = {("mcp-proxy", "stdio"): "http", ("mcp-proxy", "http"): "stdio"}
 
 
 def free_port() -> int:
@@ -87,6 +102,47 @@ def gateway_config(upstream: dict) -> str:
     return path
 
 
+async def start_http_echo(pair: Pair) -> str:
+    """The echo upstream over Streamable HTTP, started for ``pair``; its URL."""
+    port = free_port()
+    pair.processes.append(subprocess.Popen([sys.executable, ECHO, "http", str(port)],
+                                           stderr=subprocess.DEVNULL))
+    await wait_for_port(port)
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+async def serve_http_proxy(pair: Pair, command: list[str], port: int) -> None:
+    """Start a proxy listening on ``port`` for ``pair`` and connect its client."""
+    pair.processes.append(subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    await wait_for_port(port)
+    pair.client = await mcpfast.connect(f"http://127.0.0.1:{port}/mcp")
+
+
+async def open_peer(transport: str, name: str) -> Pair:
+    """A client of the peer proxy ``name`` in front of the echo upstream (module docstring)."""
+    peer = peer_venvs.ensure(name)
+    pair = Pair(name)
+    echo_stdio = [sys.executable, ECHO, "stdio"]
+    if name == "fastmcp" and transport == "stdio":
+        pair.client = await mcpfast.connect([peer.python, FASTMCP_PROXY, "stdio", "--", *echo_stdio],
+                                            stderr=subprocess.DEVNULL)
+    elif name == "fastmcp":
+        port = free_port()
+        url = await start_http_echo(pair)
+        await serve_http_proxy(pair, [peer.python, FASTMCP_PROXY, "http", str(port), url], port)
+    elif transport == "stdio":
+        url = await start_http_echo(pair)
+        pair.client = await mcpfast.connect([peer.executable("mcp-proxy"), "--transport", "streamablehttp",
+                                             "--log-level", "WARNING", url],
+                                            stderr=subprocess.DEVNULL)
+    else:
+        port = free_port()
+        await serve_http_proxy(pair, [peer.executable("mcp-proxy"), "--host", "127.0.0.1", "--port", str(port),
+                                      "--log-level", "WARNING", "--", *echo_stdio], port)
+    return pair
+
+
 async def open_pair(transport: str, through_gateway: bool) -> Pair:
     pair = Pair("gateway" if through_gateway else "direct")
     if transport == "stdio":
@@ -96,11 +152,7 @@ async def open_pair(transport: str, through_gateway: bool) -> Pair:
             command = [sys.executable, "-m", "mcpfast", "gateway", config]
         pair.client = await mcpfast.connect(command, stderr=subprocess.DEVNULL)
         return pair
-    upstream_port = free_port()
-    pair.processes.append(subprocess.Popen([sys.executable, ECHO, "http", str(upstream_port)],
-                                           stderr=subprocess.DEVNULL))
-    await wait_for_port(upstream_port)
-    url = f"http://127.0.0.1:{upstream_port}/mcp"
+    url = await start_http_echo(pair)
     if through_gateway:
         gateway_port = free_port()
         config = gateway_config({"url": url})
@@ -136,8 +188,15 @@ async def measure(pair: Pair, in_flight: int, seconds: float) -> float:
     return sum(counts) / (time.perf_counter() - started)
 
 
-async def bench_row(transport: str, in_flight: int, rounds: int, seconds: float) -> dict:
+async def bench_row(transport: str, in_flight: int, rounds: int, seconds: float,
+                    peers: tuple[str, ...] = ()) -> dict:
     pairs = [await open_pair(transport, False), await open_pair(transport, True)]
+    unavailable: dict[str, str] = {}
+    for name in peers:
+        try:
+            pairs.append(await open_peer(transport, name))
+        except (RuntimeError, OSError) as exc:  # not installable here: the row says why
+            unavailable[name] = str(exc)
     try:
         for pair in pairs:
             await check(pair)
@@ -152,10 +211,40 @@ async def bench_row(transport: str, in_flight: int, rounds: int, seconds: float)
             await pair.close()
     direct, gateway = rates["direct"], rates["gateway"]
     added = [1 / g - 1 / d for d, g in zip(direct, gateway)]
-    return {"transport": transport, "in_flight": in_flight, "direct_rps": direct, "gateway_rps": gateway,
-            "direct_median": statistics.median(direct), "gateway_median": statistics.median(gateway),
-            "ratio": statistics.median(g / d for d, g in zip(direct, gateway)),
-            "added_us_per_call": statistics.median(added) * 1e6 if in_flight == 1 else None}
+    row: dict = {"transport": transport, "in_flight": in_flight, "direct_rps": direct, "gateway_rps": gateway,
+                 "direct_median": statistics.median(direct), "gateway_median": statistics.median(gateway),
+                 "ratio": statistics.median(g / d for d, g in zip(direct, gateway)),
+                 "added_us_per_call": statistics.median(added) * 1e6 if in_flight == 1 else None,
+                 "peers": {}}
+    for name in peers:
+        if name in unavailable:
+            row["peers"][name] = {"unavailable": unavailable[name]}
+            continue
+        peer = rates[name]
+        row["peers"][name] = {
+            "version": peer_venvs.PROXIES[name].version,
+            "upstream_leg": UPSTREAM_LEG.get((name, transport), transport), "rps": peer,
+            "median": statistics.median(peer),
+            "gateway_speedup": statistics.median(g / p for g, p in zip(gateway, peer)),
+            "added_us_per_call": (statistics.median(1 / p - 1 / d for d, p in zip(direct, peer)) * 1e6
+                                  if in_flight == 1 else None)}
+    return row
+
+
+def print_row(row: dict) -> None:
+    transport, in_flight, added = row["transport"], row["in_flight"], row["added_us_per_call"]
+    print(f"{transport:5} in flight {in_flight:3}: direct {row['direct_median']:9.0f}/s  "
+          f"gateway {row['gateway_median']:9.0f}/s  ratio {row['ratio']:.2f}"
+          + (f"  added {added:.0f} us/call" if added is not None else ""), flush=True)
+    for name, peer in row["peers"].items():
+        if "unavailable" in peer:
+            print(f"{'':20}{name}: not timed: {peer['unavailable']}", flush=True)
+            continue
+        leg = "" if peer["upstream_leg"] == transport else f" (upstream over {peer['upstream_leg']})"
+        added = peer["added_us_per_call"]
+        print(f"{'':20}{name} {peer['version']}{leg} {peer['median']:9.0f}/s  gateway "
+              f"{peer['gateway_speedup']:.1f}x it" + (f"  added {added:.0f} us/call" if added is not None else ""),
+              flush=True)
 
 
 def main() -> int:
@@ -164,17 +253,20 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--transports", default="stdio,http")
     parser.add_argument("--in-flight", default="1,256")
+    parser.add_argument("--peers", default=",".join(PEERS),
+                        help="peer proxies timed in the same rounds (\"\" for none): " + ", ".join(PEERS))
     parser.add_argument("--output", default=None, help="write the rows as JSON here")
     args = parser.parse_args()
+    peers = tuple(name for name in args.peers.split(",") if name)
+    unknown = set(peers) - set(PEERS)
+    if unknown:
+        parser.error(f"unknown peers: {', '.join(sorted(unknown))} (known: {', '.join(PEERS)})")
     rows = []
     for transport in args.transports.split(","):
         for in_flight in map(int, args.in_flight.split(",")):
-            row = asyncio.run(bench_row(transport, in_flight, args.rounds, args.seconds))
+            row = asyncio.run(bench_row(transport, in_flight, args.rounds, args.seconds, peers))
             rows.append(row)
-            added = row["added_us_per_call"]
-            print(f"{transport:5} in flight {in_flight:3}: direct {row['direct_median']:9.0f}/s  "
-                  f"gateway {row['gateway_median']:9.0f}/s  ratio {row['ratio']:.2f}"
-                  + (f"  added {added:.0f} us/call" if added is not None else ""), flush=True)
+            print_row(row)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as file:
             json.dump({"rows": rows, "note": "indicative only on a loaded shared machine"}, file, indent=1)

@@ -13,6 +13,13 @@ Results likewise (:func:`shaped_result`): content blocks rewritten as mcpfast's 
 results are (:func:`mcpfast.server.content.downgrade_content`: audio and resource links
 as text where they do not exist yet, ``_meta`` dropped), a tool result's
 ``structuredContent`` and ``_meta`` dropped before 2025-06-18.
+
+Questions an upstream asks (:func:`asked_capabilities`): the gateway's one session to a
+handshake-era upstream declares every client capability it can pass on (sampling with tools
+and context, elicitation in both modes, roots), so the upstream asks what its handler needs
+and the downstream client's own capabilities decide: each question is checked against
+those of the client it goes to (a 2026-07-28 client's, from its request, before it is put
+into an InputRequiredResult round), never against the gateway's.
 """
 
 from __future__ import annotations
@@ -22,7 +29,12 @@ from typing import Any, Optional
 from mcpfast.protocol.features import VersionFeatures
 from mcpfast.server.content import downgrade_content
 
-__all__ = ["shaped_items", "shaped_result"]
+__all__ = ["UPSTREAM_CLIENT_CAPABILITIES", "asked_capabilities", "shaped_items", "shaped_result"]
+
+#: What the gateway's session declares to an upstream: everything it can put to a client.
+UPSTREAM_CLIENT_CAPABILITIES: dict[str, dict[str, Any]] = {
+    "sampling": {"tools": {}, "context": {}}, "elicitation": {"form": {}, "url": {}}}
+_ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 
 def _common(item: dict[str, Any], features: VersionFeatures) -> dict[str, Any]:
@@ -107,3 +119,20 @@ def shaped_result(method: str, result: Any, features: Optional[VersionFeatures])
         out["contents"] = [{k: v for k, v in item.items() if k != "_meta"} if isinstance(item, dict) else item
                            for item in result["contents"]]
     return out
+
+
+def asked_capabilities(method: str, params: Any) -> tuple[str, ...]:
+    """The client capabilities (``require_capability`` names) that answering the upstream's
+    ``method`` request with ``params`` needs of the downstream client (module docstring)."""
+    top = _ASKED[method]
+    needs = [top]
+    if not isinstance(params, dict):
+        return tuple(needs)
+    if method == "sampling/createMessage":
+        if params.get("tools") is not None or params.get("toolChoice") is not None:
+            needs.append("sampling.tools")
+        if params.get("includeContext") in ("thisServer", "allServers"):
+            needs.append("sampling.context")
+    elif method == "elicitation/create" and params.get("mode") == "url":
+        needs.append("elicitation.url")
+    return tuple(needs)

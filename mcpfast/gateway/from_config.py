@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mcpfast.gateway.config import GatewayConfig, UpstreamConfig
+from mcpfast.gateway.config import ClientCredentialsConfig, GatewayConfig, UpstreamConfig
 from mcpfast.gateway.gateway import Gateway, gateway_of
 from mcpfast.gateway.options import MountOptions
 from mcpfast.server.server import Server
@@ -24,12 +24,21 @@ _SHOWN_KEYS = {"namespace", "separator", "allow", "deny", "allow_tags", "deny_ta
                "timeout", "start_timeout"}
 
 
+def _mount(gateway: Gateway, upstream: UpstreamConfig) -> None:
+    keywords = dict(upstream.mount)
+    auth = keywords.get("auth")
+    if isinstance(auth, ClientCredentialsConfig):
+        # Each mount gets its own OAuth client: its tokens are never another upstream's.
+        keywords["auth"] = auth.client()
+    gateway.mount(upstream.target, **keywords)
+
+
 def build_gateway(config: GatewayConfig) -> Server:
     """A Server with every upstream of ``config`` mounted (started when it serves)."""
     app = Server(config.name, advertise=("tools", "resources", "prompts", "completions"))
     gateway = gateway_of(app)
     for upstream in config.upstreams:
-        gateway.mount(upstream.target, **upstream.mount)
+        _mount(gateway, upstream)
     return app
 
 
@@ -52,5 +61,5 @@ async def reload(gateway: Gateway, old: GatewayConfig, new: GatewayConfig) -> No
             continue
         if previous is not None:
             await gateway.unmount(key)
-        gateway.mount(upstream.target, **upstream.mount)
+        _mount(gateway, upstream)
     _LOGGER.warning("config reloaded: %d upstreams", len(after))

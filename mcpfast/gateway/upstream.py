@@ -41,6 +41,7 @@ from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
 from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
+from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.stateless_passthrough import forward_once
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
@@ -49,9 +50,6 @@ from mcpfast.server.request.input_required import InputRequired, InputRequiredBa
 from mcpfast.server.request.requests_to_client import require_capability
 
 __all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
-
-# What an upstream may ask the client, and the client capability each needs downstream.
-_ASKED = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 #: The catalogue kinds and the server capability each needs.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
@@ -179,7 +177,7 @@ class Upstream:
                         on_list_changed=self._list_changed,
                         on_resource_updated=self._resource_updated, check_capabilities=False,
                         sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
-                        capabilities={"elicitation": {"form": {}, "url": {}}})
+                        capabilities=UPSTREAM_CLIENT_CAPABILITIES)
         client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
         options = dict(self.connect_options)
         args = options.pop("args", None)
@@ -312,22 +310,23 @@ class Upstream:
                 task.cancel()  # the upstream is sent notifications/cancelled
 
     async def _ask_downstream(self, method: str, params: Any) -> Any:
-        capability = _ASKED[method]
+        needs = asked_capabilities(method, params)
         for ctx in reversed(self._callers):
             interrupt = self._interrupts.get(ctx)
             if interrupt is not None:
-                return await self._ask_in_rounds(ctx, interrupt, capability, method, params)
-            if capability in (ctx.client_capabilities or {}):
+                return await self._ask_in_rounds(ctx, interrupt, needs, method, params)
+            if _capable(ctx, needs):
                 return await ctx.back_channel.request(ctx, method, params, timeout=self.options.timeout)
         raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client now: no "
-                           f"request from a client with the {capability} capability and a session "
-                           f"channel is waiting on upstream {self.key!r}", {"upstream": self.key})
+                           f"request from a client with the {' and '.join(needs)} capability and a "
+                           f"session channel is waiting on upstream {self.key!r}", {"upstream": self.key})
 
-    async def _ask_in_rounds(self, ctx: Any, interrupt: asyncio.Future, capability: str,
+    async def _ask_in_rounds(self, ctx: Any, interrupt: asyncio.Future, needs: tuple[str, ...],
                              method: str, params: Any) -> Any:
         try:
             state = ctx.state
-            require_capability(state.client_capabilities or {}, state.features, capability)
+            for capability in needs:  # the downstream client's own, never the gateway's
+                require_capability(state.client_capabilities or {}, state.features, capability)
             return await ctx.back_channel.request(ctx, method, params, timeout=self.options.timeout)
         except (InputRequired, JSONRPCError) as ending:
             # The downstream attempt ends with it; the upstream's call is cancelled.
@@ -484,6 +483,19 @@ class Upstream:
 
     def _resource_updated(self, params: Any) -> None:
         self.on_resource_updated(self, params)
+
+
+def _capable(ctx: Any, needs: tuple[str, ...]) -> bool:
+    """Whether the downstream client of ``ctx`` declared every capability of ``needs``."""
+    state = ctx.state
+    if state.features is None:
+        return False
+    try:
+        for capability in needs:
+            require_capability(state.client_capabilities or {}, state.features, capability)
+    except JSONRPCError:
+        return False
+    return True
 
 
 def _describe(exc: BaseException) -> str:
