@@ -11,6 +11,11 @@ falls on all of them alike; the figure is each one's best round (CPU time of the
 ``--profile VARIANT`` runs cProfile over one variant instead and prints where the time went;
 ``--attribute`` times each SDK step of a traced request alone (span with and without
 attributes, ids, context attach, histogram record with and without an exemplar).
+``--run VARIANT`` only makes ``--calls`` requests of one variant (after its start), for
+callgrind: bench/telemetry_callgrind.sh turns two runs into instructions per call.
+
+The fast paths (mcpfast.telemetry.fast_spans, .aggregation) are taken in every variant
+they apply to; the ``public ...`` variants force the SDK's own start_span / record().
 """
 
 from __future__ import annotations
@@ -63,7 +68,9 @@ def _sampled_10() -> Any:
     return _tracer_provider(ParentBased(TraceIdRatioBased(0.1)))
 
 
-#: name -> (tracer provider maker or None, meter provider maker or None)
+#: name -> (tracer provider maker or None, meter provider maker or None). The fast span and
+#: metric paths are taken where they apply (mcpfast.telemetry.fast_spans / aggregation);
+#: the "public" variants force the SDK's start_span and record() per request.
 VARIANTS: dict[str, tuple[Optional[Callable[[], Any]], Optional[Callable[[], Any]]]] = {
     "off": (None, None),
     "passing eager middleware": (None, None),
@@ -72,6 +79,9 @@ VARIANTS: dict[str, tuple[Optional[Callable[[], Any]], Optional[Callable[[], Any
     "metrics": (None, _meter_provider),
     "spans 10%+metrics": (_sampled_10, _meter_provider),
     "spans+metrics, no exemplars": (_tracer_provider, lambda: _meter_provider(exemplars=False)),
+    "public spans+metrics": (_tracer_provider, _meter_provider),
+    "public spans": (_tracer_provider, None),
+    "public metrics": (None, _meter_provider),
 }
 
 
@@ -99,9 +109,11 @@ class Fed:
             # The pipeline's own cost: any middleware leaves the compiled tools/call path.
             server.add_middleware(_Passing())
         elif tracer_maker is not None or meter_maker is not None:
-            sinks = [OTelMetrics(meter_maker())] if meter_maker is not None else []
+            fast = not variant.startswith("public")
+            sinks = [OTelMetrics(meter_maker(), fast_path=fast)] if meter_maker is not None else []
             server.add_middleware(ServerTelemetry(tracer_maker() if tracer_maker else None, sinks,
-                                                  transport_attributes=transport_attributes("tcp", "127.0.0.1", 1)))
+                                                  transport_attributes=transport_attributes("tcp", "127.0.0.1", 1),
+                                                  fast_path=fast))
         self.answered = 0
         self.waiting: Optional[asyncio.Future] = None
         self.wanted = 0
@@ -223,7 +235,17 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--profile", choices=sorted(VARIANTS), default=None)
     parser.add_argument("--only", nargs="*", default=None, help="variants to run")
     parser.add_argument("--attribute", action="store_true", help="time the SDK's steps alone")
+    parser.add_argument("--run", choices=sorted(VARIANTS), default=None, help="only make --calls requests")
     options = parser.parse_args(argv)
+    if options.run is not None:
+        async def run() -> None:
+            one = Fed(options.run)
+            await one.start()
+            for _ in range(options.calls // options.batch):
+                await one.run_frames(one.calls(options.batch))
+
+        asyncio.run(run())
+        return
     if options.attribute:
         for what, seconds in attribute(options.calls * 5):
             print(f"{what:72} {seconds * 1e6:6.2f} us")

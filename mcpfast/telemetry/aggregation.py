@@ -88,9 +88,7 @@ class Aggregator:
         Negative and non-finite values are ignored, as the SDK's histogram does."""
         if not 0.0 <= value < inf:
             return
-        exemplar = None
-        if self.exemplars != "off":
-            exemplar = self._exemplar(context)
+        exemplar = self._exemplar(context) if self.exemplars != "off" else None
         known = self._keys.get(id(attributes))
         if known is None or known[0] is not attributes:
             key = tuple(sorted(attributes.items()))

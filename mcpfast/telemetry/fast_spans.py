@@ -225,7 +225,8 @@ class FastTracer:
         """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
         sampled), or None when the public path must be taken. ``attributes``: the span's
         own dict from now on (not copied)."""
-        if self._config.is_enabled is not True or self.processors() is None:
+        if self._config.is_enabled is not True or (
+                self._multi._span_processors is not self._processors and self.processors() is None):
             return None
         parent = trace_api.get_current_span(parent_context).get_span_context()
         if parent is None or not parent.is_valid:
