@@ -11,8 +11,10 @@ falls on all of them alike; the figure is each one's best round (CPU time of the
 ``--profile VARIANT`` runs cProfile over one variant instead and prints where the time went;
 ``--attribute`` times each SDK step of a traced request alone (span with and without
 attributes, ids, context attach, histogram record with and without an exemplar).
-``--run VARIANT`` only makes ``--calls`` requests of one variant (after its start), for
-callgrind: bench/telemetry_callgrind.sh turns two runs into instructions per call.
+``--run VARIANT`` only makes ``--calls`` requests of one variant (after its start);
+``--callgrind VARIANT ...`` runs that under valgrind's callgrind with ``--calls`` and with 0
+calls, for each variant, and prints (instructions of N - of 0) / N: instructions per call,
+the SDK's batch thread included (steadier than times on a shared machine; indicative).
 
 The fast paths (mcpfast.telemetry.fast_spans, .aggregation) are taken in every variant
 they apply to; the ``public ...`` variants force the SDK's own start_span / record().
@@ -227,6 +229,24 @@ def attribute(count: int) -> list[tuple[str, float]]:
     ]
 
 
+def _instructions(variant: str, calls: int) -> int:
+    """Total instructions callgrind counts for ``--run variant`` with ``calls`` requests."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "cg")
+        # One hash seed: dict layouts (and so instruction counts) repeat from run to run.
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+                        os.path.abspath(__file__), "--run", variant, "--calls", str(calls)],
+                       env=dict(os.environ, PYTHONHASHSEED="0"), check=True, capture_output=True)
+        with open(out, encoding="utf-8") as found:
+            for line in found:
+                if line.startswith("summary:"):
+                    return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no summary")
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
@@ -236,7 +256,14 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--only", nargs="*", default=None, help="variants to run")
     parser.add_argument("--attribute", action="store_true", help="time the SDK's steps alone")
     parser.add_argument("--run", choices=sorted(VARIANTS), default=None, help="only make --calls requests")
+    parser.add_argument("--callgrind", nargs="+", choices=sorted(VARIANTS), default=None,
+                        help="instructions per call of these variants")
     options = parser.parse_args(argv)
+    if options.callgrind is not None:
+        for variant in options.callgrind:
+            full, empty = (_instructions(variant, calls) for calls in (options.calls, 0))
+            print(f"{variant:32} {(full - empty) // options.calls:9d} instructions per tools/call")
+        return
     if options.run is not None:
         async def run() -> None:
             one = Fed(options.run)

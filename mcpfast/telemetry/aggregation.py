@@ -159,8 +159,10 @@ def _histogram_aggregation_fits(match: Any, bounds: tuple) -> bool:
 def _exemplar_mode(consumer: Any) -> Optional[str]:
     from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, AlwaysOnExemplarFilter, TraceBasedExemplarFilter
 
-    kind = type(getattr(getattr(consumer, "_sdk_config", None), "exemplar_filter", None))
-    return {AlwaysOffExemplarFilter: "off", AlwaysOnExemplarFilter: "on", TraceBasedExemplarFilter: "trace"}.get(kind)
+    kind: Any = type(getattr(getattr(consumer, "_sdk_config", None), "exemplar_filter", None))
+    modes: dict[Any, str] = {AlwaysOffExemplarFilter: "off", AlwaysOnExemplarFilter: "on",
+                             TraceBasedExemplarFilter: "trace"}
+    return modes.get(kind)
 
 
 class SDKFeed:

@@ -47,8 +47,9 @@ SDK_RANGE = ((1, 45), (2, 0))
 #: The fewest span attributes a span limit may allow for the fast path.
 _MIN_ATTRIBUTES = 64
 
-_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
-_FLAGS = {(sampled, rand): TraceFlags((TraceFlags.SAMPLED if sampled else 0) | (TraceFlags.RANDOM_TRACE_ID if rand else 0))
+# (sampled, random trace id) -> the span's trace flags.
+_FLAGS = {(sampled, rand): TraceFlags((TraceFlags.SAMPLED if sampled else 0)
+                                      | (TraceFlags.RANDOM_TRACE_ID if rand else 0))
           for sampled in (False, True) for rand in (False, True)}
 
 
@@ -85,9 +86,10 @@ def sdk_version_supported(version: Optional[str] = None) -> bool:
     """Whether ``version`` (default: the installed opentelemetry-sdk's) is in ``SDK_RANGE``."""
     if version is None:
         try:
-            from opentelemetry.sdk.version import __version__ as version
+            from opentelemetry.sdk.version import __version__ as installed
         except ImportError:
             return False
+        version = str(installed)
     try:
         found = tuple(int(part) for part in version.split(".")[:2])
     except ValueError:
@@ -228,7 +230,7 @@ class FastTracer:
         if self._config.is_enabled is not True or (
                 self._multi._span_processors is not self._processors and self.processors() is None):
             return None
-        parent = trace_api.get_current_span(parent_context).get_span_context()
+        parent: Optional[SpanContext] = trace_api.get_current_span(parent_context).get_span_context()
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = IDS.trace_id()

@@ -18,8 +18,12 @@ import pytest
 pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
 
 from opentelemetry import trace  # noqa: E402
-from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace import sampling  # noqa: E402
+from opentelemetry.sdk.trace import (  # noqa: E402
+    SpanLimits,
+    SpanProcessor,
+    TracerProvider,
+    sampling,  # noqa: E402
+)
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator  # noqa: E402
