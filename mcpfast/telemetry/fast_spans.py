@@ -202,6 +202,7 @@ class FastTracer:
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
         self._tracer = tracer
+        self._sampler = tracer.sampler
         self._plan = plan
         self.limits = limits
         self._multi = tracer.span_processor
@@ -227,7 +228,7 @@ class FastTracer:
         """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
         sampled), or None when the public path must be taken. ``attributes``: the span's
         own dict from now on (not copied)."""
-        if self._config.is_enabled is not True or (
+        if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
                 self._multi._span_processors is not self._processors and self.processors() is None):
             return None
         parent: Optional[SpanContext] = trace_api.get_current_span(parent_context).get_span_context()
@@ -284,20 +285,30 @@ class FastSpan(trace_api.Span):
             self._checked_update(attributes)
 
     def _checked_update(self, attributes: Mapping[str, Any]) -> None:
-        # mcpfast's own values (str, int) go straight in; anything else (a handler's) is
-        # validated as the SDK's BoundedAttributes would.
+        # mcpfast's own values (str, int) go straight in, as the SDK's BoundedAttributes
+        # would keep them (a key set again moves to the end); anything else (a handler's),
+        # or more than the limit allows, through a BoundedAttributes itself, which then
+        # counts what it drops.
         own = self._attributes
-        for key, value in attributes.items():
-            if type(value) is str or type(value) is int:
-                own[key] = value
-            else:
-                cleaned = BoundedAttributes(None, {key: value}, immutable=False)
-                if key in cleaned:
-                    own[key] = cleaned[key]
         limit = self._owner.limits.max_span_attributes
-        while limit is not None and len(own) > limit:
-            # The SDK keeps the newest: the oldest goes.
-            del own[next(iter(own))]
+        if type(own) is dict and (limit is None or len(own) + len(attributes) <= limit) and all(
+                type(key) is str and key for key in attributes):
+            for key, value in attributes.items():
+                if type(value) is str or type(value) is int:
+                    if key in own:
+                        del own[key]
+                    own[key] = value
+                else:
+                    cleaned = BoundedAttributes(None, {key: value}, immutable=False)
+                    if key in own:
+                        del own[key]
+                    if key in cleaned:
+                        own[key] = cleaned[key]
+            return
+        if type(own) is dict:
+            own = self._attributes = BoundedAttributes(limit, own, immutable=False)
+        for key, value in attributes.items():
+            own[key] = value
 
     def add_event(self, name: str, attributes: Any = None, timestamp: Optional[int] = None) -> None:
         if self._end is not None:
@@ -353,6 +364,8 @@ class FastSpan(trace_api.Span):
         if self._end is not None:
             return
         self._end = end_time if end_time is not None else time_ns()
+        if type(self._attributes) is not dict:
+            self._attributes._immutable = True
         owner = self._owner
         # (Processors added mid-span get it too, as the SDK's span would hand it on.)
         processors = owner._multi._span_processors

@@ -211,3 +211,30 @@ def test_the_environment_forces_the_public_path(monkeypatch):
     monkeypatch.delenv("MCPFAST_TELEMETRY_PATH")
     telemetry = server_telemetry(meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]))
     assert telemetry.metrics[0].fast
+
+
+@pytest.mark.parametrize("version", ["1.30.0", "2.0.0"])
+def test_an_sdk_outside_the_checked_versions_keeps_the_public_path(version, monkeypatch):
+    monkeypatch.setattr("opentelemetry.sdk.version.__version__", version)
+    reader = InMemoryMetricReader()
+    metrics = OTelMetrics(MeterProvider(metric_readers=[reader]))
+    assert not metrics.fast
+    metrics.server_operation(0.5, {a.MCP_METHOD_NAME: "ping"})
+    assert points_of(reader)[(a.SERVER_OPERATION_DURATION, ((a.MCP_METHOD_NAME, "ping"),))][1] == 1
+
+
+def test_a_provider_whose_internals_differ_keeps_the_public_path():
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    # As an SDK whose consumer keeps its readers elsewhere would look.
+    provider._measurement_consumer._reader_storages = list(provider._measurement_consumer._reader_storages.values())
+    metrics = OTelMetrics(provider)
+    assert not metrics.fast
+
+
+def test_a_meter_provider_subclass_keeps_the_public_path():
+    reader = InMemoryMetricReader()
+    metrics = OTelMetrics(type("Mine", (MeterProvider,), {})(metric_readers=[reader]))
+    assert not metrics.fast
+    metrics.server_operation(0.5, {a.MCP_METHOD_NAME: "ping"})
+    assert points_of(reader)[(a.SERVER_OPERATION_DURATION, ((a.MCP_METHOD_NAME, "ping"),))][1] == 1

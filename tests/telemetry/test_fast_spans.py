@@ -340,6 +340,8 @@ def test_a_fast_span_is_ended_once_and_keeps_the_sdks_attribute_and_status_rules
         one.set_status(trace.StatusCode.ERROR, "ignored: OK is final")
         one.set_attribute("list", [1, 2])
         one.set_attributes({"bad": object(), "mixed": [1, "x"], "float": 1.5, "flag": True})
+        one.set_attribute("a", 2)  # set again: moves to the end, as in the SDK's
+        one.set_attribute("", "an invalid key: dropped")
         one.update_name("renamed")
         one.end()
         one.set_attribute("late", 1)
@@ -349,10 +351,29 @@ def test_a_fast_span_is_ended_once_and_keeps_the_sdks_attribute_and_status_rules
     assert ours.instrumentation_scope.name == "mcpfast"
     assert ours.status.status_code.name == theirs.status.status_code.name == "OK"
     assert ours.name == theirs.name == "renamed"
-    assert dict(ours.attributes) == dict(theirs.attributes)
+    assert list(ours.attributes.items()) == list(theirs.attributes.items())
+    assert ours.dropped_attributes == theirs.dropped_attributes
     assert dict(ours.attributes)["list"] == (1, 2)
     assert ours.parent is None and ours.context.trace_flags.random_trace_id
     assert int(ours.context.trace_flags) == int(theirs.context.trace_flags)
+
+
+def test_past_the_attribute_limit_the_oldest_go_as_in_the_sdks_span():
+    provider, exporter = _provider(span_limits=SpanLimits(max_span_attributes=_LIMIT))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    spans = [fast.start("s", trace.SpanKind.SERVER, None, {"first": 0}),
+             provider.get_tracer("sdk").start_span("s", attributes={"first": 0})]
+    for one in spans:
+        for n in range(_LIMIT + 5):
+            one.set_attribute(f"k{n}", n)
+        one.end()
+    ours, theirs = sorted(exporter.get_finished_spans(), key=lambda s: s.instrumentation_scope.name)
+    assert list(ours.attributes.items()) == list(theirs.attributes.items())
+    assert ours.dropped_attributes == theirs.dropped_attributes == 6
+
+
+_LIMIT = 64
 
 
 def test_ids_are_reseeded_in_a_forked_child():
