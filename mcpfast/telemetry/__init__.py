@@ -15,7 +15,11 @@ requests with ``connect(..., observer=client_telemetry())`` (or ``Client(observe
 - :mod:`.propagation`: W3C trace context in ``params._meta``;
 - :class:`OTelMetrics`, :class:`PrometheusMetrics`: where the metrics go; the HTTP server
   serves the latter on ``/metrics`` with ``metrics_path="/metrics"`` (``mcpfast run ...
-  --transport http --metrics``).
+  --transport http --metrics``);
+- :mod:`.fast_spans`, :mod:`.aggregation`: with the OpenTelemetry SDK's own providers, the
+  finished spans and the histograms' aggregates are made here and handed to the SDK, where
+  that gives the SDK's own result (else, or with ``fast_path=False`` /
+  ``MCPFAST_TELEMETRY_PATH=public``, the SDK's public calls per request).
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ class FastSpan(trace_api.Span):
         self._kind = kind
         self._context = context
         self._parent = parent
-        self._attributes = attributes
+        self._attributes: Any = attributes  # a dict, or the SDK's BoundedAttributes past the limit
         self._links: Any = _bounded_links(owner.limits, links) if links else ()
         self._events: Any = ()
         self._status = _UNSET

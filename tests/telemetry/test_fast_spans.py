@@ -159,11 +159,12 @@ def test_the_fast_and_the_public_path_export_the_same_spans(monkeypatch):
 # -- the sampler's decision ---------------------------------------------------------------
 
 
-def _parents() -> Iterator[Optional[SpanContext]]:
+def _parents(rng: random.Random) -> Iterator[Optional[SpanContext]]:
+    # No parent, and remote / local, sampled / not, each with its own random trace id.
     yield None
     for remote in (False, True):
         for sampled in (False, True):
-            yield SpanContext(random.getrandbits(128) or 1, random.getrandbits(64) or 1, remote,
+            yield SpanContext(rng.getrandbits(128) or 1, rng.getrandbits(64) or 1, remote,
                               TraceFlags(TraceFlags.SAMPLED if sampled else 0), TraceState([("k", "v")]))
 
 
@@ -178,15 +179,17 @@ def test_the_sampling_decision_is_the_sdks(sampler):
     plan = fast_spans._plan_of(sampler)
     assert plan is not None
     rng = random.Random(7)
-    for parent in _parents():
-        context = trace.set_span_in_context(trace.NonRecordingSpan(parent)) if parent is not None else None
-        for _ in range(300):
+    decisions = set()
+    for _ in range(300):
+        for parent in _parents(rng):
+            context = trace.set_span_in_context(trace.NonRecordingSpan(parent)) if parent is not None else None
             trace_id = parent.trace_id if parent is not None else rng.getrandbits(128)
-            if parent is None:
-                # Vary the low 64 bits (what the ratio looks at) across the bound.
-                trace_id = rng.getrandbits(128)
             expected = sampler.should_sample(context, trace_id, "n").decision.is_sampled()
             assert fast_spans._sampled(plan, parent, trace_id) is expected
+            decisions.add(expected)
+    # A ratio decides both ways over 1500 trace ids.
+    if "TraceIdRatioBased" in sampler.get_description():
+        assert decisions == {True, False}
 
 
 def test_samplers_it_cannot_decide_for_take_the_public_path():
