@@ -11,6 +11,13 @@ falls on all of them alike; the figure is each one's best round (CPU time of the
 ``--profile VARIANT`` runs cProfile over one variant instead and prints where the time went;
 ``--attribute`` times each SDK step of a traced request alone (span with and without
 attributes, ids, context attach, histogram record with and without an exemplar).
+``--run VARIANT`` only makes ``--calls`` requests of one variant (after its start);
+``--callgrind VARIANT ...`` runs that under valgrind's callgrind with ``--calls`` and with 0
+calls, for each variant, and prints (instructions of N - of 0) / N: instructions per call,
+the SDK's batch thread included (steadier than times on a shared machine; indicative).
+
+The fast paths (mcpfast.telemetry.fast_spans, .aggregation) are taken in every variant
+they apply to; the ``public ...`` variants force the SDK's own start_span / record().
 """
 
 from __future__ import annotations
@@ -63,7 +70,9 @@ def _sampled_10() -> Any:
     return _tracer_provider(ParentBased(TraceIdRatioBased(0.1)))
 
 
-#: name -> (tracer provider maker or None, meter provider maker or None)
+#: name -> (tracer provider maker or None, meter provider maker or None). The fast span and
+#: metric paths are taken where they apply (mcpfast.telemetry.fast_spans / aggregation);
+#: the "public" variants force the SDK's start_span and record() per request.
 VARIANTS: dict[str, tuple[Optional[Callable[[], Any]], Optional[Callable[[], Any]]]] = {
     "off": (None, None),
     "passing eager middleware": (None, None),
@@ -72,6 +81,9 @@ VARIANTS: dict[str, tuple[Optional[Callable[[], Any]], Optional[Callable[[], Any
     "metrics": (None, _meter_provider),
     "spans 10%+metrics": (_sampled_10, _meter_provider),
     "spans+metrics, no exemplars": (_tracer_provider, lambda: _meter_provider(exemplars=False)),
+    "public spans+metrics": (_tracer_provider, _meter_provider),
+    "public spans": (_tracer_provider, None),
+    "public metrics": (None, _meter_provider),
 }
 
 
@@ -99,9 +111,11 @@ class Fed:
             # The pipeline's own cost: any middleware leaves the compiled tools/call path.
             server.add_middleware(_Passing())
         elif tracer_maker is not None or meter_maker is not None:
-            sinks = [OTelMetrics(meter_maker())] if meter_maker is not None else []
+            fast = not variant.startswith("public")
+            sinks = [OTelMetrics(meter_maker(), fast_path=fast)] if meter_maker is not None else []
             server.add_middleware(ServerTelemetry(tracer_maker() if tracer_maker else None, sinks,
-                                                  transport_attributes=transport_attributes("tcp", "127.0.0.1", 1)))
+                                                  transport_attributes=transport_attributes("tcp", "127.0.0.1", 1),
+                                                  fast_path=fast))
         self.answered = 0
         self.waiting: Optional[asyncio.Future] = None
         self.wanted = 0
@@ -215,6 +229,24 @@ def attribute(count: int) -> list[tuple[str, float]]:
     ]
 
 
+def _instructions(variant: str, calls: int) -> int:
+    """Total instructions callgrind counts for ``--run variant`` with ``calls`` requests."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "cg")
+        # One hash seed: dict layouts (and so instruction counts) repeat from run to run.
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+                        os.path.abspath(__file__), "--run", variant, "--calls", str(calls)],
+                       env=dict(os.environ, PYTHONHASHSEED="0"), check=True, capture_output=True)
+        with open(out, encoding="utf-8") as found:
+            for line in found:
+                if line.startswith("summary:"):
+                    return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no summary")
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
@@ -223,7 +255,24 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--profile", choices=sorted(VARIANTS), default=None)
     parser.add_argument("--only", nargs="*", default=None, help="variants to run")
     parser.add_argument("--attribute", action="store_true", help="time the SDK's steps alone")
+    parser.add_argument("--run", choices=sorted(VARIANTS), default=None, help="only make --calls requests")
+    parser.add_argument("--callgrind", nargs="+", choices=sorted(VARIANTS), default=None,
+                        help="instructions per call of these variants")
     options = parser.parse_args(argv)
+    if options.callgrind is not None:
+        for variant in options.callgrind:
+            full, empty = (_instructions(variant, calls) for calls in (options.calls, 0))
+            print(f"{variant:32} {(full - empty) // options.calls:9d} instructions per tools/call")
+        return
+    if options.run is not None:
+        async def run() -> None:
+            one = Fed(options.run)
+            await one.start()
+            for _ in range(options.calls // options.batch):
+                await one.run_frames(one.calls(options.batch))
+
+        asyncio.run(run())
+        return
     if options.attribute:
         for what, seconds in attribute(options.calls * 5):
             print(f"{what:72} {seconds * 1e6:6.2f} us")

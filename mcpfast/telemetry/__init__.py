@@ -15,7 +15,11 @@ requests with ``connect(..., observer=client_telemetry())`` (or ``Client(observe
 - :mod:`.propagation`: W3C trace context in ``params._meta``;
 - :class:`OTelMetrics`, :class:`PrometheusMetrics`: where the metrics go; the HTTP server
   serves the latter on ``/metrics`` with ``metrics_path="/metrics"`` (``mcpfast run ...
-  --transport http --metrics``).
+  --transport http --metrics``);
+- :mod:`.fast_spans`, :mod:`.aggregation`: with the OpenTelemetry SDK's own providers, the
+  finished spans and the histograms' aggregates are made here and handed to the SDK, where
+  that gives the SDK's own result (else, or with ``fast_path=False`` /
+  ``MCPFAST_TELEMETRY_PATH=public``, the SDK's public calls per request).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from mcpfast.telemetry import attributes
 from mcpfast.telemetry.client import ClientTelemetry
 from mcpfast.telemetry.metrics import MetricsSink, OTelMetrics
 from mcpfast.telemetry.prometheus import PrometheusMetrics, metrics_route
-from mcpfast.telemetry.providers import api_available, switched_off
+from mcpfast.telemetry.providers import api_available, fast_path_on, switched_off
 from mcpfast.telemetry.providers import meter_provider as _meter_provider
 from mcpfast.telemetry.providers import tracer_provider as _tracer_provider
 from mcpfast.telemetry.server import ServerTelemetry
@@ -56,42 +60,47 @@ def transport_attributes(kind: Optional[str], host: Optional[str] = None,
     return found
 
 
-def _sinks(given_meter: Any, metrics: Iterable[MetricsSink]) -> list[Any]:
+def _sinks(given_meter: Any, metrics: Iterable[MetricsSink], fast_path: bool) -> list[Any]:
     sinks: list[Any] = list(metrics)
     provider = _meter_provider(given_meter)
     if provider is not None:
-        sinks.append(OTelMetrics(provider))
+        sinks.append(OTelMetrics(provider, fast_path=fast_path))
     return sinks
 
 
 def server_telemetry(tracer_provider: Any = None, meter_provider: Any = None, *,
                      metrics: Iterable[MetricsSink] = (), transport: Optional[str] = None,
                      host: Optional[str] = None, port: Optional[int] = None,
-                     capture_content: bool = False) -> Optional[ServerTelemetry]:
+                     capture_content: bool = False,
+                     fast_path: Optional[bool] = None) -> Optional[ServerTelemetry]:
     """The server middleware for the providers given, else the configured ones, plus the
     ``metrics`` sinks; None when there is nothing to record to (or
-    ``MCPFAST_TELEMETRY=off``)."""
+    ``MCPFAST_TELEMETRY=off``). ``fast_path``: None: on unless
+    ``MCPFAST_TELEMETRY_PATH=public``; False: the SDK's public span and record calls only."""
     if switched_off():
         return None
+    fast = fast_path_on() if fast_path is None else bool(fast_path)
     tracer = _tracer_provider(tracer_provider)
-    sinks = _sinks(meter_provider, metrics)
+    sinks = _sinks(meter_provider, metrics, fast)
     if tracer is None and not sinks:
         return None
     return ServerTelemetry(tracer, sinks, transport_attributes=transport_attributes(transport, host, port),
-                           capture_content=capture_content)
+                           capture_content=capture_content, fast_path=fast)
 
 
 def client_telemetry(tracer_provider: Any = None, meter_provider: Any = None, *,
                      metrics: Iterable[MetricsSink] = (), transport: Optional[str] = None,
                      host: Optional[str] = None, port: Optional[int] = None,
-                     capture_content: bool = False) -> Optional[ClientTelemetry]:
+                     capture_content: bool = False,
+                     fast_path: Optional[bool] = None) -> Optional[ClientTelemetry]:
     """The client observer, as :func:`server_telemetry` (None when nothing records)."""
     if switched_off():
         return None
+    fast = fast_path_on() if fast_path is None else bool(fast_path)
     tracer = _tracer_provider(tracer_provider)
-    sinks = _sinks(meter_provider, metrics)
+    sinks = _sinks(meter_provider, metrics, fast)
     if tracer is None and not sinks:
         return None
     return ClientTelemetry(tracer, sinks, transport_attributes=transport_attributes(transport, host, port),
-                           capture_content=capture_content)
+                           capture_content=capture_content, fast_path=fast)
 

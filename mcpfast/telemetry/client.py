@@ -46,12 +46,13 @@ class ClientTelemetry:
 
     tracer_provider: where spans go (None: no spans); metrics: the sinks metrics go to;
     transport_attributes: ``network.transport``, ``server.address`` ...; capture_content:
-    record tool arguments and results (``gen_ai.tool.call.*``).
+    record tool arguments and results (``gen_ai.tool.call.*``); fast_path: as
+    :class:`~mcpfast.telemetry.server.ServerTelemetry`'s.
     """
 
     def __init__(self, tracer_provider: Any = None, metrics: Iterable[MetricsSink] = (), *,
                  transport_attributes: Optional[Mapping[str, Any]] = None,
-                 capture_content: bool = False) -> None:
+                 capture_content: bool = False, fast_path: bool = True) -> None:
         self.metrics = tuple(metrics)
         self.capture_content = bool(capture_content)
         base: dict[str, Any] = {a.JSONRPC_PROTOCOL_VERSION: "2.0"}
@@ -64,13 +65,16 @@ class ClientTelemetry:
         # Per (method, tool or prompt name): the span name and attribute sets.
         self._targets: dict[tuple, Target] = {}
         self._tracer = None
+        self._fast: Any = None
         if tracer_provider is not None:
             from opentelemetry import trace as otel_trace
 
             from mcpfast import __version__
+            from mcpfast.telemetry.fast_spans import fast_tracer
             from mcpfast.telemetry.propagation import inject_into_params
 
             self._tracer = tracer_provider.get_tracer("mcpfast", __version__)
+            self._fast = fast_tracer(tracer_provider, "mcpfast", __version__) if fast_path else None
             self._set_span = otel_trace.set_span_in_context
             self._client_kind = otel_trace.SpanKind.CLIENT
             self._error = otel_trace.StatusCode.ERROR
@@ -91,8 +95,13 @@ class ClientTelemetry:
                     extra[a.GEN_AI_TOOL_CALL_ARGUMENTS] = json.dumps(params["arguments"], default=str)
                 if extra is not None:
                     span_attrs = {**span_attrs, **extra}
-            # start_span copies the attributes: the target's own can be passed as they are.
-            span = tracer.start_span(target.name, kind=self._client_kind, attributes=span_attrs)
+            fast = self._fast
+            if fast is not None:
+                # The fast span keeps the dict it is given: a copy of the target's.
+                span = fast.start(target.name, self._client_kind, None, dict(span_attrs))
+            if span is None:
+                # start_span copies the attributes: the target's own can be passed as they are.
+                span = tracer.start_span(target.name, kind=self._client_kind, attributes=span_attrs)
             params = self._inject(params, self._set_span(span))
         for sink in self.metrics:
             sink.add(a.CLIENT_ACTIVE_REQUESTS, 1)

@@ -45,9 +45,14 @@ _UP_DOWN = {
 
 
 class OTelMetrics:
-    """The metrics on an OpenTelemetry meter provider's meter ``mcpfast``."""
+    """The metrics on an OpenTelemetry meter provider's meter ``mcpfast``.
 
-    def __init__(self, meter_provider: Any) -> None:
+    fast_path: with the SDK's MeterProvider (:mod:`mcpfast.telemetry.aggregation`'s
+    conditions), aggregate the histograms here and hand them to the SDK when it collects
+    (no exemplars); False: the SDK's ``record()`` per value, always. ``fast`` tells which
+    is taken."""
+
+    def __init__(self, meter_provider: Any, *, fast_path: bool = True) -> None:
         from mcpfast import __version__
 
         meter = meter_provider.get_meter("mcpfast", __version__)
@@ -63,16 +68,43 @@ class OTelMetrics:
         self._client_operation = histogram(a.CLIENT_OPERATION_DURATION, "Duration of MCP requests the client sent")
         self._server_session = histogram(a.SERVER_SESSION_DURATION, "Duration of MCP sessions on the server")
         self._client_session = histogram(a.CLIENT_SESSION_DURATION, "Duration of MCP sessions on the client")
-        self.server_operation = self._server_operation.record
-        self.client_operation = self._client_operation.record
-        self.server_session = self._server_session.record
-        self.client_session = self._client_session.record
+        self._use_public_records()
+        self._feed = self._fast_feed(meter_provider) if fast_path else None
+        if self._feed is not None:
+            aggregators = self._aggregators
+            self.server_operation = aggregators[0].record
+            self.client_operation = aggregators[1].record
+            self.server_session = aggregators[2].record
+            self.client_session = aggregators[3].record
         # The counts are kept here and observed when the meter collects: an SDK measurement
         # per change would cost as much as a span (two per request).
         self._counts = dict.fromkeys(_UP_DOWN, 0)
         for name, text in _UP_DOWN.items():
             meter.create_observable_up_down_counter(name, callbacks=[self._observer_of(name)],
                                                     unit="{count}", description=text)
+
+    @property
+    def fast(self) -> bool:
+        """Whether the histograms are aggregated here (the fast path)."""
+        return self._feed is not None
+
+    def _fast_feed(self, meter_provider: Any) -> Any:
+        from mcpfast.telemetry.aggregation import Aggregator, sdk_feed
+
+        histograms = (self._server_operation, self._client_operation, self._server_session, self._client_session)
+        self._aggregators = [Aggregator(a.DURATION_BUCKETS) for _ in histograms]
+        return sdk_feed(meter_provider, list(zip(histograms, self._aggregators)), self._feed_unsound)
+
+    def _feed_unsound(self) -> None:
+        # A reader the merge does not fit appeared: the SDK's record() from now on.
+        self._feed = None
+        self._use_public_records()
+
+    def _use_public_records(self) -> None:
+        self.server_operation = self._server_operation.record
+        self.client_operation = self._client_operation.record
+        self.server_session = self._server_session.record
+        self.client_session = self._client_session.record
 
     def _observer_of(self, name: str) -> Any:
         from opentelemetry.metrics import Observation

@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-__all__ = ["TELEMETRY_ENV", "api_available", "meter_provider", "switched_off", "tracer_provider"]
+__all__ = ["PATH_ENV", "TELEMETRY_ENV", "api_available", "fast_path_on", "meter_provider", "switched_off",
+           "tracer_provider"]
 
 #: Set to ``off`` / ``0`` / ``false`` to turn mcpfast's telemetry off everywhere.
 TELEMETRY_ENV = "MCPFAST_TELEMETRY"
+#: Set to ``public`` for the SDK's public span and record calls only (no fast path).
+PATH_ENV = "MCPFAST_TELEMETRY_PATH"
 
 try:
     from opentelemetry import metrics as _metrics
@@ -32,6 +35,12 @@ def api_available() -> bool:
 def switched_off() -> bool:
     """Whether ``MCPFAST_TELEMETRY`` turns telemetry off."""
     return os.environ.get(TELEMETRY_ENV, "").strip().lower() in ("off", "0", "false", "no")
+
+
+def fast_path_on() -> bool:
+    """Whether the fast span and metric paths may be taken (``MCPFAST_TELEMETRY_PATH`` is
+    not ``public``); each still checks that it gives the SDK's own result."""
+    return os.environ.get(PATH_ENV, "").strip().lower() != "public"
 
 
 def tracer_provider(given: Any = None) -> Optional[Any]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
@@ -47,6 +47,9 @@ from mcpfast.server.middleware.pipeline import CallNext, Middleware
 from mcpfast.telemetry import attributes as a
 from mcpfast.telemetry.metrics import MetricsSink
 from mcpfast.telemetry.targets import Target
+
+if TYPE_CHECKING:
+    from mcpfast.telemetry.fast_spans import FastTracer
 
 __all__ = ["ServerTelemetry"]
 
@@ -64,7 +67,9 @@ class ServerTelemetry(Middleware):
 
     tracer_provider: where spans go (None: no spans); metrics: the sinks metrics go to
     (none: no metrics); transport_attributes: the attributes every span and the metrics
-    carry (``network.transport`` ...); capture_content: record tool arguments and results.
+    carry (``network.transport`` ...); capture_content: record tool arguments and results;
+    fast_path: build finished spans directly where that is the SDK's own result
+    (:mod:`mcpfast.telemetry.fast_spans`; False: always the tracer's ``start_span``).
     Usually made by :func:`mcpfast.telemetry.instrument_server` or the Server itself.
     """
 
@@ -72,7 +77,7 @@ class ServerTelemetry(Middleware):
 
     def __init__(self, tracer_provider: Any = None, metrics: Iterable[MetricsSink] = (), *,
                  transport_attributes: Optional[Mapping[str, Any]] = None,
-                 capture_content: bool = False) -> None:
+                 capture_content: bool = False, fast_path: bool = True) -> None:
         self.metrics = tuple(metrics)
         self.capture_content = bool(capture_content)
         base: dict[str, Any] = {a.JSONRPC_PROTOCOL_VERSION: "2.0"}
@@ -82,14 +87,17 @@ class ServerTelemetry(Middleware):
         # measurement is validated and hashed by the SDK on every record).
         self._metric_base = {key: value for key, value in base.items() if key == a.NETWORK_TRANSPORT}
         self._tracer = None
+        self._fast: Optional[FastTracer] = None
         if tracer_provider is not None:
             from opentelemetry import context as otel_context
             from opentelemetry import trace as otel_trace
 
             from mcpfast import __version__
+            from mcpfast.telemetry.fast_spans import fast_tracer
             from mcpfast.telemetry.propagation import extract_from_headers, extract_from_meta
 
             self._tracer = tracer_provider.get_tracer("mcpfast", __version__)
+            self._fast = fast_tracer(tracer_provider, "mcpfast", __version__) if fast_path else None
             self._attach = otel_context.attach
             self._detach = otel_context.detach
             self._set_span = otel_trace.set_span_in_context
@@ -144,8 +152,12 @@ class ServerTelemetry(Middleware):
                 if headers is not None:
                     parent = self._extract_headers(headers)
             links = self._links_for(method, params) if type(params) is dict else None
-            span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
-                                     attributes=span_attrs, links=links)
+            fast = self._fast
+            if fast is not None:
+                span = fast.start(target.name, self._server_kind, parent, span_attrs, links)
+            if span is None:
+                span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
+                                         attributes=span_attrs, links=links)
             span_context = self._set_span(span, parent)
             token = self._attach(span_context)
             if ctx.progress is not None:

@@ -1,0 +1,398 @@
+"""The fast span path: finished spans built directly as the OpenTelemetry SDK's public
+``ReadableSpan`` and handed to its span processors' ``on_end``, instead of an SDK ``Span``
+per request (whose attribute validation, locks, sampler call and processor ``on_start``
+cost more than mcpfast's whole request).
+
+Taken only where the result is provably the one the SDK's own tracer would produce
+(:func:`fast_tracer` checks, else returns None and the caller keeps the public
+``tracer.start_span``):
+
+- the provider is exactly the SDK's ``TracerProvider``, opentelemetry-sdk in
+  ``SDK_RANGE`` (the internals read here are that range's), its tracer enabled and the
+  SDK's own tracer metrics off;
+- its sampler one whose decision this module makes itself by the SDK's rule:
+  ``ALWAYS_ON``, ``ALWAYS_OFF``, ``TraceIdRatioBased`` (sampled when the trace id's low 64
+  bits are below the sampler's bound) and ``ParentBased`` over those;
+- its processors exactly ``BatchSpanProcessor`` / ``SimpleSpanProcessor`` (their
+  ``on_start`` and ``_on_ending`` do nothing) under the synchronous multi-processor;
+- its id generator exactly the default ``RandomIdGenerator`` (ids are made here, from a
+  generator seeded from ``os.urandom`` and re-seeded in a forked child);
+- no attribute value length limit (mcpfast's attributes are strings and ints, far fewer
+  than any count limit it accepts).
+
+Checked once per tracer, and again whenever a processor is added. A recorded span is a
+:class:`FastSpan`, a real ``opentelemetry.trace.Span`` (the request's handler sees it as
+the current span: its own spans are children of it, attributes and events it adds land on
+it); an unsampled one the API's ``NonRecordingSpan`` of a fresh context, as the SDK's.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import traceback
+from time import time_ns
+from typing import Any, Mapping, Optional, Sequence
+
+from opentelemetry import trace as trace_api
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace.status import Status, StatusCode
+
+__all__ = ["SDK_RANGE", "FastSpan", "FastTracer", "fast_tracer", "sdk_version_supported"]
+
+#: The opentelemetry-sdk versions whose internals this module was checked against
+#: (lowest inclusive, highest exclusive); outside them the public path is taken.
+SDK_RANGE = ((1, 45), (2, 0))
+#: The fewest span attributes a span limit may allow for the fast path.
+_MIN_ATTRIBUTES = 64
+
+# (sampled, random trace id) -> the span's trace flags.
+_FLAGS = {(sampled, rand): TraceFlags((TraceFlags.SAMPLED if sampled else 0)
+                                      | (TraceFlags.RANDOM_TRACE_ID if rand else 0))
+          for sampled in (False, True) for rand in (False, True)}
+
+
+class _Ids:
+    """Span and trace ids: a Mersenne Twister seeded from os.urandom (as the SDK's
+    ``RandomIdGenerator``'s module-level one is), re-seeded in a forked child so that two
+    workers never share a sequence."""
+
+    def __init__(self) -> None:
+        self.reseed()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self._bits = random.Random(os.urandom(32)).getrandbits
+
+    def span_id(self) -> int:
+        found = self._bits(64)
+        while not found:
+            found = self._bits(64)
+        return found
+
+    def trace_id(self) -> int:
+        found = self._bits(128)
+        while not found:
+            found = self._bits(128)
+        return found
+
+
+IDS = _Ids()
+
+
+def sdk_version_supported(version: Optional[str] = None) -> bool:
+    """Whether ``version`` (default: the installed opentelemetry-sdk's) is in ``SDK_RANGE``."""
+    if version is None:
+        try:
+            from opentelemetry.sdk.version import __version__ as installed
+        except ImportError:
+            return False
+        version = str(installed)
+    try:
+        found = tuple(int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    return SDK_RANGE[0] <= found < SDK_RANGE[1]
+
+
+# -- sampling ----------------------------------------------------------------------------
+
+# A decision plan: ("on",), ("off",), ("ratio", bound), or ("parent", root, remote
+# sampled, remote not sampled, local sampled, local not sampled) over the first three.
+
+
+def _plan_of(sampler: Any, nested: bool = False) -> Optional[tuple]:
+    from opentelemetry.sdk.trace import sampling
+
+    kind = type(sampler)
+    if kind is sampling.StaticSampler:
+        decision = getattr(sampler, "_decision", None)
+        if decision is sampling.Decision.RECORD_AND_SAMPLE:
+            return ("on",)
+        if decision is sampling.Decision.DROP:
+            return ("off",)
+        return None
+    if kind is sampling.TraceIdRatioBased:
+        return ("ratio", sampler.bound)
+    if kind is sampling.ParentBased and not nested:
+        parts = [_plan_of(getattr(sampler, name, None), True) for name in
+                 ("_root", "_remote_parent_sampled", "_remote_parent_not_sampled",
+                  "_local_parent_sampled", "_local_parent_not_sampled")]
+        if any(part is None for part in parts):
+            return None
+        return ("parent", *parts)
+    return None
+
+
+def _sampled(plan: tuple, parent: Optional[SpanContext], trace_id: int) -> bool:
+    kind = plan[0]
+    if kind == "on":
+        return True
+    if kind == "off":
+        return False
+    if kind == "ratio":
+        # The SDK's rule: the trace id's low 64 bits below round(rate * 2**64).
+        return trace_id & 0xFFFFFFFFFFFFFFFF < plan[1]
+    if parent is None:
+        chosen = plan[1]
+    elif parent.is_remote:
+        chosen = plan[2] if parent.trace_flags.sampled else plan[3]
+    else:
+        chosen = plan[4] if parent.trace_flags.sampled else plan[5]
+    return _sampled(chosen, parent, trace_id)
+
+
+# -- eligibility -------------------------------------------------------------------------
+
+
+def _processors_fit(multi: Any) -> Optional[tuple]:
+    from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+    if type(multi) is not SynchronousMultiSpanProcessor:
+        return None
+    processors = getattr(multi, "_span_processors", None)
+    if type(processors) is not tuple:
+        return None
+    for processor in processors:
+        if type(processor) is not BatchSpanProcessor and type(processor) is not SimpleSpanProcessor:
+            return None
+    return processors
+
+
+def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str) -> Optional[FastTracer]:
+    """A :class:`FastTracer` for the provider's tracer ``scope_name`` when every condition
+    of the module docstring holds, else None (use the public path)."""
+    try:
+        from opentelemetry.sdk.trace import Tracer, TracerProvider
+        from opentelemetry.sdk.trace._tracer_metrics import NoOpTracerMetrics
+        from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+    except ImportError:
+        return None
+    if not sdk_version_supported() or type(tracer_provider) is not TracerProvider:
+        return None
+    tracer = tracer_provider.get_tracer(scope_name, scope_version)
+    if type(tracer) is not Tracer or type(tracer.id_generator) is not RandomIdGenerator:
+        return None
+    if type(getattr(tracer, "_tracer_metrics", None)) is not NoOpTracerMetrics:
+        return None
+    limits = getattr(tracer, "_span_limits", None)
+    if limits is None or limits.max_span_attribute_length is not None or limits.max_attribute_length is not None:
+        return None
+    max_attributes = limits.max_span_attributes
+    if max_attributes is not None and max_attributes < _MIN_ATTRIBUTES:
+        return None
+    plan = _plan_of(tracer.sampler)
+    if plan is None or _processors_fit(tracer.span_processor) is None:
+        return None
+    if getattr(getattr(tracer, "_tracer_config", None), "is_enabled", None) is not True:
+        return None
+    return FastTracer(tracer, plan, limits)
+
+
+class FastTracer:
+    """Starts spans as the SDK tracer it was made from would (module docstring); made by
+    :func:`fast_tracer`. ``start`` returns None when the provider changed so that the
+    fast path no longer holds (the caller then uses the public one)."""
+
+    def __init__(self, tracer: Any, plan: tuple, limits: Any) -> None:
+        from opentelemetry.sdk.trace import ReadableSpan
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+        self._tracer = tracer
+        self._sampler = tracer.sampler
+        self._plan = plan
+        self.limits = limits
+        self._multi = tracer.span_processor
+        self._processors: tuple = self._multi._span_processors
+        self._config = tracer._tracer_config
+        self.readable = ReadableSpan
+        info = tracer.instrumentation_info
+        self.instrumentation_info = info
+        self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
+        self._random_ids = tracer.id_generator.is_trace_id_random()
+
+    def processors(self) -> Optional[tuple]:
+        """The processors to hand finished spans to, None if they no longer fit."""
+        current = self._multi._span_processors
+        if current is not self._processors:
+            if _processors_fit(self._multi) is None:
+                return None
+            self._processors = current
+        return current
+
+    def start(self, name: str, kind: Any, parent_context: Any, attributes: dict,
+              links: Optional[Sequence[Any]] = None) -> Optional[Any]:
+        """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
+        sampled), or None when the public path must be taken. ``attributes``: the span's
+        own dict from now on (not copied)."""
+        if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
+                self._multi._span_processors is not self._processors and self.processors() is None):
+            return None
+        parent: Optional[SpanContext] = trace_api.get_current_span(parent_context).get_span_context()
+        if parent is None or not parent.is_valid:
+            parent = None
+            trace_id = IDS.trace_id()
+            random_id = self._random_ids
+            trace_state = None
+        else:
+            trace_id = parent.trace_id
+            random_id = parent.trace_flags.random_trace_id
+            trace_state = parent.trace_state
+        sampled = _sampled(self._plan, parent, trace_id)
+        context = SpanContext(trace_id, IDS.span_id(), False, _FLAGS[sampled, random_id], trace_state)
+        if not sampled:
+            return NonRecordingSpan(context)
+        return FastSpan(self, name, kind, context, parent, attributes, links)
+
+
+class FastSpan(trace_api.Span):
+    """A recorded span of the fast path: what the SDK's span keeps, in plain Python
+    objects, turned into a ``ReadableSpan`` for the processors at :meth:`end`. Used from
+    the event loop's thread (no lock)."""
+
+    __slots__ = ("_owner", "_name", "_kind", "_context", "_parent", "_attributes", "_links",
+                 "_events", "_status", "_start", "_end")
+
+    def __init__(self, owner: FastTracer, name: str, kind: Any, context: SpanContext,
+                 parent: Optional[SpanContext], attributes: dict, links: Optional[Sequence[Any]]) -> None:
+        self._owner = owner
+        self._name = name
+        self._kind = kind
+        self._context = context
+        self._parent = parent
+        self._attributes: Any = attributes  # a dict, or the SDK's BoundedAttributes past the limit
+        self._links: Any = _bounded_links(owner.limits, links) if links else ()
+        self._events: Any = ()
+        self._status = _UNSET
+        self._end: Optional[int] = None
+        self._start = time_ns()
+
+    def get_span_context(self) -> SpanContext:
+        return self._context
+
+    def is_recording(self) -> bool:
+        return self._end is None
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        if self._end is None:
+            self._checked_update({key: value})
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        if self._end is None:
+            self._checked_update(attributes)
+
+    def _checked_update(self, attributes: Mapping[str, Any]) -> None:
+        # mcpfast's own values (str, int) go straight in, as the SDK's BoundedAttributes
+        # would keep them (a key set again moves to the end); anything else (a handler's),
+        # or more than the limit allows, through a BoundedAttributes itself, which then
+        # counts what it drops.
+        own = self._attributes
+        limit = self._owner.limits.max_span_attributes
+        if type(own) is dict and (limit is None or len(own) + len(attributes) <= limit) and all(
+                type(key) is str and key for key in attributes):
+            for key, value in attributes.items():
+                if type(value) is str or type(value) is int:
+                    if key in own:
+                        del own[key]
+                    own[key] = value
+                else:
+                    cleaned = BoundedAttributes(None, {key: value}, immutable=False)
+                    if key in own:
+                        del own[key]
+                    if key in cleaned:
+                        own[key] = cleaned[key]
+            return
+        if type(own) is dict:
+            own = self._attributes = BoundedAttributes(limit, own, immutable=False)
+        for key, value in attributes.items():
+            own[key] = value
+
+    def add_event(self, name: str, attributes: Any = None, timestamp: Optional[int] = None) -> None:
+        if self._end is not None:
+            return
+        from opentelemetry.sdk.trace import Event
+        from opentelemetry.sdk.util import BoundedList
+
+        limits = self._owner.limits
+        if type(self._events) is tuple:
+            self._events = BoundedList(limits.max_events)
+        self._events.append(Event(name, BoundedAttributes(limits.max_event_attributes, attributes,
+                                                          max_value_len=limits.max_attribute_length,
+                                                          immutable=True), timestamp))
+
+    def add_link(self, context: SpanContext, attributes: Any = None) -> None:
+        if self._end is not None:
+            return
+        links = _bounded_links(self._owner.limits, [trace_api.Link(context, attributes)])
+        if type(self._links) is tuple:
+            self._links = links
+        else:
+            self._links.extend(links)
+
+    def update_name(self, name: str) -> None:
+        if self._end is None:
+            self._name = name
+
+    def set_status(self, status: Any, description: Optional[str] = None) -> None:
+        # The SDK's rule: OK is final, UNSET is never set.
+        if self._end is not None or self._status.status_code is StatusCode.OK:
+            return
+        if isinstance(status, Status):
+            if status.status_code is not StatusCode.UNSET:
+                self._status = status
+        elif status is not StatusCode.UNSET:
+            self._status = Status(status, description)
+
+    def record_exception(self, exception: BaseException, attributes: Any = None,
+                         timestamp: Optional[int] = None, escaped: bool = False) -> None:
+        kind = type(exception)
+        module = kind.__module__
+        event: dict[str, Any] = {
+            "exception.type": f"{module}.{kind.__qualname__}" if module and module != "builtins" else kind.__qualname__,
+            "exception.message": str(exception),
+            "exception.stacktrace": "".join(traceback.format_exception(exception)),
+            "exception.escaped": str(escaped),
+        }
+        if attributes:
+            event.update(attributes)
+        self.add_event("exception", event, timestamp)
+
+    def end(self, end_time: Optional[int] = None) -> None:
+        if self._end is not None:
+            return
+        self._end = end_time if end_time is not None else time_ns()
+        if type(self._attributes) is not dict:
+            self._attributes._immutable = True
+        owner = self._owner
+        # (Processors added mid-span get it too, as the SDK's span would hand it on.)
+        processors = owner._multi._span_processors
+        readable = owner.readable(
+            name=self._name, context=self._context, parent=self._parent, resource=owner._tracer.resource,
+            attributes=self._attributes, events=self._events, links=self._links, kind=self._kind,
+            instrumentation_info=owner.instrumentation_info, status=self._status, start_time=self._start,
+            end_time=self._end, instrumentation_scope=owner.scope)
+        for processor in processors:
+            processor.on_end(readable)
+
+    def __repr__(self) -> str:
+        return f'FastSpan(name="{self._name}", context={self._context})'
+
+
+_UNSET = Status(StatusCode.UNSET)
+
+
+def _bounded_links(limits: Any, links: Sequence[Any]) -> Any:
+    # As the SDK's span: only valid links, each with immutable bounded attributes.
+    from opentelemetry.sdk.util import BoundedList
+
+    kept = []
+    for link in links:
+        context = link.context
+        if link and context and (context.is_valid or link.attributes or context.trace_state):
+            kept.append(trace_api.Link(context, BoundedAttributes(
+                limits.max_link_attributes, link.attributes, max_value_len=limits.max_attribute_length,
+                immutable=True)))
+    return BoundedList.from_seq(limits.max_links, kept)

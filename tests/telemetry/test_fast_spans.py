@@ -1,0 +1,402 @@
+"""The fast span path (mcpfast.telemetry.fast_spans): the same requests through it and
+through the SDK's public ``start_span`` export the same spans (names, kinds, attributes,
+parent/child, links, events, status, resource, scope); the handler's own spans are
+children of the request's; the sampler's decision is the SDK's; every condition the path
+needs, when not met, sends the server to the public path, which still records."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+
+from opentelemetry import trace  # noqa: E402
+from opentelemetry.sdk.trace import (  # noqa: E402
+    SpanLimits,
+    SpanProcessor,
+    TracerProvider,
+    sampling,  # noqa: E402
+)
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator  # noqa: E402
+from opentelemetry.trace import SpanContext, TraceFlags, TraceState  # noqa: E402
+
+import mcpfast  # noqa: E402
+from mcpfast import Context  # noqa: E402
+from mcpfast.jsonrpc.errors import JSONRPCError  # noqa: E402
+from mcpfast.telemetry import ServerTelemetry, fast_spans  # noqa: E402
+from mcpfast.telemetry.fast_spans import FastSpan, FastTracer, fast_tracer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import Recorded, _reset_globals  # noqa: E402
+from traced_app import make_app  # noqa: E402
+
+V2025 = "2025-11-25"
+
+
+def traced_app() -> Any:
+    """The telemetry tests' app plus a tool that works with the current span itself."""
+    app = make_app()
+
+    @app.tool()
+    def inner(ctx: Context) -> str:
+        current = trace.get_current_span()
+        current.set_attribute("app.note", "set by the handler")
+        current.add_event("app.event", {"app.step": 1})
+        try:
+            raise ValueError("handled inside")
+        except ValueError as exc:
+            current.record_exception(exc, escaped=False)
+        with trace.get_tracer("app").start_as_current_span("app.work") as child:
+            child.set_attribute("app.kind", "child")
+        return type(current).__name__
+
+    return app
+
+
+def recorded_run(monkeypatch: pytest.MonkeyPatch, public: bool) -> tuple[Recorded, list[str]]:
+    """One fresh SDK set-up, the same requests; the handler's span types."""
+    if public:
+        monkeypatch.setenv("MCPFAST_TELEMETRY_PATH", "public")
+    else:
+        monkeypatch.delenv("MCPFAST_TELEMETRY_PATH", raising=False)
+    recorded = Recorded()
+    _reset_globals()
+    trace.set_tracer_provider(recorded.tracer_provider)
+    from opentelemetry import metrics
+
+    metrics.set_meter_provider(recorded.meter_provider)
+    app = traced_app()
+    kinds: list[str] = []
+
+    async def main() -> None:
+        async with mcpfast.connect(app, protocol_version=V2025) as client:
+            await client.call_tool("add", {"a": 2, "b": 3})
+            await client.call_tool("fails")
+            with pytest.raises(JSONRPCError):
+                await client.call_tool("no-such-tool")
+            await client.read_resource("memo://note")
+            await client.get_prompt("greet", {"who": "ada"})
+            await client.call_tool("counts", {"steps": 2}, progress=lambda *args: None)
+            kinds.append((await client.call_tool("inner"))["content"][0]["text"])
+            created = await client.request("tools/call", {"name": "slow", "arguments": {}, "task": {"ttl": 60000}})
+            await client.request("tasks/result", {"taskId": created["task"]["taskId"]})
+
+    try:
+        asyncio.run(main())
+    finally:
+        _reset_globals()
+    return recorded, kinds
+
+
+def normalized(spans: list[Any]) -> list[dict]:
+    """What must be equal between the two paths, ids replaced by the names they point at."""
+    by_id = {span.context.span_id: span for span in spans}
+
+    def named(context: Optional[SpanContext]) -> Any:
+        if context is None:
+            return None
+        found = by_id.get(context.span_id)
+        return (found.name, found.kind.name) if found is not None else ("elsewhere", context.is_remote)
+
+    out = []
+    for span in spans:
+        events = []
+        for event in span.events:
+            attrs = dict(event.attributes)
+            stack = attrs.pop("exception.stacktrace", None)
+            events.append((event.name, attrs, stack is not None and "ValueError: handled inside" in stack))
+        out.append({
+            "name": span.name, "kind": span.kind.name, "attributes": dict(span.attributes),
+            "status": (span.status.status_code.name, span.status.description),
+            "parent": named(span.parent), "parent_remote": span.parent.is_remote if span.parent else None,
+            "same_trace_as_parent": span.parent is None or span.parent.trace_id == span.context.trace_id,
+            "links": [(named(link.context), dict(link.attributes or {})) for link in span.links],
+            "events": events, "flags": int(span.context.trace_flags),
+            "resource": dict(span.resource.attributes),
+            "scope": (span.instrumentation_scope.name, span.instrumentation_scope.version),
+            "dropped": (span.dropped_attributes, span.dropped_events, span.dropped_links),
+            "timed": span.start_time <= span.end_time,
+        })
+    return sorted(out, key=lambda one: (one["name"], one["kind"], repr(one["attributes"])))
+
+
+def test_the_fast_and_the_public_path_export_the_same_spans(monkeypatch):
+    fast, fast_kinds = recorded_run(monkeypatch, public=False)
+    public, public_kinds = recorded_run(monkeypatch, public=True)
+    # The handler saw the fast path's span, then the SDK's.
+    assert fast_kinds == ["FastSpan"] and public_kinds == ["_Span"]
+    fast_spans_, public_spans = normalized(fast.spans()), normalized(public.spans())
+    assert [(s["name"], s["kind"]) for s in fast_spans_] == [(s["name"], s["kind"]) for s in public_spans]
+    for ours, theirs in zip(fast_spans_, public_spans):
+        assert ours == theirs, ours["name"]
+    names = {span["name"] for span in fast_spans_}
+    assert {"tools/call add", "tools/call inner", "app.work", "tasks/result"} <= names
+    # What the comparison covered: events, links, a child of the handler, an error.
+    inner = next(s for s in fast_spans_ if s["name"] == "tools/call inner" and s["kind"] == "SERVER")
+    assert [event[0] for event in inner["events"]] == ["app.event", "exception"]
+    assert inner["events"][1][2] and inner["attributes"]["app.note"] == "set by the handler"
+    work = next(s for s in fast_spans_ if s["name"] == "app.work")
+    assert work["parent"] == ("tools/call inner", "SERVER") and work["same_trace_as_parent"]
+    result = next(s for s in fast_spans_ if s["name"] == "tasks/result" and s["kind"] == "SERVER")
+    assert result["links"] == [(("tools/call slow", "SERVER"), {})]
+    progress = next(s for s in fast_spans_ if s["name"] == "tools/call counts" and s["kind"] == "SERVER")
+    assert [event[0] for event in progress["events"]] == ["notifications/progress"] * 2
+    refused = next(s for s in fast_spans_ if s["name"] == "tools/call no-such-tool" and s["kind"] == "SERVER")
+    assert refused["status"][0] == "ERROR" and refused["attributes"]["error.type"] == "-32602"
+    server_add = next(s for s in fast_spans_ if s["name"] == "tools/call add" and s["kind"] == "SERVER")
+    assert server_add["parent"] == ("tools/call add", "CLIENT") and server_add["parent_remote"] is True
+
+
+# -- the sampler's decision ---------------------------------------------------------------
+
+
+def _parents(rng: random.Random) -> Iterator[Optional[SpanContext]]:
+    # No parent, and remote / local, sampled / not, each with its own random trace id.
+    yield None
+    for remote in (False, True):
+        for sampled in (False, True):
+            yield SpanContext(rng.getrandbits(128) or 1, rng.getrandbits(64) or 1, remote,
+                              TraceFlags(TraceFlags.SAMPLED if sampled else 0), TraceState([("k", "v")]))
+
+
+@pytest.mark.parametrize("sampler", [
+    sampling.ALWAYS_ON, sampling.ALWAYS_OFF, sampling.TraceIdRatioBased(0.3),
+    sampling.ParentBased(sampling.ALWAYS_ON), sampling.ParentBased(sampling.ALWAYS_OFF),
+    sampling.ParentBased(sampling.TraceIdRatioBased(0.5)),
+    sampling.ParentBased(sampling.ALWAYS_ON, remote_parent_not_sampled=sampling.ALWAYS_ON,
+                         local_parent_sampled=sampling.TraceIdRatioBased(0.2)),
+], ids=lambda sampler: sampler.get_description())
+def test_the_sampling_decision_is_the_sdks(sampler):
+    plan = fast_spans._plan_of(sampler)
+    assert plan is not None
+    rng = random.Random(7)
+    decisions = set()
+    for _ in range(300):
+        for parent in _parents(rng):
+            context = trace.set_span_in_context(trace.NonRecordingSpan(parent)) if parent is not None else None
+            trace_id = parent.trace_id if parent is not None else rng.getrandbits(128)
+            expected = sampler.should_sample(context, trace_id, "n").decision.is_sampled()
+            assert fast_spans._sampled(plan, parent, trace_id) is expected
+            decisions.add(expected)
+    # A ratio decides both ways over 1500 trace ids.
+    if "TraceIdRatioBased" in sampler.get_description():
+        assert decisions == {True, False}
+
+
+def test_samplers_it_cannot_decide_for_take_the_public_path():
+    class Custom(sampling.Sampler):
+        def should_sample(self, *args: Any, **kwargs: Any) -> sampling.SamplingResult:
+            return sampling.SamplingResult(sampling.Decision.RECORD_AND_SAMPLE)
+
+        def get_description(self) -> str:
+            return "custom"
+
+    for sampler in (Custom(), sampling.StaticSampler(sampling.Decision.RECORD_ONLY),
+                    sampling.ParentBased(Custom()), sampling.ParentBased(sampling.ParentBased(sampling.ALWAYS_ON))):
+        assert fast_spans._plan_of(sampler) is None
+
+
+def test_an_unsampled_request_is_a_fresh_non_recording_context():
+    provider = TracerProvider(sampler=sampling.ALWAYS_OFF)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    parent = SpanContext(5, 6, True, TraceFlags(TraceFlags.SAMPLED), TraceState([("a", "b")]))
+    span = fast.start("x", trace.SpanKind.SERVER, trace.set_span_in_context(trace.NonRecordingSpan(parent)), {})
+    assert not span.is_recording() and type(span) is trace.NonRecordingSpan
+    context = span.get_span_context()
+    assert context.trace_id == 5 and context.span_id not in (0, 6) and not context.trace_flags.sampled
+    assert context.trace_state == parent.trace_state
+    span.end()
+    assert exporter.get_finished_spans() == ()
+
+
+# -- the conditions, and the public path where one fails ----------------------------------
+
+
+class Starting(SpanProcessor):
+    """A processor whose on_start does something (the fast path would skip it)."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.started.append(span.name)
+
+
+def _provider(**options: Any) -> tuple[TracerProvider, InMemorySpanExporter]:
+    provider = TracerProvider(**options)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+class OwnIds(RandomIdGenerator):
+    pass
+
+
+@pytest.mark.parametrize("case", ["custom processor", "custom id generator", "attribute length limit",
+                                  "few attributes allowed", "sdk too old", "sdk 2", "provider subclass",
+                                  "tracer disabled"])
+def test_each_condition_not_met_takes_the_public_path(case, monkeypatch):
+    options: dict[str, Any] = {}
+    if case == "custom id generator":
+        options["id_generator"] = OwnIds()
+    elif case == "attribute length limit":
+        options["span_limits"] = SpanLimits(max_span_attribute_length=100)
+    elif case == "few attributes allowed":
+        options["span_limits"] = SpanLimits(max_span_attributes=8)
+    elif case == "sdk too old":
+        monkeypatch.setattr("opentelemetry.sdk.version.__version__", "1.30.0")
+    elif case == "sdk 2":
+        monkeypatch.setattr("opentelemetry.sdk.version.__version__", "2.0.0")
+    provider_class: Any = TracerProvider
+    if case == "provider subclass":
+        provider_class = type("Mine", (TracerProvider,), {})
+    provider = provider_class(**options)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    starting = Starting()
+    if case == "custom processor":
+        provider.add_span_processor(starting)
+    if case == "tracer disabled":
+        from opentelemetry.sdk.trace import _disable_tracer_configurator
+
+        provider._set_tracer_configurator(tracer_configurator=_disable_tracer_configurator)
+    assert fast_tracer(provider, "mcpfast", mcpfast.__version__) is None
+    telemetry = ServerTelemetry(provider)
+    assert telemetry._fast is None
+    kinds = _serve_inner(telemetry)
+    if case == "tracer disabled":
+        # The SDK's own answer: no span at all.
+        assert exporter.get_finished_spans() == ()
+        return
+    assert kinds == ["_Span"]
+    assert "tools/call inner" in [span.name for span in exporter.get_finished_spans()]
+    if case == "custom processor":
+        assert "tools/call inner" in starting.started
+
+
+def _serve_inner(telemetry: ServerTelemetry) -> list[str]:
+    app = traced_app()
+    app.telemetry = False
+    app.add_middleware(telemetry)
+    kinds: list[str] = []
+
+    async def main() -> None:
+        async with mcpfast.connect(app, observer=None) as client:
+            kinds.append((await client.call_tool("inner"))["content"][0]["text"])
+
+    asyncio.run(main())
+    return kinds
+
+
+def test_a_processor_added_later_sends_the_next_requests_to_the_public_path():
+    provider, exporter = _provider()
+    telemetry = ServerTelemetry(provider)
+    assert isinstance(telemetry._fast, FastTracer)
+    assert _serve_inner(telemetry) == ["FastSpan"]
+    starting = Starting()
+    provider.add_span_processor(starting)
+    assert _serve_inner(telemetry) == ["_Span"]
+    assert starting.started.count("tools/call inner") == 1
+    assert [span.name for span in exporter.get_finished_spans()].count("tools/call inner") == 2
+
+
+def test_a_batch_processor_gets_the_fast_spans():
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    telemetry = ServerTelemetry(provider)
+    assert telemetry._fast is not None
+    assert _serve_inner(telemetry) == ["FastSpan"]
+    provider.force_flush()
+    assert "tools/call inner" in [span.name for span in exporter.get_finished_spans()]
+    provider.shutdown()
+
+
+def test_fast_path_false_is_the_public_path():
+    provider, exporter = _provider()
+    assert ServerTelemetry(provider, fast_path=False)._fast is None
+    assert _serve_inner(ServerTelemetry(provider, fast_path=False)) == ["_Span"]
+
+
+def test_a_fast_span_is_ended_once_and_keeps_the_sdks_attribute_and_status_rules():
+    provider, exporter = _provider()
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    sdk_span = provider.get_tracer("sdk").start_span("s", attributes={"a": 1})
+    span = fast.start("s", trace.SpanKind.SERVER, None, {"a": 1})
+    assert isinstance(span, FastSpan) and span.get_span_context().trace_flags.sampled
+    for one in (span, sdk_span):
+        one.set_status(trace.StatusCode.OK)
+        one.set_status(trace.StatusCode.ERROR, "ignored: OK is final")
+        one.set_attribute("list", [1, 2])
+        one.set_attributes({"bad": object(), "mixed": [1, "x"], "float": 1.5, "flag": True})
+        one.set_attribute("a", 2)  # set again: moves to the end, as in the SDK's
+        one.set_attribute("", "an invalid key: dropped")
+        one.update_name("renamed")
+        one.end()
+        one.set_attribute("late", 1)
+        one.update_name("too late")
+        one.end()
+    ours, theirs = sorted(exporter.get_finished_spans(), key=lambda s: s.instrumentation_scope.name)
+    assert ours.instrumentation_scope.name == "mcpfast"
+    assert ours.status.status_code.name == theirs.status.status_code.name == "OK"
+    assert ours.name == theirs.name == "renamed"
+    assert list(ours.attributes.items()) == list(theirs.attributes.items())
+    assert ours.dropped_attributes == theirs.dropped_attributes
+    assert dict(ours.attributes)["list"] == (1, 2)
+    assert ours.parent is None and ours.context.trace_flags.random_trace_id
+    assert int(ours.context.trace_flags) == int(theirs.context.trace_flags)
+
+
+def test_past_the_attribute_limit_the_oldest_go_as_in_the_sdks_span():
+    provider, exporter = _provider(span_limits=SpanLimits(max_span_attributes=_LIMIT))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    spans = [fast.start("s", trace.SpanKind.SERVER, None, {"first": 0}),
+             provider.get_tracer("sdk").start_span("s", attributes={"first": 0})]
+    for one in spans:
+        for n in range(_LIMIT + 5):
+            one.set_attribute(f"k{n}", n)
+        one.end()
+    ours, theirs = sorted(exporter.get_finished_spans(), key=lambda s: s.instrumentation_scope.name)
+    assert list(ours.attributes.items()) == list(theirs.attributes.items())
+    assert ours.dropped_attributes == theirs.dropped_attributes == 6
+
+
+_LIMIT = 64
+
+
+def test_ids_are_reseeded_in_a_forked_child():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next span id, then out
+        os.write(write_end, b"%d" % fast_spans.IDS.span_id())
+        os._exit(0)
+    os.close(write_end)
+    mine = fast_spans.IDS.span_id()
+    with os.fdopen(read_end, "rb") as pipe:
+        theirs = int(pipe.read())
+    os.waitpid(pid, 0)
+    assert theirs != mine
+
+
+def test_the_version_bounds():
+    assert fast_spans.sdk_version_supported("1.45.2")
+    assert not fast_spans.sdk_version_supported("1.44.0")
+    assert not fast_spans.sdk_version_supported("2.0.0")
+    assert not fast_spans.sdk_version_supported("nonsense")
