@@ -258,8 +258,8 @@ class Server:
         core.before_first_dispatch = self._add_telemetry
         self._transport_served: tuple[Optional[str], Optional[str], Optional[int]] = (None, None, None)
         self._metrics_sinks: list[Any] = []
-        # The HTTP endpoints made here, told whether to hand on the trace headers (once the
-        # telemetry is decided: None until then).
+        # The HTTP endpoints made here, told to hand on the trace headers once the telemetry
+        # is decided with spans (None: not decided yet).
         self._http_endpoints: weakref.WeakSet[Any] = weakref.WeakSet()
         self._traces: Optional[bool] = None
         # Scopes inside the running lifespan (connect(app) in a served app nests).
@@ -648,14 +648,16 @@ class Server:
                 chain.insert(0, middleware)
                 self.core.middleware_changed()
         self._traces = any(getattr(mw, "traces", False) for mw in chain)
-        for endpoint in self._http_endpoints:
-            endpoint.capture_trace_headers = self._traces
+        if self._traces:
+            for endpoint in self._http_endpoints:
+                endpoint.capture_trace_headers = True
 
     def _traced_endpoint(self, endpoint: Any) -> Any:
-        # The HTTP trace headers are captured only for spans (told now if decided already).
+        # The HTTP trace headers are captured for spans only (turned on now if decided
+        # already; never turned off: the user may have set it).
         self._http_endpoints.add(endpoint)
-        if self._traces is not None:
-            endpoint.capture_trace_headers = self._traces
+        if self._traces:
+            endpoint.capture_trace_headers = True
         return endpoint
 
     @property
