@@ -227,11 +227,6 @@ class MetricsHub:
         child.set_inheritable(True)
         return parent, child
 
-    @property
-    def workers(self) -> int:
-        """How many workers are linked."""
-        return len(self._peers)
-
     def merged(self) -> Snapshot:
         """The sum of what every worker gave last and of the workers that are gone."""
         live = [peer.latest for peer in self._peers if peer.latest is not None]
