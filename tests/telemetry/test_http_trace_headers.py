@@ -1,9 +1,9 @@
 """The HTTP ``traceparent`` / ``tracestate`` headers of a POST as the parent of the server's
 span on every HTTP leg and version (Streamable HTTP with sessions and stateless, 2025-03-26
-to 2025-11-25 and 2026-07-28, legacy HTTP+SSE), ``params._meta`` winning over them, and
-nothing captured when the server records no spans. Driven through the server's own HTTP
-endpoint (``Server.http_endpoint``) without sockets, and once over a socket with
-mcpfast's client."""
+to 2025-11-25 and 2026-07-28, legacy HTTP+SSE in each handshake version), ``params._meta``
+winning over them, and nothing captured when the server records no spans. Driven through
+the server's own HTTP endpoint (``Server.http_endpoint``) without sockets, and once over a
+socket with mcpfast's client."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ async def streamable_call(mode: str, version: str, message: dict, app: Optional[
     return json.loads(response.body)
 
 
-async def legacy_call(message: dict, app: Optional[Server] = None) -> dict:
+async def legacy_call(message: dict, version: str, app: Optional[Server] = None) -> dict:
     """One traced tools/call POST of a legacy HTTP+SSE session; its answer (on the stream)."""
     endpoint = (app or make_app()).http_endpoint(legacy_sse=True)
     host = {"host": "127.0.0.1:8000"}
@@ -117,7 +117,7 @@ async def legacy_call(message: dict, app: Optional[Server] = None) -> dict:
         response = endpoint.handle(sent)
         assert isinstance(response, HTTPResponse) and response.status == 202
 
-    send(rpc(0, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+    send(rpc(0, "initialize", {"protocolVersion": version, "capabilities": {},
                                    "clientInfo": {"name": "t", "version": "1"}}))
     await next_data()
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -134,7 +134,7 @@ async def traced_call(mode: str, version: str, tool: str, meta: Optional[dict] =
     legacy-sse) in ``version``; its answer."""
     message = call(tool, version, meta=meta)
     if mode == "legacy-sse":
-        return await legacy_call(message, app)
+        return await legacy_call(message, version, app)
     return await streamable_call(mode, version, message, app)
 
 
@@ -150,7 +150,8 @@ def header_parent(span: Any) -> None:
 
 
 LEGS = ([("sessions", v) for v in [*HANDSHAKE_VERSIONS, V2026]]
-        + [("stateless", v) for v in [*HANDSHAKE_VERSIONS, V2026]] + [("legacy-sse", "2025-03-26")])
+        + [("stateless", v) for v in [*HANDSHAKE_VERSIONS, V2026]]
+        + [("legacy-sse", v) for v in ["2024-11-05", *HANDSHAKE_VERSIONS]])
 
 
 @pytest.mark.parametrize(("mode", "version"), LEGS)
