@@ -647,7 +647,7 @@ class Server:
             if middleware is not None:
                 chain.insert(0, middleware)
                 self.core.middleware_changed()
-        self._traces = any(getattr(mw, "traces", False) for mw in chain)
+        self._traces = any(type(mw).__name__ == "ServerTelemetry" and mw.traces for mw in chain)
         if self._traces:
             for endpoint in self._http_endpoints:
                 endpoint.capture_trace_headers = True
