@@ -1,13 +1,16 @@
 """``mcpfast run ... --transport http --metrics --workers N``: a scrape of ``/metrics``,
 whichever worker answers it, counts every worker's requests (summed, as one process would
 report them), a real Prometheus sums the same, a worker that is gone keeps its counts and
-loses its gauges; and the merging of snapshots itself (:func:`merge_snapshots`)."""
+loses its gauges; the hub and links over real socket pairs in one process; and the merging
+of snapshots itself (:func:`merge_snapshots`)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
+import socket
 import sys
 import urllib.request
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 
 from mcpfast.telemetry import attributes as a
 from mcpfast.telemetry.prometheus import PrometheusMetrics, merge_snapshots, render_snapshot
+from mcpfast.telemetry.worker_metrics import MetricsHub, WorkerLink
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "helpers"))
 from prometheus_server import prometheus_scraping, wait_for  # noqa: E402
@@ -129,3 +133,36 @@ def test_a_count_made_just_before_a_scrape_is_in_it(group):
     for made in range(1, 6):
         group.worker_pid()
         assert pid_calls(scrape(group.port)) == made
+
+
+def test_the_hub_sums_live_and_gone_workers_over_real_socket_pairs():
+    # In one process: the supervisor's hub and two workers' links (threads), real sockets.
+    async def main() -> None:
+        hub = MetricsHub()
+        workers = []
+        for name in ("w1", "w2"):
+            parent, child = MetricsHub.pair()
+            metrics = PrometheusMetrics()
+            served = asyncio.ensure_future(hub.serve(parent, name))
+            workers.append((WorkerLink(child, metrics), metrics, child, served))
+        (link1, metrics1, _, _), (link2, metrics2, child2, served2) = workers
+        metrics1.server_operation(0.01, {"mcp.method.name": "tools/call"})
+        for _ in range(2):
+            metrics2.server_operation(0.01, {"mcp.method.name": "tools/call"})
+        metrics2.add(a.SERVER_ACTIVE_CONNECTIONS, 4)
+        text = render_snapshot(await link1.gather()).decode()
+        assert re.search(r'_count\{mcp_method_name="tools/call"\} 3$', text, re.M), text
+        assert re.search(r"^mcpfast_server_active_connections 4$", text, re.M), text
+        # The second worker goes (its end closes, as at its exit): its counts stay, its
+        # gauges leave.
+        child2.shutdown(socket.SHUT_RDWR)
+        await asyncio.wait_for(served2, 10)
+        text = render_snapshot(await link1.gather()).decode()
+        assert re.search(r'_count\{mcp_method_name="tools/call"\} 3$', text, re.M), text
+        assert re.search(r"^mcpfast_server_active_connections 0$", text, re.M), text
+        # A link that has lost its supervisor answers nothing (the route then says 503).
+        workers[0][2].shutdown(socket.SHUT_RDWR)
+        assert await link1.gather() is None
+        await asyncio.wait_for(workers[0][3], 10)
+
+    asyncio.run(main())
