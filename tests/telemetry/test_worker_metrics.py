@@ -135,6 +135,12 @@ def test_a_count_made_just_before_a_scrape_is_in_it(group):
         assert pid_calls(scrape(group.port)) == made
 
 
+async def merged_text(link: WorkerLink) -> str:
+    merged = await link.gather()
+    assert merged is not None, "the hub did not answer"
+    return render_snapshot(merged).decode()
+
+
 def test_the_hub_sums_live_and_gone_workers_over_real_socket_pairs():
     # In one process: the supervisor's hub and two workers' links (threads), real sockets.
     async def main() -> None:
@@ -150,14 +156,14 @@ def test_the_hub_sums_live_and_gone_workers_over_real_socket_pairs():
         for _ in range(2):
             metrics2.server_operation(0.01, {"mcp.method.name": "tools/call"})
         metrics2.add(a.SERVER_ACTIVE_CONNECTIONS, 4)
-        text = render_snapshot(await link1.gather()).decode()
+        text = await merged_text(link1)
         assert re.search(r'_count\{mcp_method_name="tools/call"\} 3$', text, re.M), text
         assert re.search(r"^mcpfast_server_active_connections 4$", text, re.M), text
         # The second worker goes (its end closes, as at its exit): its counts stay, its
         # gauges leave.
         child2.shutdown(socket.SHUT_RDWR)
         await asyncio.wait_for(served2, 10)
-        text = render_snapshot(await link1.gather()).decode()
+        text = await merged_text(link1)
         assert re.search(r'_count\{mcp_method_name="tools/call"\} 3$', text, re.M), text
         assert re.search(r"^mcpfast_server_active_connections 0$", text, re.M), text
         # A link that has lost its supervisor answers nothing (the route then says 503).
