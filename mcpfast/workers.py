@@ -30,6 +30,11 @@ instead of resetting them.
   it works on every POSIX system, needs no polling, and has no window in which the
   supervisor's death goes unseen (a worker started after it died reads EOF at once).
 
+- ``--metrics``: a scrape of ``/metrics``, whichever worker the kernel hands it to, answers
+  for every worker, summed as one process would report them; a worker that is gone keeps
+  its counts in the sums (:mod:`mcpfast.telemetry.worker_metrics`: each worker is linked to
+  the supervisor by a socket pair, nothing on disk).
+
 What workers do not share without Redis: everything a process keeps in memory -- 2025-era
 sessions (a session lives in the worker that created it, which is why ``mcpfast run``
 refuses ``--workers N`` without ``--redis`` or ``--stateless``), event stores,
@@ -52,6 +57,8 @@ import time
 from typing import Any, Optional, Sequence
 
 from mcpfast.server.shared_secret import ENVIRONMENT_VARIABLE
+from mcpfast.telemetry.worker_metrics import FD_VARIABLE as METRICS_FD_VARIABLE
+from mcpfast.telemetry.worker_metrics import MetricsHub
 
 __all__ = [
     "LIFELINE_FD_VARIABLE",
@@ -157,6 +164,8 @@ class Supervisor:
         # The workers' lifeline (see follow_supervisor): its write end never leaves this
         # process (os.pipe's ends are not inherited), so it closes when this process ends.
         self._lifeline: Optional[tuple[int, int]] = None
+        # The workers' metrics, summed for a scrape of any of them.
+        self.metrics = MetricsHub()
 
     def listen(self) -> None:
         """Open the listening sockets (OSError when the address cannot be bound)."""
@@ -204,13 +213,21 @@ class Supervisor:
         listen_fd = self.sockets[slot].fileno()
         assert self._lifeline is not None, "run() makes the lifeline"
         lifeline = self._lifeline[0]
+        metrics, metrics_child = self.metrics.pair()
         try:
             process = await asyncio.create_subprocess_exec(
                 *command, env={**env, READY_FD_VARIABLE: str(write_fd), LISTEN_FD_VARIABLE: str(listen_fd),
-                               LIFELINE_FD_VARIABLE: str(lifeline)},
-                pass_fds=(write_fd, listen_fd, lifeline), stdin=subprocess.DEVNULL, start_new_session=True)
+                               LIFELINE_FD_VARIABLE: str(lifeline),
+                               METRICS_FD_VARIABLE: str(metrics_child.fileno())},
+                pass_fds=(write_fd, listen_fd, lifeline, metrics_child.fileno()), stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        except BaseException:
+            metrics.close()
+            raise
         finally:
             os.close(write_fd)
+            # The worker holds its end now: the link closes when the worker exits.
+            metrics_child.close()
         ready: asyncio.Future[dict] = loop.create_future()
         reader = os.fdopen(read_fd, "rb")
 
@@ -227,7 +244,7 @@ class Supervisor:
                     ready.set_exception(RuntimeError(f"worker {process.pid} exited before listening"))
 
         worker = Worker(process, slot, ready)
-        for coroutine in (wait_ready(), self._watch(worker, env)):
+        for coroutine in (wait_ready(), self._watch(worker, env), self.metrics.serve(metrics, str(process.pid))):
             # Referenced until done: asyncio keeps only weak references to tasks.
             task = loop.create_task(coroutine)
             self._background.add(task)

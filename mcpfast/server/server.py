@@ -50,6 +50,7 @@ import gc
 import logging
 import threading
 import types
+import weakref
 from typing import Any, AsyncContextManager, AsyncIterator, Callable, Coroutine, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Router
@@ -258,6 +259,10 @@ class Server:
         core.before_first_dispatch = self._add_telemetry
         self._transport_served: tuple[Optional[str], Optional[str], Optional[int]] = (None, None, None)
         self._metrics_sinks: list[Any] = []
+        # The HTTP endpoints made here, told to hand on the trace headers once the telemetry
+        # is decided with spans (None: not decided yet).
+        self._http_endpoints: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._traces: Optional[bool] = None
         # Scopes inside the running lifespan (connect(app) in a served app nests).
         self._lifespan_depth = 0
         self._lifespan_exit: Optional[contextlib.AsyncExitStack] = None
@@ -643,6 +648,18 @@ class Server:
             if middleware is not None:
                 chain.insert(0, middleware)
                 self.core.middleware_changed()
+        self._traces = any(type(mw).__name__ == "ServerTelemetry" and mw.traces for mw in chain)
+        if self._traces:
+            for endpoint in self._http_endpoints:
+                endpoint.capture_trace_headers = True
+
+    def _traced_endpoint(self, endpoint: Any) -> Any:
+        # The HTTP trace headers are captured for spans only (turned on now if decided
+        # already; never turned off: the user may have set it).
+        self._http_endpoints.add(endpoint)
+        if self._traces:
+            endpoint.capture_trace_headers = True
+        return endpoint
 
     @property
     def lifespan_state(self) -> Any:
@@ -872,13 +889,14 @@ class Server:
         endpoint = StreamableHTTPEndpoint(self.connect, stateless_factory=self.connect_stateless,
                                           host_policy=policy, on_shutdown=self.end_subscriptions,
                                           **options)
+        self._traced_endpoint(endpoint)
         if not legacy_sse:
             return endpoint
         from mcpfast.transports.http import LegacySSEEndpoint
 
         # Old clients (2024-11-05 HTTP+SSE) on /sse and /messages, the rest on the endpoint.
-        return LegacySSEEndpoint(self.connect, streamable=endpoint,
-                                 max_body_size=endpoint.max_body_size)
+        return self._traced_endpoint(LegacySSEEndpoint(self.connect, streamable=endpoint,
+                                                       max_body_size=endpoint.max_body_size))
 
     def asgi_app(self, **options: Any) -> Any:
         """An ASGI application serving this server's Streamable HTTP endpoint (mount it in

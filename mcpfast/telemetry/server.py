@@ -6,8 +6,9 @@ Spans (OpenTelemetry's semantic conventions for MCP): one per request, named
 ``{mcp.method.name} {target}`` (target: the tool's or prompt's name; a resource URI is
 kept out of the name and recorded as ``mcp.resource.uri``), kind SERVER, its parent the
 context the request's ``params._meta`` carries (``traceparent`` / ``tracestate``), else the
-one of the HTTP request's headers of those names (where the transport hands them on: the
-reply channel's ``headers``, on the 2026-07-28 leg), else the ambient one. Attributes:
+one of the HTTP request's headers of those names (the reply channel's ``trace_headers``:
+the HTTP transports capture them for a server whose telemetry :attr:`traces`), else the
+ambient one. Attributes:
 ``mcp.method.name``, ``jsonrpc.request.id``, ``jsonrpc.protocol.version``,
 ``mcp.protocol.version``, ``mcp.session.id`` (a Streamable HTTP session),
 ``gen_ai.operation.name`` = ``execute_tool`` and ``gen_ai.tool.name`` for
@@ -114,6 +115,11 @@ class ServerTelemetry(Middleware):
         # Handshake sessions: connection -> (start, metric attributes).
         self._sessions: dict[Any, tuple[float, dict[str, Any]]] = {}
 
+    @property
+    def traces(self) -> bool:
+        """Whether spans are recorded (so the HTTP transports hand on the trace headers)."""
+        return self._tracer is not None
+
     # -- the pipeline ------------------------------------------------------------------
 
     async def on_message(self, ctx: Any, call_next: CallNext) -> Any:
@@ -146,9 +152,11 @@ class ServerTelemetry(Middleware):
                     span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
             parent = self._extract(params)
             if parent is None:
-                # Over HTTP the reply channel holds the POST's headers (the 2026-07-28
-                # leg): their traceparent when the message's _meta has none.
-                headers = getattr(ctx.channel, "headers", None)
+                # Over HTTP the reply channel holds the POST's trace headers (else, on an
+                # endpoint made by hand, the 2026-07-28 leg's headers): the parent when
+                # the message's _meta has none.
+                channel = ctx.channel
+                headers = getattr(channel, "trace_headers", None) or getattr(channel, "headers", None)
                 if headers is not None:
                     parent = self._extract_headers(headers)
             links = self._links_for(method, params) if type(params) is dict else None

@@ -13,7 +13,9 @@ from typing import Any, Optional
 import pytest
 
 from endpoint_requests import JSON_AND_SSE, answer, post, request
+from mcpfast import Context
 from mcpfast._core.decode import decode
+from mcpfast.auth import AccessToken
 from mcpfast.protocol import meta_keys
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.transports.http import HTTPRequest, HTTPResponse
@@ -263,3 +265,56 @@ def test_the_last_verdicts_remembered_never_answer_for_other_values():
         endpoint.close()
 
     asyncio.run(main())
+
+
+def test_the_trace_headers_reach_the_reply_channel_only_when_asked():
+    # The front door's own routes (stateless, 2026-07-28) and the endpoint's Python paths
+    # (a session, a verifier) alike; the flag is the endpoint's (a server with spans sets it).
+    app = make_server()
+
+    @app.tool()
+    def trace(ctx: Context) -> str:
+        return json.dumps(getattr(ctx.channel, "trace_headers", None))
+
+    trace_headers = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                     "tracestate": "k=v"}
+
+    async def seen(endpoint: Any, version: str, session: Optional[str] = None, **extra: str) -> Any:
+        if version == V2026:
+            call = post_2026("tools/call", {"name": "trace"}, mcp_name="trace")
+        else:
+            call = post(request(1, "tools/call", {"name": "trace"}), session, version=version)
+        call.headers.update({**trace_headers, "baggage": "b=1", **extra})
+        response = await answer(endpoint.handle(call))
+        assert response.status == 200, response.body
+        return json.loads(json.loads(response.body)["result"]["content"][0]["text"])
+
+    async def main() -> None:
+        verifier = BearerAuth(lambda token: AccessToken(subject="client", token=token) if token == "good" else None,
+                              resource="http://127.0.0.1:8000/mcp", authorization_servers=["https://auth.example"])
+        for options in ({"stateless": True}, {}, {"auth": verifier}):
+            endpoint = app.http_endpoint(**options)
+            extra = {"authorization": "Bearer good"} if "auth" in options else {}
+            session = None if options.get("stateless") else await initialize_with(endpoint, **extra)
+            assert endpoint.capture_trace_headers is False
+            assert await seen(endpoint, "2025-11-25", session, **extra) is None
+            assert await seen(endpoint, V2026, **extra) is None
+            endpoint.capture_trace_headers = True
+            assert await seen(endpoint, "2025-11-25", session, **extra) == trace_headers
+            assert await seen(endpoint, V2026, **extra) == trace_headers
+            endpoint.close()
+
+    asyncio.run(main())
+
+
+async def initialize_with(endpoint: Any, **headers: str) -> str:
+    init = post(request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                          "clientInfo": {"name": "t", "version": "1"}}), version=None)
+    init.headers.update(headers)
+    response = await answer(endpoint.handle(init))
+    assert response.status == 200, response.body
+    session = response.header("mcp-session-id")
+    notified = post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    notified.headers.update(headers)
+    assert (await answer(endpoint.handle(notified))).status == 202
+    return session

@@ -21,6 +21,7 @@ from mcpfast.transports.http.post_reply import (
     feed_leased,
     feed_post,
     single_lease,
+    trace_context_of,
 )
 
 
@@ -497,3 +498,31 @@ def test_error_statuses_leave_other_answers_alone():
     frame = encode_error(1, -32601, "Method not found")
     assert admit(HTTPResponse(202), None).status == 202
     assert admit(HTTPResponse(204), frame).status == 204
+
+
+# -- trace context headers ---------------------------------------------------------------
+
+
+def test_trace_context_of_keeps_the_two_trace_headers_only():
+    headers = {"traceparent": "00-a-b-01", "tracestate": "k=v", "baggage": "x=1",
+               "authorization": "Bearer secret", "host": "h"}
+    found = trace_context_of(headers)
+    assert found == {"traceparent": "00-a-b-01", "tracestate": "k=v"}
+    found["traceparent"] = "changed"  # a dict of its own: the request's is untouched
+    assert headers["traceparent"] == "00-a-b-01"
+    assert trace_context_of({"traceparent": "00-a-b-01"}) == {"traceparent": "00-a-b-01"}
+    # No traceparent: nothing (a tracestate alone is no parent).
+    assert trace_context_of({"tracestate": "k=v", "host": "h"}) is None
+    assert trace_context_of({}) is None
+
+
+def test_feed_post_and_feed_leased_give_the_reply_its_trace_headers():
+    trace = {"traceparent": "00-a-b-01"}
+    connection = Fed("inline")
+    leg, lease = lease_of(connection)
+    feed_leased(Endpoint(), lease, "m", b"", False, None, None, None, None, trace)
+    channel = connection.fed[-1][1]
+    assert channel.trace_headers is trace and channel.headers is None
+    feed_post(Endpoint(), None, connection, "m", b"", False, None, leg.lease())
+    assert connection.fed[-1][1].trace_headers is None
+    assert PostReply(False, print, print, None, trace).trace_headers is trace

@@ -20,9 +20,10 @@ gets 503. ``stateless=True``: no session ids at all; every POST gets a connectio
 own, built already initialized for the version in its ``MCP-Protocol-Version`` header,
 with no way back to the client (no sampling or elicitation); GET and DELETE -> 405.
 
-Other paths: ``extra_routes`` (path -> ``route(request) -> (status, headers, body)``)
-answers GET and HEAD there (405 otherwise) after the Host/Origin check, without bearer
-auth -- a generic hook, e.g. for a Prometheus ``/metrics``.
+Other paths: ``extra_routes`` (path -> ``route(request) -> (status, headers, body)``, or an
+awaitable of it) answers GET and HEAD there (405 otherwise) after the Host/Origin check,
+without bearer auth -- a generic hook, e.g. for a Prometheus ``/metrics``
+(:mod:`~mcpfast.transports.http.extra_routes`).
 
 Checked before anything else, in this order: the path (404), Host and Origin (421 / 403,
 see :mod:`~mcpfast.transports.http.security`), with ``auth=`` the bearer token (401 / 403 /
@@ -89,8 +90,11 @@ from mcpfast.protocol.error_codes import (
 )
 from mcpfast.protocol.versions import SPOKEN_VERSIONS, STATELESS_VERSIONS
 from mcpfast.transports.http import headers as h
+from mcpfast.transports.http.accept import accepted as _accepted
+from mcpfast.transports.http.accept import accepts as _accepts
 from mcpfast.transports.http.auth import BearerAuth
 from mcpfast.transports.http.event_store import EventStore, Replay
+from mcpfast.transports.http.extra_routes import ExtraRoute, checked_routes, extra_answer
 from mcpfast.transports.http.messages import (
     JSON_CONTENT_TYPE,
     HTTPRequest,
@@ -148,9 +152,6 @@ ASSUMED_VERSION = "2025-03-26"
 Factory = Callable[[Callable[[bytes], None]], Connection]
 StatelessFactory = Callable[[Callable[[bytes], None], str], Connection]
 Outcome = Union[HTTPResponse, Awaitable[HTTPResponse]]
-# An extra GET route on the same port (``extra_routes``: path -> route): ``route(request)
-# -> (status, headers, body)``, e.g. a metrics scrape.
-ExtraRoute = Callable[[HTTPRequest], "tuple[int, list[tuple[str, str]], bytes]"]
 
 _JSON_HEADERS = [JSON_CONTENT_TYPE]
 _SSE_HEADERS = [("content-type", h.EVENT_STREAM), ("cache-control", "no-cache, no-transform"),
@@ -173,35 +174,6 @@ _PostHeaders = tuple[Optional[str], Optional[str], Optional[str], Optional[str],
 _LISTEN, _VERSION_KEY = methods.SUBSCRIPTIONS_LISTEN, meta_keys.PROTOCOL_VERSION
 _INITIALIZE = methods.INITIALIZE
 _VERDICTS_KEPT = 256
-
-# What an Accept header allows: (JSON, SSE), by header value. Clients send the same one or
-# two values again and again; bounded, since the values come from the network.
-_ACCEPTS: dict[str, tuple[bool, bool]] = {}
-_ACCEPTS_KEPT = 256
-
-
-def _accepted(accept: str) -> tuple[bool, bool]:
-    """Whether an Accept header allows JSON and whether it allows SSE (cached)."""
-    found = _ACCEPTS.get(accept)
-    if found is None:
-        found = remember(_ACCEPTS, accept,
-                         (_accepts(accept, h.JSON), _accepts(accept, h.EVENT_STREAM)), _ACCEPTS_KEPT)
-    return found
-
-
-def _accepts(accept: str, media_type: str) -> bool:
-    """Whether an Accept header allows media_type (wildcards included; q=0 refuses)."""
-    major = media_type.split("/")[0] + "/*"
-    for part in accept.split(","):
-        item, _, parameters = part.strip().partition(";")
-        item = item.strip().lower()
-        if item in (media_type, major, "*/*"):
-            q = parameters.replace(" ", "").lower()
-            if "q=0" in q and not any(c in q.split("q=0", 1)[1][:4] for c in "123456789"):
-                continue
-            return True
-    return False
-
 
 class HTTPEndpoint(Protocol):
     """What mcpfast's HTTP server and the ASGI app serve: a socket-free endpoint."""
@@ -260,7 +232,7 @@ class StreamableHTTPEndpoint:
         if not keepalive_interval > 0:
             raise ValueError(f"keepalive_interval must be > 0, got {keepalive_interval!r}")
         check_stream_buffer(max_stream_buffer)
-        self.extra_routes = _checked_routes(extra_routes, path)
+        self.extra_routes = checked_routes(extra_routes, path)
         # The most bytes of events an SSE stream holds for a client that does not read.
         self.max_stream_buffer = max_stream_buffer
         self.factory = factory
@@ -324,6 +296,17 @@ class StreamableHTTPEndpoint:
         self._front.auth = auth
 
     @property
+    def capture_trace_headers(self) -> bool:
+        """Whether each POST's ``traceparent`` / ``tracestate`` headers reach its reply
+        channel (``trace_headers``, what the server's spans take as their parent when the
+        message's ``_meta`` has none). Off unless the server records spans: it sets this."""
+        return self._front.capture_trace_headers
+
+    @capture_trace_headers.setter
+    def capture_trace_headers(self, capture: bool) -> None:
+        self._front.capture_trace_headers = bool(capture)
+
+    @property
     def max_body_size(self) -> int:
         """The largest POST body taken, in bytes (larger: 413)."""
         return self._front.max_body_size
@@ -352,7 +335,7 @@ class StreamableHTTPEndpoint:
         if request.path != self.path:
             route = self.extra_routes.get(request.path)
             if route is not None:
-                return self._extra(route, request)
+                return extra_answer(route, request, self.host_policy)
             if auth is not None and request.path in auth.metadata_paths:
                 return self._checked_host(request) or auth.metadata_response(request.method)
             return error_response(404, f"Not Found: the MCP endpoint is {self.path}")
@@ -371,22 +354,6 @@ class StreamableHTTPEndpoint:
         if isinstance(verdict, HTTPResponse):
             return verdict
         return self._route_after(request, verdict)  # type: ignore[arg-type]
-
-    def _extra(self, route: ExtraRoute, request: HTTPRequest) -> HTTPResponse:
-        # An extra GET route: the same Host/Origin checks as the endpoint, no bearer auth
-        # (a scrape endpoint is protected by where it listens, as Prometheus expects).
-        if request.method not in ("GET", "HEAD"):
-            return HTTPResponse(405, [("allow", "GET, HEAD")], b"")
-        headers = request.headers
-        refused = self.host_policy.check(headers.get(h.HOST), headers.get(h.ORIGIN))
-        if refused is not None:
-            return error_response(refused[0], refused[1])
-        try:
-            status, response_headers, body = route(request)
-        except Exception:
-            _LOGGER.exception("the GET route %s failed", request.path)
-            return HTTPResponse(500, [("content-type", "text/plain")], b"Internal Server Error\n")
-        return HTTPResponse(status, list(response_headers), b"" if request.method == "HEAD" else body)
 
     def _checked_host(self, request: HTTPRequest) -> Optional[HTTPResponse]:
         headers = request.headers
@@ -450,10 +417,11 @@ class StreamableHTTPEndpoint:
 
     def _post_decoded(self, headers: dict[str, str], body: bytes, message: Any,
                       verdict: _PostVerdict, token: Optional[AccessToken],
-                      client: Optional[tuple[str, int]] = None) -> Outcome:
-        """A POST past the front door's checks, its body decoded to ``message``; the
-        front door routes the common requests itself (stateless mode, 2026-07-28), with
-        the same outcome as here."""
+                      client: Optional[tuple[str, int]] = None,
+                      trace: Optional[dict[str, str]] = None) -> Outcome:
+        """A POST past the front door's checks, its body decoded to ``message`` (``trace``:
+        its trace context headers, when captured); the front door routes the common
+        requests itself (stateless mode, 2026-07-28), with the same outcome as here."""
         _, json_only, sse_ok, version, version_spoken, leg_2026, leg = verdict
         if type(message) is list and not message:
             return error_response(400, "Invalid Request: an empty batch")
@@ -471,19 +439,21 @@ class StreamableHTTPEndpoint:
             # Stateless mode: a connection per POST. An initialize gets a new one, closed
             # once answered; the others reuse an idle one of their version (Leg).
             lease = single_lease(self.factory(_drop_outside)) if initialize else leg.lease()
-            return feed_leased(self, lease, message, body, json_only, self._statuses, token, None, client)
+            # Read once the connection is made: the server decides on its first one.
+            return feed_leased(self, lease, message, body, json_only, self._statuses, token, None,
+                               client, self._front.trace_of(headers))
         session_id = headers.get(h.MCP_SESSION_ID)
         if session_id is None:
             if not initialize:
                 return error_response(400, "Bad Request: Mcp-Session-Id header is required "
                                    "(send initialize first to get one)")
-            return self._post_initialize(body, message, json_only, token, client)
+            return self._post_initialize(headers, body, message, json_only, token, client)
         session = self._known_session(session_id, token)
         if session is None:
             if self.shared is not None:
-                return self._post_adopted(session_id, token, body, message, json_only)
+                return self._post_adopted(session_id, token, body, message, json_only, trace)
             return _unknown_session()
-        return self._post_session(session, body, message, json_only)
+        return self._post_session(session, body, message, json_only, trace)
 
     def _post_verdict(self, key: _PostHeaders) -> _PostVerdict:
         """What a POST's Host, Origin, Content-Type, Accept and MCP-Protocol-Version headers
@@ -508,38 +478,41 @@ class StreamableHTTPEndpoint:
         return remember(self._post_verdicts, key, verdict, _VERDICTS_KEPT)
 
     def _post_session(self, session: HTTPSession, body: bytes, message: Any,
-                      json_only: bool) -> Outcome:
+                      json_only: bool, trace: Optional[dict[str, str]] = None) -> Outcome:
         shared = self.shared
         if shared is not None:
             shared.touch(session)
             kind = type(message)
             if kind is Request:
                 if message.method in STATE_METHODS:
-                    return self._post_state(session, body, message, json_only)
+                    return self._post_state(session, body, message, json_only, trace)
             elif kind is not Notification:
                 ids = answered_ids(message)
                 if ids is not None and shared.pass_answers(session, ids, body):
                     return HTTPResponse(202)
-        return feed_post(self, session, session.connection, message, body, json_only, self._statuses)
+        return feed_post(self, session, session.connection, message, body, json_only, self._statuses,
+                         None, None, trace)
 
     async def _post_state(self, session: HTTPSession, body: bytes, message: Any,
-                          json_only: bool) -> HTTPResponse:
+                          json_only: bool, trace: Optional[dict[str, str]]) -> HTTPResponse:
         # Every copy learns of the change before the client does.
         assert self.shared is not None
         try:
             await self.shared.state_changed(session, message, body)
         except ConnectionError as exc:
             return _directory_unreachable(exc)
-        outcome = feed_post(self, session, session.connection, message, body, json_only, self._statuses)
+        outcome = feed_post(self, session, session.connection, message, body, json_only, self._statuses,
+                            None, None, trace)
         return outcome if isinstance(outcome, HTTPResponse) else await outcome
 
     async def _post_adopted(self, session_id: str, token: Optional[AccessToken], body: bytes,
-                            message: Any, json_only: bool) -> HTTPResponse:
+                            message: Any, json_only: bool,
+                            trace: Optional[dict[str, str]]) -> HTTPResponse:
         # A session this process has not seen: made by another one of the deployment?
         found = await self._adopt(session_id, token)
         if isinstance(found, HTTPResponse):
             return found
-        outcome = self._post_session(found, body, message, json_only)
+        outcome = self._post_session(found, body, message, json_only, trace)
         return outcome if isinstance(outcome, HTTPResponse) else await outcome
 
     async def _adopt(self, session_id: str,
@@ -584,8 +557,9 @@ class StreamableHTTPEndpoint:
         if problem is not None:
             return HTTPResponse(400, list(_JSON_HEADERS),
                                 encode_error(message.id, HEADER_MISMATCH, problem))
-        return feed_leased(self, self._leg_2026.lease(), message, body, json_only, self._statuses_2026,
-                           token, headers, client)
+        lease = self._leg_2026.lease()
+        return feed_leased(self, lease, message, body, json_only, self._statuses_2026, token, headers,
+                           client, self._front.trace_of(headers))
 
     def _known_session(self, session_id: str, token: Optional[AccessToken]) -> Optional[HTTPSession]:
         """The live session with this id, when the request may use it (touched)."""
@@ -633,7 +607,7 @@ class StreamableHTTPEndpoint:
         session.max_stream_buffer = self.max_stream_buffer
         return session
 
-    def _post_initialize(self, body: bytes, message: Any, json_only: bool,
+    def _post_initialize(self, headers: dict[str, str], body: bytes, message: Any, json_only: bool,
                          token: Optional[AccessToken],
                          client: Optional[tuple[str, int]] = None) -> Outcome:
         if len(self.sessions) >= self.max_sessions:
@@ -658,7 +632,9 @@ class StreamableHTTPEndpoint:
                 session.close()
             return response
 
-        outcome = feed_post(self, session, session.connection, message, body, json_only, admit)
+        # The trace headers are read once the connection is made (as in _post_decoded).
+        outcome = feed_post(self, session, session.connection, message, body, json_only, admit,
+                            None, None, self._front.trace_of(headers))
         if self.shared is None:
             return outcome
         return self._recorded(outcome, session, body)
@@ -966,20 +942,6 @@ _STATUSES_2026 = dict({METHOD_NOT_FOUND: 404, INVALID_REQUEST: 400, INVALID_PARA
 
 # Closing shared parts, referenced until done (asyncio keeps only weak references).
 _CLOSING: set[asyncio.Task[None]] = set()
-
-
-def _checked_routes(routes: Optional[Mapping[str, ExtraRoute]], endpoint_path: str) -> dict[str, ExtraRoute]:
-    found: dict[str, ExtraRoute] = {}
-    for path, route in (routes or {}).items():
-        if not isinstance(path, str) or not path.startswith("/"):
-            raise ValueError(f"an extra route's path must start with '/', got {path!r}")
-        if path == endpoint_path:
-            raise ValueError(f"the extra route {path!r} is the MCP endpoint's path")
-        if not callable(route):
-            raise TypeError(f"the extra route {path!r} must be callable as route(request), "
-                            f"not {type(route).__name__}")
-        found[path] = route
-    return found
 
 
 def _unknown_session() -> HTTPResponse:

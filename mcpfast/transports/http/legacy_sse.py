@@ -17,6 +17,9 @@ Streamable endpoint checks them (421 / 403); the bearer token when the endpoint 
 no ``session_id`` -> 400, unknown or ended -> 404, Content-Type other than JSON -> 415,
 a body over ``max_body_size`` -> 413, a body that is not JSON-RPC -> 400 with the JSON-RPC
 error. Sessions beyond ``max_sessions`` -> 503. Idle streams get keep-alive comments.
+With ``capture_trace_headers`` (set by a server that records spans) a POST's
+``traceparent`` / ``tracestate`` headers reach its messages' reply channel
+(``trace_headers``), whose replies go to the session's stream as they would without it.
 
 Socket-free, like :class:`~mcpfast.transports.http.endpoint.StreamableHTTPEndpoint`: it
 serves the same ``handle(request)`` contract, so mcpfast's HTTP server and the ASGI app
@@ -44,7 +47,7 @@ from mcpfast.transports.http.endpoint import (
     error_response,
 )
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE, HTTPRequest, HTTPResponse, json_error_body
-from mcpfast.transports.http.post_reply import bind_peer
+from mcpfast.transports.http.post_reply import bind_peer, trace_context_of
 from mcpfast.transports.http.security import HostPolicy
 from mcpfast.transports.http.sse_stream import DEFAULT_MAX_STREAM_BUFFER, SSEStream, check_stream_buffer
 
@@ -65,6 +68,25 @@ class _LegacySession:
         self.connection: Optional[Connection] = None
         # The subject of the bearer token that opened it (None without auth).
         self.principal = principal
+
+
+class _TracedPost:
+    """The reply channel of one POST whose trace context headers were captured: replies
+    and related messages go to the session's stream (where they go without a channel),
+    ``trace_headers`` holds the headers."""
+
+    __slots__ = ("_push", "trace_headers")
+
+    def __init__(self, push: Callable[[bytes], None], trace_headers: dict[str, str]) -> None:
+        self._push = push
+        self.trace_headers = trace_headers
+
+    def respond(self, frame: Optional[bytes]) -> None:
+        if frame is not None:  # None: cancelled, or the session closed
+            self._push(frame)
+
+    def send(self, frame: bytes) -> None:
+        self._push(frame)
 
 
 class LegacySSEEndpoint:
@@ -111,6 +133,8 @@ class LegacySSEEndpoint:
         # it the stream, and so its session, ends (sse_stream).
         self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, _LegacySession] = {}
+        # Hand each POST's trace context headers on (module docstring; the server sets it).
+        self.capture_trace_headers = False
 
     # -- entry point -------------------------------------------------------------------
 
@@ -218,8 +242,12 @@ class LegacySSEEndpoint:
             # Valid JSON the decoder refuses: the session answers it on the stream, by
             # the rule of every transport (refused_frames), as its request's own error.
         # Replies go to the session's stream (the connection's send).
+        trace = trace_context_of(request.headers) if self.capture_trace_headers else None
         try:
-            session.connection.feed(body)
+            if trace is None:
+                session.connection.feed(body)
+            else:
+                session.connection.feed(body, _TracedPost(session.stream.push, trace))
         except ConnectionClosed:
             return error_response(404, "Not Found: the session has ended")
         return HTTPResponse(202)

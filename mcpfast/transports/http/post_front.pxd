@@ -20,6 +20,8 @@ cdef class PostFront:
     # The endpoint's bearer-token verifier (a BearerAuth) or None.
     cdef public object auth
     cdef public Py_ssize_t max_body_size
+    # Hand the POST's traceparent / tracestate to its reply channel (the server says so).
+    cdef public bint capture_trace_headers
     cdef object _endpoint
     # The 2026-07-28 leg and the HTTP statuses of its error answers (the endpoint's).
     cdef Leg _leg_2026
@@ -43,6 +45,7 @@ cdef class PostFront:
 
     cpdef object handle(self, HTTPRequest request)
     cpdef object post(self, HTTPRequest request, object token)
+    cpdef object trace_of(self, dict headers)
     cdef tuple _verdict(self, host, origin, content_type, accept, version_header)
     cdef object _routing_problem(self, version_header, header_method, header_name,
                                  body_version, method, body_name)

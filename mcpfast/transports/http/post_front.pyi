@@ -26,6 +26,8 @@ class PostFront:
     path: str
     auth: Optional[BearerAuth]
     max_body_size: int
+    # Hand each POST's traceparent / tracestate to its reply channel (a server recording spans).
+    capture_trace_headers: bool
 
     def __init__(self, endpoint: Any, path: str, auth: Optional[BearerAuth],
                  max_body_size: int, statuses_2026: ErrorStatuses,
@@ -34,3 +36,5 @@ class PostFront:
         """The response to one request, or an awaitable of it (the endpoint's ``handle``)."""
     def post(self, request: HTTPRequest, token: Optional[AccessToken]) -> Any:
         """A POST to the endpoint's path, its bearer token (if any) accepted."""
+    def trace_of(self, headers: dict[str, str]) -> Optional[dict[str, str]]:
+        """The POST's trace context headers when captured, else None."""

@@ -12,7 +12,10 @@ leg's connection (:func:`~mcpfast.transports.http.post_reply.feed_post`); a requ
 2026-07-28 leg to that leg's connection when its routing headers were found to match such
 a body before (:data:`~mcpfast.transports.http.routing_headers.ROUTING_PROBLEMS`, the
 rule's verdicts by the values it compares), else to the endpoint's ``_post_2026``;
-everything else to the endpoint's ``_post_decoded``.
+everything else to the endpoint's ``_post_decoded``. With ``capture_trace_headers`` (set by
+a server that records spans) the POST's ``traceparent`` / ``tracestate`` go to its reply
+channel (``trace_headers``), read once its connection is made (the server decides on its
+first connection); without it they are not even looked up.
 
 Nothing here decides an MCP rule: the verdicts are the endpoint's and the routing rule's,
 and every refusal (with its status and message) is made by the endpoint's Python; this
@@ -24,7 +27,7 @@ cimport cython
 
 from mcpfast._core.http_messages cimport HTTPRequest
 from mcpfast._core.messages cimport Request
-from mcpfast.transports.http.post_reply cimport Leg, feed_leased
+from mcpfast.transports.http.post_reply cimport Lease, Leg, feed_leased, trace_context_of
 
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast.protocol import meta_keys, methods
@@ -102,6 +105,7 @@ cdef class PostFront:
         self._post_decoded = endpoint._post_decoded
         self._last_verdict = LastJudged()
         self._last_problem = LastJudged()
+        self.capture_trace_headers = False
 
     cpdef object handle(self, HTTPRequest request):
         """The response to one request, or an awaitable of it (the endpoint's ``handle``)."""
@@ -113,6 +117,7 @@ cdef class PostFront:
         """A POST to the endpoint's path, its bearer token (if any) accepted."""
         cdef tuple verdict
         cdef dict headers
+        cdef Lease lease
         # A dict, as the servers make them: its get() is then a C call. Another mapping
         # (middleware may set one) is read into a dict first.
         if type(request.headers) is dict:
@@ -149,9 +154,19 @@ cdef class PostFront:
                                           verdict, token, client)
             leg = verdict[6]
             if leg is not None and (<Request>message).method != _INITIALIZE:
-                return feed_leased(self._endpoint, (<Leg>leg).lease(), message, body,
-                                   verdict[1], self._statuses, token, None, client)
-        return self._post_decoded(headers, body, message, verdict, token, client)
+                lease = (<Leg>leg).lease()
+                return feed_leased(self._endpoint, lease, message, body, verdict[1],
+                                   self._statuses, token, None, client, self.trace_of(headers))
+        return self._post_decoded(headers, body, message, verdict, token, client,
+                                  self.trace_of(headers))
+
+    cpdef object trace_of(self, dict headers):
+        """The POST's trace context headers for its reply channel when they are captured
+        (:func:`~mcpfast.transports.http.post_reply.trace_context_of`), else None. Called
+        once the POST's connection is made (the endpoint's slower paths call it too)."""
+        if not self.capture_trace_headers:
+            return None
+        return trace_context_of(headers)
 
     cdef tuple _verdict(self, host, origin, content_type, accept, version_header):
         # The verdict of these header values (kept in the endpoint's verdicts, judged by
@@ -187,6 +202,7 @@ cdef class PostFront:
         # headers were found to match such a body before (ROUTING_PROBLEMS, by the values
         # compared): to the leg's connection. Anything else (no _meta or version, a
         # mismatch, values of other types, a listen) is the endpoint's _post_2026.
+        cdef Lease lease
         method = message.method
         # The payload without the property's attribute lookup (a subclass may override it).
         params = message.payload() if type(message) is Request else message.params
@@ -201,7 +217,8 @@ cdef class PostFront:
                         version_header, headers.get(_MCP_METHOD), headers.get(_MCP_NAME),
                         body_version, method, body_name)
                     if problem is None:
-                        return feed_leased(self._endpoint, self._leg_2026.lease(), message,
-                                           body, verdict[1], self._statuses_2026, token,
-                                           headers, client)
+                        lease = self._leg_2026.lease()
+                        return feed_leased(self._endpoint, lease, message, body, verdict[1],
+                                           self._statuses_2026, token, headers, client,
+                                           self.trace_of(headers))
         return self._post_2026(headers, body, message, verdict[1], verdict[2], token, client)

@@ -10,6 +10,8 @@ cdef class PostReply(ReplyChannelCore):
     cdef public object outcome
     cdef public object stream
     cdef public object headers
+    # The POST's traceparent / tracestate when captured (trace_context_of), else None.
+    cdef public object trace_headers
     cdef object _side
     cdef object _new_stream
     cdef object _waiter
@@ -55,9 +57,10 @@ cdef class ErrorStatuses:
 cpdef Lease single_lease(object connection)
 cpdef object feed_post(object endpoint, object session, object connection, object message,
                        object body, bint json_only, object admit, Lease lease=*,
-                       object headers=*)
+                       object headers=*, object trace=*)
 cpdef bind_token(object connection, object token)
 cpdef bind_peer(object connection, tuple client)
 cpdef object feed_leased(object endpoint, Lease lease, object message, object body,
                          bint json_only, object admit, object token, object headers=*,
-                         object client=*)
+                         object client=*, object trace=*)
+cpdef dict trace_context_of(dict headers)

@@ -14,17 +14,21 @@ class PostReply(ReplyChannelCore):
     """The reply channel of one POST (module docstring). ``side(frame)``: where related
     messages go in JSON-only mode; ``new_stream()``: the SSE stream of the answer;
     ``headers``: the POST's headers, for checks comparing them with the body (Mcp-Param-*),
-    set on the 2026-07-28 leg only."""
+    set on the 2026-07-28 leg only; ``trace_headers``: the POST's ``traceparent`` /
+    ``tracestate`` (:func:`trace_context_of`), set only when the endpoint captures them (a
+    server recording spans), on every leg."""
 
     json_only: bool
     # None while undecided, then ("json", frame or None) or ("sse", None).
     outcome: Optional[tuple[str, Optional[bytes]]]
     stream: Optional[SSEStream]
     headers: Optional[dict[str, str]]
+    trace_headers: Optional[dict[str, str]]
 
     def __init__(self, json_only: bool, side: Callable[[bytes], None],
                  new_stream: Callable[[], SSEStream],
-                 headers: Optional[dict[str, str]] = None) -> None: ...
+                 headers: Optional[dict[str, str]] = None,
+                 trace_headers: Optional[dict[str, str]] = None) -> None: ...
     def send(self, frame: bytes) -> None: ...
     def respond(self, frame: Optional[bytes]) -> None: ...
     def to_stream(self) -> SSEStream:
@@ -76,7 +80,8 @@ def single_lease(connection: Connection) -> Lease:
 
 def feed_post(endpoint: Any, session: Any, connection: Connection, message: Any, body: bytes,
               json_only: bool, admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
-              lease: Optional[Lease] = None, headers: Optional[dict[str, str]] = None
+              lease: Optional[Lease] = None, headers: Optional[dict[str, str]] = None,
+              trace: Optional[dict[str, str]] = None
               ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
     """Feed a POST's decoded message into its connection (see the compiled module)."""
 
@@ -89,7 +94,12 @@ def bind_peer(connection: Connection, client: tuple[str, int]) -> None:
 def feed_leased(endpoint: Any, lease: Lease, message: Any, body: bytes, json_only: bool,
                 admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
                 token: Any, headers: Optional[dict[str, str]] = None,
-                client: Optional[tuple[str, int]] = None
+                client: Optional[tuple[str, int]] = None,
+                trace: Optional[dict[str, str]] = None
                 ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
     """feed_post of a stateless POST into its leased connection, bound to ``token`` and
     ``client`` first."""
+
+def trace_context_of(headers: dict[str, str]) -> Optional[dict[str, str]]:
+    """A POST's ``traceparent`` (and ``tracestate``) headers as a new dict; None without a
+    ``traceparent``."""

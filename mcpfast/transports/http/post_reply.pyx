@@ -32,6 +32,9 @@ from mcpfast._core.encode cimport error_code_of
 from mcpfast._core.http_messages cimport HTTPResponse, new_response
 from mcpfast._core.messages cimport Request
 
+from sys import intern
+
+from mcpfast.protocol import trace_context as _trace_context
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE as _JSON_HEADER
 
 _LOGGER = logging.getLogger("mcpfast.transports.http")
@@ -43,6 +46,10 @@ cdef Py_ssize_t _IDLE_CONNECTIONS = IDLE_CONNECTIONS
 # The header of a JSON answer (a fresh list per response: callers may append to it).
 cdef tuple _JSON_CONTENT_TYPE = _JSON_HEADER
 
+# The trace context headers (interned, as the framer's header names are).
+cdef str _TRACEPARENT = intern(_trace_context.TRACEPARENT)
+cdef str _TRACESTATE = intern(_trace_context.TRACESTATE)
+
 cdef tuple _JSON = ("json", None)
 cdef tuple _SSE = ("sse", None)
 
@@ -52,10 +59,12 @@ cdef class PostReply:
     """The reply channel of one POST (module docstring). ``side(frame)``: where related
     messages go in JSON-only mode; ``new_stream()``: the SSE stream of the answer;
     ``headers``: the POST's headers, for checks comparing them with the body (Mcp-Param-*),
-    set on the 2026-07-28 leg only."""
+    set on the 2026-07-28 leg only; ``trace_headers``: the POST's ``traceparent`` /
+    ``tracestate`` (:func:`trace_context_of`), set only when the endpoint captures them (a
+    server recording spans), on every leg."""
 
-    def __init__(self, bint json_only, side, new_stream, headers=None):
-        _fill(self, json_only, side, new_stream, headers)
+    def __init__(self, bint json_only, side, new_stream, headers=None, trace_headers=None):
+        _fill(self, json_only, side, new_stream, headers, trace_headers)
 
     # -- ReplyChannel ------------------------------------------------------------------
 
@@ -123,9 +132,10 @@ cdef class PostReply:
 
 
 cdef inline int _fill(PostReply reply, bint json_only, object side, object new_stream,
-                      object headers) except -1:
+                      object headers, object trace) except -1:
     reply.json_only = json_only
     reply.headers = headers
+    reply.trace_headers = trace
     reply.outcome = None
     reply.stream = None
     reply._side = side
@@ -134,11 +144,26 @@ cdef inline int _fill(PostReply reply, bint json_only, object side, object new_s
     return 0
 
 
-cdef inline PostReply _new_reply(bint json_only, object side, object new_stream, object headers):
+cdef inline PostReply _new_reply(bint json_only, object side, object new_stream, object headers,
+                                 object trace):
     # As PostReply(...) without its argument parsing (feed_post makes one per POST).
     cdef PostReply reply = PostReply.__new__(PostReply)
-    _fill(reply, json_only, side, new_stream, headers)
+    _fill(reply, json_only, side, new_stream, headers, trace)
     return reply
+
+
+cpdef dict trace_context_of(dict headers):
+    """The W3C trace context headers of a POST (``headers``: its dict, lower-case names):
+    a new dict of its ``traceparent`` and, when there, ``tracestate``; None when it has no
+    ``traceparent``. Only these two are kept (not the other headers, nor a reference to
+    them): what a span's parent needs, for as long as the request runs."""
+    traceparent = headers.get(_TRACEPARENT)
+    if type(traceparent) is not str:
+        return None
+    tracestate = headers.get(_TRACESTATE)
+    if type(tracestate) is str:
+        return {_TRACEPARENT: traceparent, _TRACESTATE: tracestate}
+    return {_TRACEPARENT: traceparent}
 
 
 @cython.auto_pickle(False)
@@ -248,20 +273,22 @@ cpdef Lease single_lease(object connection):
 
 cpdef object feed_post(object endpoint, object session, object connection, object message,
                        object body, bint json_only, object admit, Lease lease=None,
-                       object headers=None):
+                       object headers=None, object trace=None):
     """Feed a POST's decoded ``message`` into ``connection`` (of ``session``, or of
-    ``lease`` for a stateless POST) with a fresh PostReply; the HTTPResponse when the answer
+    ``lease`` for a stateless POST) with a fresh PostReply (its ``headers`` and
+    ``trace_headers`` these two; see PostReply); the HTTPResponse when the answer
     is known at once (202 when nothing is owed; the JSON response of a request answered
     while fed, through ``admit(response, frame)`` when given), else the endpoint's
     ``_await_answer`` / ``_answer`` (a coroutine, or a response) take over."""
     cdef PostReply reply
     cdef HTTPResponse response
     if session is not None:
-        reply = _new_reply(json_only, session.send_unrelated, session.new_stream, headers)
+        reply = _new_reply(json_only, session.send_unrelated, session.new_stream, headers, trace)
     else:
         new_stream = None if lease is None or lease.leg is None else lease.leg._new_stream
         reply = _new_reply(json_only, _drop_side,
-                           endpoint._new_lone_stream if new_stream is None else new_stream, headers)
+                           endpoint._new_lone_stream if new_stream is None else new_stream, headers,
+                           trace)
     try:
         # The body is decoded already: a connection that takes the message skips a
         # second decode (and a second parse of its params); one that takes a request
@@ -328,16 +355,18 @@ cpdef bind_peer(object connection, tuple client):
 
 cpdef object feed_leased(object endpoint, Lease lease, object message, object body,
                          bint json_only, object admit, object token, object headers=None,
-                         object client=None):
+                         object client=None, object trace=None):
     """:func:`feed_post` of a stateless POST into its leased connection, bound first to
     ``token`` (the caller's verified access token; None without auth) and to ``client``
-    (the request's (host, port), None when the server knows none)."""
+    (the request's (host, port), None when the server knows none); ``trace``: the POST's
+    trace context headers, when captured."""
     connection = lease.connection
     if token is not None:
         bind_token(connection, token)
     if client is not None:
         bind_peer(connection, <tuple>client)
-    return feed_post(endpoint, None, connection, message, body, json_only, admit, lease, headers)
+    return feed_post(endpoint, None, connection, message, body, json_only, admit, lease, headers,
+                     trace)
 
 
 @cython.auto_pickle(False)
