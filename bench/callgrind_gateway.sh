@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Instructions of the gateway process per forwarded tools/call under callgrind
+# (bench/callgrind_gateway.py), upstream over stdio and over Streamable HTTP:
+# (Ir of CALLS calls - Ir of BASE calls) / (CALLS - BASE). Indicative only (a shared machine),
+# but far steadier than times. Usage:
+#   bench/callgrind_gateway.sh [stdio] [http]       (both by default)
+#   ROOT=/other/checkout PY=/other/checkout/.venv/bin/python bench/callgrind_gateway.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=${ROOT:-$PWD}
+PY=${PY:-$ROOT/.venv/bin/python}
+export PYTHONHASHSEED=${PYTHONHASHSEED:-0}
+CALLS=${CALLS:-1200}
+BASE=${BASE:-200}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+total() {  # total instructions of the gateway in one run: total <calls> <upstream>
+    "$PY" bench/callgrind_gateway.py --calls "$1" --upstream "$2" --root "$ROOT" --python "$PY" \
+        --valgrind-out "$out/cg.$1.$2" >/dev/null
+    awk '/^summary:/ {print $2}' "$out/cg.$1.$2"
+}
+for upstream in "${@:-stdio http}"; do
+    for u in $upstream; do
+        full=$(total "$CALLS" "$u")
+        base=$(total "$BASE" "$u")
+        echo "upstream $u: $(( (full - base) / (CALLS - BASE) )) instructions per forwarded tools/call"
+    done
+done
