@@ -32,13 +32,13 @@ import mcpfast  # noqa: E402
 TEXT = "The quick brown fox jumps over the lazy dog"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
 
-async def _wait_for_port(port: int) -> None:
+async def wait_for_port(port: int) -> None:
     for _ in range(1200):
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -50,6 +50,14 @@ async def _wait_for_port(port: int) -> None:
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
+async def echo_calls(client: mcpfast.Client, calls: int) -> None:
+    """``calls`` sequential echo calls, each answer checked."""
+    for _ in range(calls):
+        result = await client.call_tool("echo", {"text": TEXT}, timeout=600)
+        if result["content"][0]["text"] != TEXT:
+            raise RuntimeError(f"echo answered {result!r}")
+
+
 async def run(args: argparse.Namespace) -> None:
     echo = os.path.join(args.root, "bench", "servers", "mcpfast_echo.py")
     python = args.python
@@ -57,9 +65,9 @@ async def run(args: argparse.Namespace) -> None:
     if args.upstream == "stdio":
         upstream: dict = {"command": python, "args": [echo, "stdio"]}
     else:
-        port = _free_port()
+        port = free_port()
         upstream_process = subprocess.Popen([python, echo, "http", str(port)], stderr=subprocess.DEVNULL)
-        await _wait_for_port(port)
+        await wait_for_port(port)
         upstream = {"url": f"http://127.0.0.1:{port}/mcp"}
     handle, config = tempfile.mkstemp(suffix=".json", prefix="callgrind-gateway-")
     with os.fdopen(handle, "w") as file:
@@ -74,10 +82,7 @@ async def run(args: argparse.Namespace) -> None:
                 if any(tool["name"] == "echo" for tool in await client.list_tools(timeout=600)):
                     break
                 await asyncio.sleep(0.5)
-            for _ in range(args.calls):
-                result = await client.call_tool("echo", {"text": TEXT}, timeout=600)
-                if result["content"][0]["text"] != TEXT:
-                    raise RuntimeError(f"echo answered {result!r}")
+            await echo_calls(client, args.calls)
         finally:
             await client.aclose()
     finally:

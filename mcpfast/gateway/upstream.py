@@ -37,9 +37,9 @@ import math
 import time
 from typing import Any, Callable, Optional
 
+from mcpfast._core.messages import Verbatim
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
-from mcpfast._core.messages import Verbatim
 from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.options import MountOptions

@@ -126,11 +126,13 @@ def test_tool_results_pass_byte_identical_under_the_downstream_id(tool):
 
 
 def test_prompt_resource_and_completion_results_pass_byte_identical():
+    argument = {"name": "name", "value": ""}
     cases = [
-        ("prompts/get", {"name": "greet", "arguments": {"name": "Åsa"}}, {"name": "p_greet", "arguments": {"name": "Åsa"}}),
+        ("prompts/get", {"name": "greet", "arguments": {"name": "Åsa"}},
+         {"name": "p_greet", "arguments": {"name": "Åsa"}}),
         ("resources/read", {"uri": "file:///big"}, {"uri": "file:///big"}),
-        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": ""}},
-         {"ref": {"type": "ref/prompt", "name": "p_greet"}, "argument": {"name": "name", "value": ""}}),
+        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": argument},
+         {"ref": {"type": "ref/prompt", "name": "p_greet"}, "argument": argument}),
     ]
     for method, params, through_params in cases:
         direct, through, passed = direct_and_through(method, params, through_params)
