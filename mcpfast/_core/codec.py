@@ -16,10 +16,10 @@ from mcpfast._core.encode import (
     encode_request,
     encode_response,
 )
-from mcpfast._core.messages import ErrorResponse, Message, Notification, Request, Response
+from mcpfast._core.messages import ErrorResponse, Message, Notification, Request, Response, Verbatim
 
 __all__ = [
     "INVALID_REQUEST", "MAX_DEPTH", "PARSE_ERROR", "DecodeError", "EncodeError", "ErrorResponse",
-    "Message", "Notification", "Request", "Response", "decode", "dumps", "encode_batch",
+    "Message", "Notification", "Request", "Response", "Verbatim", "decode", "dumps", "encode_batch",
     "encode_error", "encode_message", "encode_notification", "encode_request", "encode_response",
 ]

@@ -8,21 +8,22 @@ without calling their methods.  Integers must lie in [-2**63, 2**64-1] -- the de
 refuses larger ones too, so both directions agree; floats are written as repr() writes
 them, NaN and infinities are refused; nesting is limited to MAX_DEPTH containers, counting
 the JSON-RPC envelope.  A decoded message whose payload was never read is written straight
-from its simdjson tape, with the same bytes as after building it.
+from its simdjson tape, with the same bytes as after building it; so is a ``Verbatim``
+(a message's payload standing alone) wherever it stands.
 """
 
 from typing import Any, Callable, Final, Union
 
 from typing_extensions import Buffer
 
-from mcpfast._core.messages import ErrorResponse, Message, Notification, Request, Response
+from mcpfast._core.messages import ErrorResponse, Message, Notification, Request, Response, Verbatim
 
 #: The deepest nesting of containers written (1024, as the decoder accepts), envelope included.
 MAX_DEPTH: Final[int]
 
 _JSONValue = Union[
     None, bool, int, float, str, list["_JSONValue"], tuple["_JSONValue", ...],
-    dict[str, "_JSONValue"], Message,
+    dict[str, "_JSONValue"], Message, Verbatim,
 ]
 _RequestId = Union[int, str]
 

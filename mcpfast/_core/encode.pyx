@@ -35,7 +35,9 @@ result fields) otherwise costs a dict copy and a Python frame per result.
 
 A decoded message whose payload has not been read yet is written straight from its copy
 of the simdjson tape -- a C loop with no Python objects: the zero-copy pass-through a
-gateway relies on.  The bytes are the same as after building the payload.
+gateway relies on.  The bytes are the same as after building the payload.  A
+``messages.Verbatim`` value -- a message's payload standing alone -- is written the same
+way wherever it stands (a gateway's answer: the upstream's result under another id).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -95,7 +97,7 @@ from mcpfast._core.cpython cimport (
 )
 from mcpfast._core.messages cimport (
     ErrorResponse, MF_TAPE_NEXT, MF_TAPE_TYPE, Message, Notification, Request, Response,
-    mf_tape, mf_tape_string,
+    Verbatim, mf_tape, mf_tape_string,
 )
 
 
@@ -556,6 +558,8 @@ cdef int _write_any(enc_ctx *c, PyObject *o, int depth) except -1:
         return _write_dict(c, o, depth)
     if is_list(o):
         return _write_array(c, o, True, depth)
+    if type_of(o) is <PyTypeObject *>Verbatim:
+        return _write_body(c, (<Verbatim><object>o).message, None, depth)
     if type_of(o) is <PyTypeObject *>Extended:
         return _write_extended(c, <Extended><object>o, depth)
     if isinstance(<object>o, Message):

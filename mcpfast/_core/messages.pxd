@@ -62,6 +62,12 @@ cdef class ErrorResponse(Message):
     cdef readonly str message
 
 
+# A message's payload as a value: the encoder writes it from the message (its tape while
+# unbuilt).
+cdef class Verbatim:
+    cdef readonly Message message
+
+
 # Short strings (object keys, method names) built through a small direct-mapped cache:
 # the same key decodes to the same str object, whose hash is then already known.
 cdef str cached_str(const char *data, Py_ssize_t size)

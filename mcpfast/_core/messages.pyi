@@ -53,3 +53,15 @@ class ErrorResponse(Message):
     @property
     def has_data(self) -> bool:
         """True when the error carries a data member (even a null one)."""
+
+class Verbatim:
+    """``Verbatim(message)``: the payload of a message (params, result or error data; null
+    when it has none) as a value the encoder writes as it came -- from the message's tape
+    while nobody read it, no Python objects built --, else from the built payload, with the
+    same bytes: ``encode_response(id, Verbatim(upstream_response))``."""
+
+    message: Message
+    def __init__(self, message: Message) -> None: ...
+    @property
+    def value(self) -> _JSONValue:
+        """The payload as Python objects (built on first access)."""

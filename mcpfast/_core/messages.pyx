@@ -333,6 +333,31 @@ cdef class ErrorResponse(Message):
         return (("id", self.id), ("code", self.code), ("message", self.message))
 
 
+@cython.no_gc
+cdef class Verbatim:
+    """``Verbatim(message)``: the payload of a message (a Request's or Notification's
+    params, a Response's result, an ErrorResponse's data; null when it has none) as a
+    value of its own. The encoder writes it where it stands from the message's tape, as
+    it came (validated by the decode already), while nobody has read it -- no Python
+    objects built, no re-encoding -- else from the built payload, with the same bytes.
+    What a gateway answers with an upstream's result under the downstream request's id:
+    ``encode_response(id, Verbatim(upstream_response))``."""
+
+    # no_gc: it refers to one message, which refers to nothing that could refer back.
+
+    def __init__(self, Message message not None):
+        self.message = message
+
+    @property
+    def value(self):
+        """The payload as Python objects (built on first access, as the message's own
+        property builds it)."""
+        return _payload_of(self.message)
+
+    def __repr__(self):
+        return f"Verbatim({self.message!r})"
+
+
 # ---------------------------------------------------------------------------------------
 # Envelope attributes as member descriptors
 

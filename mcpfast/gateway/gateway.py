@@ -58,6 +58,9 @@ class GatewayHost(Protocol):
     tools_catalog: Any  # its page_size is the gateway's too
 
     @property
+    def middleware(self) -> tuple[Any, ...]: ...
+
+    @property
     def tools(self) -> Mapping[str, Any]: ...
     @property
     def prompts(self) -> Mapping[str, Any]: ...
@@ -198,6 +201,12 @@ class Gateway:
                              return_exceptions=True)
 
     # -- lookups (GatewayMiddleware) ---------------------------------------------------
+
+    def outermost(self, middleware: Any) -> bool:
+        """Whether ``middleware`` is the first of the server's chain: no other middleware
+        sees (and so may read) the results it answers with."""
+        chain = self.host.middleware
+        return bool(chain) and chain[0] is middleware
 
     def listed(self, kind: str) -> list[dict[str, Any]]:
         """Every upstream's items of ``kind`` as listed downstream, in mount order (less

@@ -8,6 +8,15 @@ mounted name or URI go to that upstream's shared session (names and argument nam
 mapped back), anything else to the server itself. Progress the upstream reports is
 passed to the downstream request that asked for it; a downstream cancellation cancels
 the upstream request (the client sends notifications/cancelled).
+
+Results pass through as bytes where nothing would change them: a tools/call (not
+task-augmented), prompts/get, resources/read or completion/complete answered by a
+handshake-era upstream goes downstream as the upstream's ``result`` unread (a
+:class:`~mcpfast._core.messages.Verbatim`, which the encoder writes from the upstream
+response's tape under the downstream request's id) when no middleware sits outside this one
+(it would read the result), the downstream's era shapes no result (``ctx.shape_result``)
+and its version is one whose results :func:`~mcpfast.gateway.eras.shaped_result` leaves
+as they are. Lists are never passed through: their names are the gateway's.
 """
 
 from __future__ import annotations
@@ -56,7 +65,9 @@ class MountTable(Protocol):
 
     async def log_level_asked(self, level: Any) -> None: ...
 
-__all__ = ["GATEWAY_CURSOR", "GatewayMiddleware"]
+    def outermost(self, middleware: Any) -> bool: ...
+
+__all__ = ["GATEWAY_CURSOR", "GatewayMiddleware", "results_unshaped"]
 
 _PROTOCOL_META = "io.modelcontextprotocol/"
 #: How the cursors of the gateway's own pages begin (the server's never contain a ".").
@@ -87,6 +98,14 @@ def _page(kind: str, items: list, following: Any) -> dict[str, Any]:
     if following is not None:
         page["nextCursor"] = GATEWAY_CURSOR + following
     return page
+
+
+def results_unshaped(ctx: Any) -> bool:
+    """Whether :func:`~mcpfast.gateway.eras.shaped_result` leaves the results for the
+    client of ``ctx`` as they are: a client of no known version, or of one whose content
+    and result members are the current ones (tests/gateway check the two agree)."""
+    features = ctx.state.features
+    return features is None or features.content_current
 
 
 def _task_form(ctx: Any) -> bool:
@@ -122,6 +141,12 @@ class GatewayMiddleware(Middleware):
 
     def __init__(self, gateway: MountTable) -> None:
         self.gateway = gateway
+        # Whether no middleware is outside this one (set when the chain is linked).
+        self.outermost = False
+
+    def _unread(self, ctx: Any) -> bool:
+        # Whether the upstream's result may go downstream unread (module docstring).
+        return self.outermost and ctx.shape_result is None
 
     async def _listed(self, ctx: Any, call_next: CallNext, kind: str) -> Any:
         # The server's own pages first, then the upstreams' items: in one page when the
@@ -179,12 +204,15 @@ class GatewayMiddleware(Middleware):
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
         # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
         without_task()
-        result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
-        if "task" in params:
+        task = "task" in params
+        raw = not task and self._unread(ctx) and results_unshaped(ctx)
+        result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx),
+                                        origin=ctx, raw=raw)
+        if task:
             # A task-augmented call: its CreateTaskResult names a task this client owns.
             self.gateway.tasks.record(result, upstream, ctx.connection)
             return result
-        return shaped_result(methods.TOOLS_CALL, result, ctx.state.features)
+        return result if raw else shaped_result(methods.TOOLS_CALL, result, ctx.state.features)
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -192,18 +220,20 @@ class GatewayMiddleware(Middleware):
         if found is None:
             return await call_next(ctx)
         upstream, name = found
+        raw = self._unread(ctx) and results_unshaped(ctx)
         result = await upstream.request(methods.PROMPTS_GET, _forwarded(params, name=name),
-                                        progress=_progress_of(ctx), origin=ctx)
-        return shaped_result(methods.PROMPTS_GET, result, ctx.state.features)
+                                        progress=_progress_of(ctx), origin=ctx, raw=raw)
+        return result if raw else shaped_result(methods.PROMPTS_GET, result, ctx.state.features)
 
     async def on_read_resource(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
         upstream = self.gateway.resource_owner(params.get("uri"))
         if upstream is None:
             return await call_next(ctx)
+        raw = self._unread(ctx) and results_unshaped(ctx)
         result = await upstream.request(methods.RESOURCES_READ, _forwarded(params),
-                                        progress=_progress_of(ctx), origin=ctx)
-        return shaped_result(methods.RESOURCES_READ, result, ctx.state.features)
+                                        progress=_progress_of(ctx), origin=ctx, raw=raw)
+        return result if raw else shaped_result(methods.RESOURCES_READ, result, ctx.state.features)
 
     async def on_complete(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)
@@ -220,12 +250,15 @@ class GatewayMiddleware(Middleware):
             upstream = self.gateway.resource_owner(ref.get("uri"), template=True)
         if upstream is None:
             return await call_next(ctx)
-        return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref), origin=ctx)
+        return await upstream.request(methods.COMPLETE, _forwarded(params, ref=ref), origin=ctx,
+                                      raw=self._unread(ctx))
 
     def link(self, method: str, request: bool, call_next: CallNext) -> CallNext:
         # resources/(un)subscribe have no typed hook: linked for those two methods only, so
         # that every other request passes one hook fewer.
         linked = super().link(method, request, call_next)
+        # Linked once the chain is final (the server adds none once it serves).
+        self.outermost = self.gateway.outermost(self)
         if request and method == methods.RESOURCES_SUBSCRIBE:
             return lambda ctx: self._subscribe(ctx, linked)
         if request and method == methods.RESOURCES_UNSUBSCRIBE:

@@ -37,6 +37,7 @@ import math
 import time
 from typing import Any, Callable, Optional
 
+from mcpfast._core.messages import Verbatim
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
 from mcpfast.client.stateless import INPUT_METHODS
@@ -120,6 +121,8 @@ class Upstream:
         self.starts = 0
         self.failures = 0
         self.dropped_logs = 0
+        # Results handed downstream as the upstream sent them (request(raw=True)).
+        self.passed_through = 0
         self._max_log_rate = max_log_rate
         self._log_tokens = max_log_rate
         self._log_time = time.monotonic()
@@ -252,12 +255,15 @@ class Upstream:
 
     async def request(self, method: str, params: Any, *,
                       progress: Optional[Callable[..., Any]] = None, origin: Any = None,
-                      wait: bool = False) -> Any:
+                      wait: bool = False, raw: bool = False) -> Any:
         """Send ``method`` on the shared session and return the upstream's result; its
         JSON-RPC errors as they are, a closed session or a timeout as an error naming the
         upstream. ``origin``: the downstream request's context (the one asked when the
         upstream asks for sampling, elicitation or roots meanwhile). ``wait``: no timeout
-        (tasks/result, which waits for a task's end)."""
+        (tasks/result, which waits for a task's end). ``raw``: the caller passes the result
+        on unread, so on a handshake-era session (whose results need no translation) it is
+        returned as a :class:`~mcpfast._core.messages.Verbatim` of the upstream's response,
+        never built into Python objects; a dict otherwise."""
         client = self._ready_client()
         timeout = None if wait else self.options.timeout
         if origin is not None:
@@ -271,13 +277,21 @@ class Upstream:
                 # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
                 return await forward_once(client.session, version, method, params,
                                           origin, channel, timeout=limit, progress=progress)
+            interruptible = origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel)
+            if raw and client.discover_result is None and not interruptible:
+                session = client.session
+                assert session is not None  # a ready client is bound
+                out = session.send_request(method, params, timeout=limit, progress=progress, raw=True)
+                passed = Verbatim(await out.wait())
+                self.passed_through += 1
+                return passed
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
                                         progress=progress)
             else:
                 call = client.request(method, params, timeout=limit, progress=progress)
-            if origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel):
+            if interruptible:
                 return await self._interruptible(origin, call)
             return await call
         except ConnectionClosed as exc:

@@ -106,14 +106,15 @@ class OutgoingRequest:
     """A request this side sent and is waiting for.
 
     ``id`` (int), ``method``, ``future`` (resolved with the result or failed with the
-    exception ``Session.request`` documents), ``timeout`` (seconds or None).
+    exception ``Session.request`` documents), ``timeout`` (seconds or None), ``raw``
+    (the future is resolved with the Response message itself, its result unread).
     """
 
-    __slots__ = ("book", "id", "method", "future", "on_progress", "origin", "timeout")
+    __slots__ = ("book", "id", "method", "future", "on_progress", "origin", "timeout", "raw")
 
     def __init__(self, book: OutgoingRequests, id: int, method: str, future: FutureLike,
                  on_progress: Optional[Callable[..., Any]], origin: Optional[RequestContext],
-                 timeout: Optional[float]) -> None:
+                 timeout: Optional[float], raw: bool = False) -> None:
         self.book = book
         self.id = id
         self.method = method
@@ -121,6 +122,7 @@ class OutgoingRequest:
         self.on_progress = on_progress
         self.origin = origin
         self.timeout = timeout
+        self.raw = raw
 
     @property
     def done(self) -> bool:
@@ -228,9 +230,12 @@ class OutgoingRequests:
         timeout: Optional[float] = None,
         progress: Optional[Callable[..., Any]] = None,
         origin: Optional[RequestContext] = None,
+        raw: bool = False,
     ) -> OutgoingRequest:
         """Register and send one request; returns its handle. Session.send_request *is*
-        this method (arguments and errors: Session.request)."""
+        this method (arguments and errors: Session.request). ``raw``: the handle's future
+        gets the Response message, not its result (for a caller that passes the result on
+        unread: ``messages.Verbatim``)."""
         if self._closed:
             raise ConnectionClosed("the session is closed")
         runtime = self._runtime
@@ -246,7 +251,7 @@ class OutgoingRequests:
         if create_future is None:
             create_future = self._create_future = bound(runtime, "create_future")
         future = create_future()
-        out = OutgoingRequest(self, request_id, method, future, progress, origin, timeout)
+        out = OutgoingRequest(self, request_id, method, future, progress, origin, timeout, raw)
         if timeout is None or timeout == math.inf:
             deadline = None
         else:
@@ -284,7 +289,7 @@ class OutgoingRequests:
             self._progress.pop(out.id, None)
         future = out.future
         if not future.done():
-            future.set_result(resp.result)
+            future.set_result(resp if out.raw else resp.result)
 
     def on_error_response(self, resp: ErrorResponse) -> None:
         request_id = resp.id

@@ -504,14 +504,16 @@ class Session(SessionCore):
         timeout: Optional[float] = None,
         progress: Optional[Callable[..., Any]] = None,
         origin: Optional[RequestContext] = None,
+        raw: bool = False,
     ) -> OutgoingRequest:
         """Send a request now and return its handle (see Session.request for the rest).
 
         Await ``handle.wait()`` (not ``handle.future``) for cancellation to reach the peer.
+        ``raw``: the handle resolves with the Response message, its result unread.
         (Documentation only: __init__ binds send_request straight to the outgoing book.)
         """
         return self._outgoing.start(
-            method, params, timeout=timeout, progress=progress, origin=origin
+            method, params, timeout=timeout, progress=progress, origin=origin, raw=raw
         )
 
     async def request(

@@ -11,6 +11,10 @@ session exists it opens the GET stream for the server's own messages, reconnecti
 
 HTTP/1.1 on asyncio (uvloop) with httptools' response parser; connections are kept alive
 and reused, one request at a time each (an SSE answer holds its connection until it ends).
+A request that may leave at once is written on an idle pooled connection and its plain
+JSON answer read in the connection's callbacks, with no task
+(:mod:`~mcpfast.transports.http.client_plain`); other messages, answers and the GET stream
+are read by tasks.
 A POST that fails (connection refused, a status other than 2xx whose body answers none of
 its requests by id -- whatever else the body says --, a body over ``max_frame_size``) fails
 the requests it carried with a JSON-RPC error fed back to the connection (naming the status
@@ -25,10 +29,8 @@ import asyncio
 import json
 import logging
 import ssl
-from typing import Any, AsyncIterator, Callable, Optional
-from urllib.parse import urlsplit
-
-import httptools
+from collections import deque
+from typing import Any, Callable, Optional
 
 from mcpfast._core.decode import DecodeError, decode
 from mcpfast._core.encode import encode_error
@@ -42,9 +44,10 @@ from mcpfast.protocol.header_values import encode_header_value
 from mcpfast.protocol.trace_context import TRACEPARENT, trace_headers
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
+from mcpfast.transports.http.client_connection import ClientConnection, HTTPTarget, StreamedAnswer
+from mcpfast.transports.http.client_plain import PlainPost, PostSlots, answers
 from mcpfast.transports.http.post_order import PostOrder, request_ids_of, wait_turn
 from mcpfast.transports.http.routing_headers import NAME_SOURCES
-from mcpfast.transports.http.sse import SSEEvent, split_events
 
 __all__ = ["HTTPClientStream", "HTTPStatusError", "open_http"]
 
@@ -52,6 +55,8 @@ _LOGGER = logging.getLogger("mcpfast.transports.http")
 _RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
 # HTTP connections one client keeps for its POSTs at most.
 DEFAULT_MAX_CONNECTIONS = 32
+# The headers of every POST.
+_POST_HEADERS = {"Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}
 
 
 class HTTPStatusError(ConnectionError):
@@ -112,6 +117,12 @@ class _EventCursor:
         self.waiting = set(waiting)
 
     def answered(self, payload: bytes) -> None:
+        waiting = self.waiting
+        if len(waiting) == 1:
+            for request_id in waiting:
+                if answers(payload, request_id):
+                    waiting.clear()  # read in place: no decode
+                    return
         try:
             message = decode(payload)
         except DecodeError:
@@ -119,124 +130,6 @@ class _EventCursor:
         for item in message if isinstance(message, list) else (message,):
             if isinstance(item, (Response, ErrorResponse)):
                 self.waiting.discard(item.id)
-
-
-class HTTPTarget:
-    """Where an http(s) URL's requests go: ``host``, ``port``, ``ssl`` (a context for
-    https, else None), ``path`` with its query, and the ``host_header``."""
-
-    __slots__ = ("url", "host", "port", "ssl", "path", "host_header")
-
-    def __init__(self, url: str, ssl_context: Optional[ssl.SSLContext] = None) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"an MCP HTTP endpoint is http(s)://host[:port]/path, got {url!r}")
-        self.url = url
-        self.host = parts.hostname
-        self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.ssl: Any = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
-        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self.host_header = parts.netloc.rsplit("@", 1)[-1]
-
-
-class _Response:
-    """One HTTP response as it arrives: status and headers, then body chunks."""
-
-    def __init__(self) -> None:
-        self.status = 0
-        self.headers: dict[str, str] = {}
-        self.head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.chunks: asyncio.Queue[Optional[bytes]] = asyncio.Queue()
-        self.complete = False
-        self.keep_alive = False
-
-    async def events(self, limit: int) -> AsyncIterator[SSEEvent]:
-        """The body's SSE events as they arrive (ValueError when an event still
-        arriving passes ``limit`` bytes)."""
-        buffer = b""
-        while True:
-            chunk = await self.chunks.get()
-            if chunk is None:
-                return
-            buffer += chunk.replace(b"\r\n", b"\n")
-            events, buffer = split_events(buffer)
-            for event in events:
-                yield event
-            if len(buffer) > limit:
-                raise ValueError(f"an SSE event is over the frame limit of {limit} bytes")
-
-    async def body(self, limit: int) -> bytes:
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            chunk = await self.chunks.get()
-            if chunk is None:
-                return b"".join(parts)
-            size += len(chunk)
-            if size > limit:
-                raise ValueError(f"the answer is over {limit} bytes")
-            parts.append(chunk)
-
-
-class _HTTPConnection(asyncio.Protocol):
-    """A keep-alive HTTP/1.1 connection answering one request at a time."""
-
-    def __init__(self) -> None:
-        self.transport: Optional[asyncio.Transport] = None
-        self.parser = httptools.HttpResponseParser(self)
-        self.response: Optional[_Response] = None
-        self.lost = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def connection_lost(self, exc: Optional[BaseException]) -> None:
-        self.lost = True
-        response = self.response
-        if response is not None:
-            if not response.head.done():
-                response.head.set_exception(ConnectionError("the HTTP connection was lost"))
-            if not response.complete:
-                response.chunks.put_nowait(None)
-                response.complete = True
-                response.keep_alive = False
-
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            if self.response is not None and not self.response.head.done():
-                self.response.head.set_exception(ConnectionError(f"malformed HTTP answer: {exc}"))
-            if self.transport is not None:
-                self.transport.close()
-
-    # httptools callbacks
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if self.response is not None:
-            self.response.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
-
-    def on_headers_complete(self) -> None:
-        response = self.response
-        if response is not None and not response.head.done():
-            response.status = self.parser.get_status_code()
-            response.head.set_result(None)
-
-    def on_body(self, body: bytes) -> None:
-        if self.response is not None:
-            self.response.chunks.put_nowait(body)
-
-    def on_message_complete(self) -> None:
-        response = self.response
-        if response is not None:
-            response.keep_alive = self.parser.should_keep_alive()
-            response.complete = True
-            response.chunks.put_nowait(None)
-
-    def start(self, head: bytes, body: bytes) -> _Response:
-        assert self.transport is not None
-        self.response = _Response()
-        self.transport.write(head + body)
-        return self.response
 
 
 class HTTPClientStream:
@@ -261,6 +154,7 @@ class HTTPClientStream:
         self.path = target.path
         self.ssl: Any = target.ssl
         host_header = target.host_header
+        # Sent with every request (plain POSTs keep their head per session state: set at start).
         self.extra_headers = dict(headers or {})
         self.auth = auth
         self.host_header = host_header
@@ -268,9 +162,14 @@ class HTTPClientStream:
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
         self.loop = asyncio.get_running_loop()
-        self._idle: list[_HTTPConnection] = []
+        self._idle: list[ClientConnection] = []
         # POSTs in progress at once (each holds a connection); the GET stream is apart.
-        self._slots = asyncio.Semaphore(max_connections)
+        self._slots = PostSlots(max_connections)
+        # Plain POSTs (client_plain) waiting for a slot, and those under way.
+        self._queued: deque[PlainPost] = deque()
+        self._plain: set[PlainPost] = set()
+        # The head of a plain POST but its Content-Length, for (session id, version).
+        self._plain_head: tuple[Any, Any, bytes] = (None, None, b"")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._order = PostOrder()
         # POSTs of 2026-07-28 requests in progress, by request id (cancelled by closing them).
@@ -282,22 +181,29 @@ class HTTPClientStream:
 
     # -- HTTP plumbing -----------------------------------------------------------------
 
-    async def _connection(self) -> _HTTPConnection:
+    async def _connection(self) -> ClientConnection:
         while self._idle:
             connection = self._idle.pop()
             if not connection.lost:
                 return connection
+        return await self._new_connection()
+
+    async def _new_connection(self) -> ClientConnection:
         _, connection = await self.loop.create_connection(
-            _HTTPConnection, self.host, self.port, ssl=self.ssl,
+            ClientConnection, self.host, self.port, ssl=self.ssl,
             server_hostname=self.host if self.ssl else None)
         return connection
 
-    def _release(self, connection: _HTTPConnection, response: _Response) -> None:
-        if response.keep_alive and not connection.lost and not self._closed:
-            connection.response = None
+    def _release(self, connection: ClientConnection, response: StreamedAnswer) -> None:
+        self._keep(connection, response.keep_alive)
+
+    def _keep(self, connection: ClientConnection, keep_alive: bool) -> None:
+        # A connection whose answer has been read: back to the pool, or closed.
+        if keep_alive and not connection.lost and not self._closed:
+            connection.answer = None
             self._idle.append(connection)
-        elif connection.transport is not None:
-            connection.transport.close()
+        else:
+            connection.close()
 
     def _head(self, method: str, extra: dict[str, str], length: int) -> bytes:
         lines = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host_header}"]
@@ -311,20 +217,19 @@ class HTTPClientStream:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     async def _request(self, method: str, extra: dict[str, str],
-                       body: bytes = b"") -> tuple[_HTTPConnection, _Response]:
+                       body: bytes = b"") -> tuple[ClientConnection, StreamedAnswer]:
         connection = await self._connection()
         response = connection.start(self._head(method, extra, len(body)), body)
         try:
             await response.head
         except BaseException:
             # Refused, broken, or cancelled while waiting: this connection is done.
-            if connection.transport is not None:
-                connection.transport.close()
+            connection.close()
             raise
         return connection, response
 
     async def _authorized(self, method: str, extra: dict[str, str],
-                          body: bytes = b"") -> tuple[_HTTPConnection, _Response]:
+                          body: bytes = b"") -> tuple[ClientConnection, StreamedAnswer]:
         """``_request`` with ``auth``: its header on the request, and after a refusal new
         credentials and another attempt (module client_auth). A refusal that stands is
         returned as it came, for the caller to report."""
@@ -342,7 +247,7 @@ class HTTPClientStream:
             challenge = response.headers.get(h.WWW_AUTHENTICATE)
             if status != 401 and not (status == 403 and challenge is not None):
                 return connection, response
-            refused_body = await response.body(self.max_frame_size)
+            refused_body = await response.read_body(self.max_frame_size)
             try:
                 renewed = retries < MAX_AUTH_RETRIES and not self._closed \
                     and await auth.unauthorized(Unauthorized(status, challenge, self.url))
@@ -369,7 +274,16 @@ class HTTPClientStream:
             message: Any = decode(frame)
         except DecodeError:
             message = None
-        if type(message) is Notification and message.method == CANCELLED_METHOD:
+        if type(message) is Request:
+            if self.auth is None and message.method != methods.INITIALIZE and self._order.turn() is None:
+                if b'"_meta"' not in frame:
+                    # The common request: no task (client_plain), its params never built.
+                    self._post_plain(message, frame, None)
+                    return
+                if not routing_headers_present(message.params):
+                    self._post_plain(message, frame, self._post_headers(message))
+                    return
+        elif type(message) is Notification and message.method == CANCELLED_METHOD:
             # 2026-07-28 cancels a request by closing its response stream.
             request_id = message.params.get("requestId") if type(message.params) is dict else None
             stream_task = self._stateless_posts.pop(request_id, None)
@@ -386,10 +300,10 @@ class HTTPClientStream:
             task.add_done_callback(lambda done: self._stateless_posts.pop(request_key, None)
                                    if self._stateless_posts.get(request_key) is done else None)
 
-    async def _post(self, frame: bytes, message: Any, before: Optional[asyncio.Task[Any]]) -> None:
-        await wait_turn(before)
-        initialize = type(message) is Request and message.method == methods.INITIALIZE
-        headers = {"Content-Type": h.JSON, "Accept": f"{h.JSON}, {h.EVENT_STREAM}"}
+    def _post_headers(self, message: Any) -> dict[str, str]:
+        # A POST's own headers: the body's type, the answers taken, and what a request
+        # mirrors (2026-07-28 routing headers, its trace context).
+        headers = dict(_POST_HEADERS)
         if type(message) is Request:
             mirrored = routing_headers(message.method, message.params)
             if mirrored:
@@ -402,34 +316,157 @@ class HTTPClientStream:
             if type(meta) is dict and TRACEPARENT in meta:
                 # The request's trace context, for HTTP-level tracing on the way.
                 headers.update(trace_headers(meta))
-        async with self._slots:
-            try:
-                connection, response = await self._authorized("POST", headers, frame)
-            except OSError as exc:
-                self._fail(message, f"cannot reach {self.url}: {exc}")
-                return
-            except Exception as exc:  # the auth could not get credentials: say why, wait no more
-                self._fail(message, f"authorization for {self.url} failed: {exc}")
-                return
-            try:
-                await self._read_answer(response, message, initialize)
-            except (ConnectionError, ValueError) as exc:
-                self._fail(message, str(exc))
-            except Exception as exc:  # a defect here must not leave the callers waiting
-                _LOGGER.exception("reading the answer of a POST to %s failed", self.url)
-                response.keep_alive = False
-                self._fail(message, f"reading the answer from {self.url} failed: {exc!r}")
-            except BaseException:
-                response.keep_alive = False  # cancelled mid-answer: not reusable
-                raise
-            finally:
-                self._release(connection, response)
+        return headers
 
-    async def _read_answer(self, response: _Response, message: Any, initialize: bool) -> None:
+    # -- plain POSTs (client_plain: answered in the connection's callbacks) --------------
+
+    def _post_plain(self, message: Any, frame: bytes, headers: Optional[dict[str, str]]) -> None:
+        # headers: the POST's own (None: only the two every POST has).
+        if headers is None or len(headers) == 2:
+            # The head of every such POST, but its length: made once per session state.
+            session_id, version, prefix = self._plain_head
+            if session_id != self.session_id or version != self.protocol_version or not prefix:
+                head = self._head("POST", _POST_HEADERS, 0)
+                prefix = head[:head.rindex(b"Content-Length: ")]
+                self._plain_head = (self.session_id, self.protocol_version, prefix)
+            data = b"%sContent-Length: %d\r\n\r\n%s" % (prefix, len(frame), frame)
+        else:
+            data = self._head("POST", headers, len(frame)) + frame
+        post = PlainPost(self, message, data)
+        if self._slots.try_take():
+            self._start_plain(post)
+        else:
+            self._queued.append(post)
+
+    def _start_plain(self, post: PlainPost) -> None:
+        # post holds a slot: written on an idle connection, else on a new one (a task).
+        self._plain.add(post)
+        idle = self._idle
+        while idle:
+            connection = idle.pop()
+            if not connection.lost:
+                post.write(connection)
+                return
+        task = self.loop.create_task(self._connect_plain(post))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _connect_plain(self, post: PlainPost) -> None:
+        try:
+            connection = await self._new_connection()
+        except OSError as exc:
+            self._plain_ended(post)
+            self._fail(post.message, f"cannot reach {self.url}: {exc}")
+            return
+        except BaseException:
+            self._plain_ended(post)
+            raise
+        if self._closed:
+            connection.close()
+            self._plain_ended(post)
+            return
+        post.write(connection)
+
+    def _plain_ended(self, post: PlainPost) -> None:
+        self._plain.discard(post)
+        self._slot_back()
+
+    def plain_answered(self, post: PlainPost, keep_alive: bool) -> None:
+        """A plain POST's answer (200, JSON) has all come: fed to the connection, its
+        request failed when it does not answer it (PlainPost's callback)."""
+        connection = post.connection
+        assert connection is not None
+        self._keep(connection, keep_alive)
+        self._plain_ended(post)
+        message = post.message
+        if post.over:
+            self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} bytes",
+                       MESSAGE_TOO_LARGE)
+            return
+        parts = post.parts
+        body = parts[0] if len(parts) == 1 else b"".join(parts)
+        if body and answers(body, message.id):
+            if not self._closed:
+                self.conn.feed(body)
+            return
+        cursor = _EventCursor((message.id,))
+        if body:
+            cursor.answered(body)
+            self._deliver(body, False)
+        if cursor.waiting:
+            self._fail_waiting(cursor, f"HTTP 200 from {self.url} with no answer to it")
+
+    def plain_lost(self, post: PlainPost, reason: str) -> None:
+        """A plain POST's connection ended (or broke) before its answer: its request
+        fails (PlainPost's callback)."""
+        connection = post.connection
+        if connection is not None:
+            connection.answer = None
+            connection.close()
+        self._plain_ended(post)
+        self._fail(post.message, f"cannot reach {self.url}: {reason}")
+
+    def plain_streams(self, post: PlainPost, answer: StreamedAnswer) -> None:
+        """A plain POST's answer is not plain JSON: read by a task from here on, as any
+        POST's (PlainPost's callback)."""
+        self._plain.discard(post)
+        task = self.loop.create_task(self._answer(post.connection, answer, post.message, False))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- POSTs read by a task ----------------------------------------------------------
+
+    async def _post(self, frame: bytes, message: Any, before: Optional[asyncio.Task[Any]]) -> None:
+        await wait_turn(before)
+        initialize = type(message) is Request and message.method == methods.INITIALIZE
+        headers = self._post_headers(message)
+        await self._slots.take()
+        try:
+            connection, response = await self._authorized("POST", headers, frame)
+        except OSError as exc:
+            self._slot_back()
+            self._fail(message, f"cannot reach {self.url}: {exc}")
+            return
+        except Exception as exc:  # the auth could not get credentials: say why, wait no more
+            self._slot_back()
+            self._fail(message, f"authorization for {self.url} failed: {exc}")
+            return
+        except BaseException:
+            self._slot_back()
+            raise
+        await self._answer(connection, response, message, initialize)
+
+    def _slot_back(self) -> None:
+        # A POST ended: its slot to the next queued plain POST, else back to the slots.
+        queued = self._queued
+        if queued and not self._closed:
+            self._start_plain(queued.popleft())
+        else:
+            self._slots.give()
+
+    async def _answer(self, connection: Any, response: StreamedAnswer, message: Any,
+                      initialize: bool) -> None:
+        # Read a POST's answer; then its connection and slot are given back.
+        try:
+            await self._read_answer(response, message, initialize)
+        except (ConnectionError, ValueError) as exc:
+            self._fail(message, str(exc))
+        except Exception as exc:  # a defect here must not leave the callers waiting
+            _LOGGER.exception("reading the answer of a POST to %s failed", self.url)
+            response.keep_alive = False
+            self._fail(message, f"reading the answer from {self.url} failed: {exc!r}")
+        except BaseException:
+            response.keep_alive = False  # cancelled mid-answer: not reusable
+            raise
+        finally:
+            self._release(connection, response)
+            self._slot_back()
+
+    async def _read_answer(self, response: StreamedAnswer, message: Any, initialize: bool) -> None:
         status = response.status
         content_type = response.headers.get(h.CONTENT_TYPE, "").split(";")[0].strip().lower()
         if status == 202:
-            await response.body(self.max_frame_size)
+            await response.read_body(self.max_frame_size)
             return
         if initialize and status == 200:
             session_id = response.headers.get(h.MCP_SESSION_ID)
@@ -445,7 +482,7 @@ class HTTPClientStream:
                 await self._resume(cursor, message, initialize)
             return
         try:
-            body = await response.body(self.max_frame_size)
+            body = await response.read_body(self.max_frame_size)
         except ValueError:
             self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} "
                                 f"bytes", MESSAGE_TOO_LARGE)
@@ -476,7 +513,7 @@ class HTTPClientStream:
             what = "no answer to it" if content_type == h.JSON else f"Content-Type {content_type or 'none'!r}"
             self._fail_waiting(cursor, f"HTTP {status} from {self.url} with {what}")
 
-    async def _read_events(self, response: _Response, initialize: bool,
+    async def _read_events(self, response: StreamedAnswer, initialize: bool,
                            cursor: _EventCursor) -> None:
         """Feed the messages of an SSE answer to the connection until it ends, keeping
         the last event id and retry delay, and which awaited responses came."""
@@ -515,7 +552,7 @@ class HTTPClientStream:
                 continue
             try:
                 if response.status != 200 or h.EVENT_STREAM not in response.headers.get(h.CONTENT_TYPE, ""):
-                    await response.body(self.max_frame_size)
+                    await response.read_body(self.max_frame_size)
                     reason = f"resuming the server's event stream failed: HTTP {response.status}"
                     break
                 try:
@@ -523,8 +560,7 @@ class HTTPClientStream:
                 except (ConnectionError, ValueError):
                     pass
             finally:
-                if connection.transport is not None:
-                    connection.transport.close()
+                connection.close()
             failures = 0 if cursor.last_event_id != seen else failures + 1
         else:
             return
@@ -573,7 +609,7 @@ class HTTPClientStream:
             else:
                 if response.status != 200:
                     # 405: the server offers no GET stream; others: no session for it.
-                    await response.body(self.max_frame_size)
+                    await response.read_body(self.max_frame_size)
                     self._release(connection, response)
                     return
                 attempt = 0
@@ -582,8 +618,7 @@ class HTTPClientStream:
                 except (ConnectionError, ValueError):
                     pass
                 finally:
-                    if connection.transport is not None:
-                        connection.transport.close()
+                    connection.close()
             if self._closed:
                 return
             if cursor.retry_ms is not None and attempt == 0:
@@ -602,6 +637,14 @@ class HTTPClientStream:
         if self._get_task is not None:
             self._get_task.cancel()
             await asyncio.gather(self._get_task, return_exceptions=True)
+        self._queued.clear()
+        for post in list(self._plain):
+            # Under way: its connection closed (the connection's close fails its call).
+            post.done = True
+            if post.connection is not None:
+                post.connection.answer = None
+                post.connection.close()
+        self._plain.clear()
         if self._tasks:
             for task in list(self._tasks):
                 task.cancel()
@@ -609,14 +652,13 @@ class HTTPClientStream:
         if self.session_id is not None:
             try:
                 connection, response = await asyncio.wait_for(self._authorized("DELETE", {}), 5)
-                await response.body(self.max_frame_size)
+                await response.read_body(self.max_frame_size)
                 self._release(connection, response)
             except (OSError, asyncio.TimeoutError):
                 pass
         self._closed = True
         for connection in self._idle:
-            if connection.transport is not None:
-                connection.transport.close()
+            connection.close()
         self._idle.clear()
         self.conn.close(None)
         if not self.closed.done():

@@ -25,7 +25,7 @@ from mcpfast._core.messages import Request
 from mcpfast.jsonrpc.contract import Connection
 from mcpfast.jsonrpc.errors import TRANSPORT_ERROR
 from mcpfast.transports.http import headers as h
-from mcpfast.transports.http.client import HTTPTarget, _HTTPConnection, _Response
+from mcpfast.transports.http.client_connection import ClientConnection, HTTPTarget, StreamedAnswer
 from mcpfast.transports.http.post_order import PostOrder, wait_turn
 from mcpfast.transports.http.sse import SSEEvent
 
@@ -49,10 +49,10 @@ class LegacySSEClientStream:
         self.max_frame_size = max_frame_size
         self.loop = asyncio.get_running_loop()
         self.endpoint: asyncio.Future[str] = self.loop.create_future()
-        self._idle: list[_HTTPConnection] = []
+        self._idle: list[ClientConnection] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._order = PostOrder()
-        self._stream_connection: Optional[_HTTPConnection] = None
+        self._stream_connection: Optional[ClientConnection] = None
         self._reader: Optional[asyncio.Task[None]] = None
         self._closed = False
         self.closed: asyncio.Future[None] = self.loop.create_future()
@@ -60,9 +60,9 @@ class LegacySSEClientStream:
 
     # -- HTTP plumbing -----------------------------------------------------------------
 
-    async def _connect(self, target: HTTPTarget) -> _HTTPConnection:
+    async def _connect(self, target: HTTPTarget) -> ClientConnection:
         _, connection = await self.loop.create_connection(
-            _HTTPConnection, target.host, target.port, ssl=target.ssl,
+            ClientConnection, target.host, target.port, ssl=target.ssl,
             server_hostname=target.host if target.ssl else None)
         return connection
 
@@ -86,7 +86,7 @@ class LegacySSEClientStream:
         if response.status != 200 or content_type != h.EVENT_STREAM:
             body = b""
             try:
-                body = await asyncio.wait_for(response.body(4096), 5)
+                body = await asyncio.wait_for(response.read_body(4096), 5)
             except (ValueError, asyncio.TimeoutError):
                 pass
             await self.close()
@@ -100,7 +100,7 @@ class LegacySSEClientStream:
             raise
         self.post_target = HTTPTarget(urljoin(target.url, endpoint), self.ssl_context)
 
-    async def _read(self, response: _Response) -> None:
+    async def _read(self, response: StreamedAnswer) -> None:
         try:
             async for event in response.events(self.max_frame_size):
                 self._event(event)
@@ -156,12 +156,12 @@ class LegacySSEClientStream:
             response = connection.start(
                 self._head("POST", target, {"Content-Type": h.JSON}, len(frame)), frame)
             await response.head
-            body = await response.body(self.max_frame_size)
+            body = await response.read_body(self.max_frame_size)
         except (OSError, ValueError) as exc:
             self._fail(frame, f"cannot post to {target.url if target else self.stream_target.url}: {exc}")
             return
         if response.keep_alive and not connection.lost and not self._closed:
-            connection.response = None
+            connection.answer = None
             self._idle.append(connection)
         elif connection.transport is not None:
             connection.transport.close()
