@@ -36,6 +36,7 @@ from mcpfast.gateway.tasks import ForwardedTasks
 from mcpfast.gateway.upstream import Upstream
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol.log_levels import LEVELS
+from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.server.pagination import Paginator
 from mcpfast.server.publisher import ListChanged, Publisher
 
@@ -305,7 +306,8 @@ class Gateway:
 
     def _catalogue_changed(self, upstream: Upstream, kind: str) -> None:
         client = upstream.client
-        if client is not None and "tasks" in (client.server_capabilities or {}):
+        capabilities = (client.server_capabilities or {}) if client is not None else {}
+        if "tasks" in capabilities or TASKS_EXTENSION in (capabilities.get("extensions") or {}):
             # An upstream runs tasks: clients connecting from now on are told tasks work.
             self.host.advertise = frozenset(self.host.advertise) | {"tasks"}
         self._rebuild()
@@ -348,9 +350,9 @@ class Gateway:
         self.host.broadcast_log(params["level"], params.get("data"), name)
 
     def _forward_task_status(self, upstream: Upstream, params: Any) -> None:
-        owner = self.tasks.owner_of(params.get("taskId") if isinstance(params, dict) else None)
-        if owner is not None:
-            owner.notify("notifications/tasks/status", params)
+        note = self.tasks.status_note(upstream, params)
+        if note is not None:
+            note[0].notify("notifications/tasks/status", note[1])
 
     def _forward_update(self, upstream: Upstream, params: Any) -> None:
         uri = params.get("uri") if isinstance(params, dict) else None

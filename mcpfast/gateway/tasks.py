@@ -1,61 +1,306 @@
-"""ForwardedTasks: the upstream tasks (2025-11-25 task-augmented ``tools/call``) the
-gateway's downstream clients made, and whose they are.
+"""ForwardedTasks: the upstream tasks the gateway's downstream clients made, whose they
+are, and the ``tasks/*`` requests that reach them, in both task forms.
 
 Every downstream client reaches an upstream through the gateway's one shared session, so
-to the upstream all tasks belong to the gateway; this table keeps, per task id, the
-upstream and the downstream connection that made it, and answers ``tasks/get``,
-``tasks/result``, ``tasks/cancel`` and ``tasks/list`` for that connection only (another
-client's task id is unknown to it, as a server answers). Bounded: past ``capacity`` the
-oldest entries are forgotten (their tasks have long expired upstream).
+to the upstream all tasks belong to the gateway. This table gives each upstream task an id
+of the gateway's own (128 random bits: two upstreams' ids never collide, and an upstream's
+guessable ids are never shown) and keeps, per id, the upstream, the upstream's id, the
+upstream session it was made on and who made it: the downstream connection (the
+2025-11-25 tasks utility), or under the 2026-07-28 tasks extension the authenticated
+subject (without authentication the id alone guards the task, as mcpfast's server does).
+A request naming an id that is not the caller's is left to the server, which answers
+-32602 (unknown task). Bounded: past ``capacity`` the oldest entries are forgotten.
+
+The two forms, as the downstream and the upstream speak them (:func:`task_request`):
+
+- same form on both legs: the request goes upstream with the task id mapped back, the
+  answer comes back with the gateway's id;
+- a 2026-07-28 downstream, a 2025-11-25 upstream: a call of a tool that declares
+  ``execution.taskSupport`` is sent task-augmented, its CreateTaskResult given in the
+  extension's flat form (``ttl``/``pollInterval`` as ``ttlMs``/``pollIntervalMs``);
+  ``tasks/get`` answers the DetailedTask, the result or error of an ended task fetched
+  with ``tasks/result`` and inlined (a tool error, ``failed`` under 2025-11-25, is
+  ``completed`` with its ``isError`` result, as 2026-07-28 says); ``input_required`` is
+  shown as ``working`` (the upstream asks its questions on its session, not as
+  ``inputRequests``); ``tasks/cancel`` acknowledges, also for an ended task;
+  ``tasks/update`` is refused (-32601: the 2025-11-25 tasks have no such method);
+- a 2025-11-25 downstream, a 2026-07-28 upstream: a task-augmented call is refused
+  (-32602 naming ``params.task``): the gateway makes no extension task for a client that
+  cannot follow one.
+
+A task whose upstream restarted since it was made is gone with the old session: its
+requests get -32602 saying so.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Any, Awaitable, Callable, Optional
 
-__all__ = ["DEFAULT_TASK_CAPACITY", "ForwardedTasks"]
+from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError, MethodNotFound
+from mcpfast.protocol import methods
+from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
+
+__all__ = ["DEFAULT_TASK_CAPACITY", "EXPERIMENTAL", "EXTENSION", "ForwardedTask", "ForwardedTasks",
+           "call_params", "downstream_form", "task_list", "task_made", "task_request"]
 
 DEFAULT_TASK_CAPACITY = 10_000
+#: The two task forms: the 2026-07-28 extension, the 2025-11-25 tasks utility.
+EXTENSION = "extension"
+EXPERIMENTAL = "experimental"
+# The owner of a 2026-07-28 task made without authentication (the id alone guards it).
+_ANYONE = ("anyone",)
+_TERMINAL = frozenset({"completed", "failed", "cancelled"})
+# The requests about one task that each form defines.
+_METHODS = {EXTENSION: frozenset({methods.TASKS_GET, methods.TASKS_UPDATE, methods.TASKS_CANCEL}),
+            EXPERIMENTAL: frozenset({methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL})}
+# The 2025-11-25 Task members and their 2026-07-28 names.
+_RENAMED = {"ttl": "ttlMs", "pollInterval": "pollIntervalMs"}
+
+
+class ForwardedTask:
+    """One upstream task: its upstream, the upstream's id, the session it was made on (the
+    upstream's start count then) and its owner."""
+
+    __slots__ = ("upstream", "upstream_id", "start", "owner")
+
+    def __init__(self, upstream: Any, upstream_id: str, start: int, owner: Any) -> None:
+        self.upstream = upstream
+        self.upstream_id = upstream_id
+        self.start = start
+        self.owner = owner
+
+
+def _same(owner: Any, other: Any) -> bool:
+    # Connections by identity, subjects (tuples) by value.
+    return owner is other or (type(owner) is tuple and owner == other)
 
 
 class ForwardedTasks:
-    """Task id -> (upstream, owning connection) (module docstring)."""
+    """Gateway task id -> ForwardedTask (module docstring)."""
 
     def __init__(self, capacity: int = DEFAULT_TASK_CAPACITY) -> None:
         self.capacity = capacity
-        self._tasks: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+        self._tasks: OrderedDict[str, ForwardedTask] = OrderedDict()
+        self._ids: dict[tuple[Any, str], str] = {}
 
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def record(self, result: Any, upstream: Any, owner: Any) -> None:
-        """Remember the task of a CreateTaskResult ``result`` (anything else: nothing)."""
-        task = result.get("task") if isinstance(result, dict) else None
-        task_id = task.get("taskId") if isinstance(task, dict) else None
-        if not isinstance(task_id, str) or owner is None:
-            return
-        self._tasks[task_id] = (upstream, owner)
+    def record(self, upstream: Any, upstream_id: str, owner: Any) -> str:
+        """Remember an upstream task made for ``owner``; return the gateway's id of it."""
+        task_id = secrets.token_urlsafe(16)
+        self._tasks[task_id] = ForwardedTask(upstream, upstream_id, upstream.starts, owner)
+        self._ids[(upstream, upstream_id)] = task_id
         while len(self._tasks) > self.capacity:
-            self._tasks.popitem(last=False)
+            _, dropped = self._tasks.popitem(last=False)
+            self._ids.pop((dropped.upstream, dropped.upstream_id), None)
+        return task_id
 
-    def upstream_of(self, task_id: Any, owner: Any) -> Optional[Any]:
-        """The upstream of ``task_id`` when ``owner`` made it, else None."""
+    def find(self, task_id: Any, owner: Any) -> Optional[ForwardedTask]:
+        """The task ``task_id`` when ``owner`` made it, else None."""
         entry = self._tasks.get(task_id) if isinstance(task_id, str) else None
-        if entry is None or entry[1] is not owner:
+        if entry is None or not _same(entry.owner, owner):
             return None
-        return entry[0]
+        return entry
 
-    def owner_of(self, task_id: Any) -> Optional[Any]:
-        """The connection that made ``task_id`` (None when unknown)."""
-        entry = self._tasks.get(task_id) if isinstance(task_id, str) else None
-        return None if entry is None else entry[1]
+    def downstream_id(self, upstream: Any, upstream_id: Any) -> Optional[tuple[str, Any]]:
+        """The gateway's id of an upstream's task and its owner (None when unknown)."""
+        task_id = self._ids.get((upstream, upstream_id)) if isinstance(upstream_id, str) else None
+        return None if task_id is None else (task_id, self._tasks[task_id].owner)
 
-    def owned(self, owner: Any, upstream: Any) -> set[str]:
-        """The ids of ``owner``'s tasks on ``upstream``."""
-        return {task_id for task_id, (up, who) in self._tasks.items() if up is upstream and who is owner}
+    def owned(self, owner: Any, upstream: Any) -> dict[str, str]:
+        """``owner``'s tasks on ``upstream``: upstream id -> gateway id."""
+        return {entry.upstream_id: task_id for task_id, entry in self._tasks.items()
+                if entry.upstream is upstream and _same(entry.owner, owner)}
 
     def forget_owner(self, owner: Any) -> None:
         """Drop the tasks of a connection that closed."""
-        for task_id in [task_id for task_id, (_, who) in self._tasks.items() if who is owner]:
-            del self._tasks[task_id]
+        for task_id in [task_id for task_id, entry in self._tasks.items() if _same(entry.owner, owner)]:
+            entry = self._tasks.pop(task_id)
+            self._ids.pop((entry.upstream, entry.upstream_id), None)
+
+    def upstreams_of(self, owner: Any) -> list[Any]:
+        """The upstreams running ``owner``'s tasks, in the order first made."""
+        seen: dict[Any, None] = {}
+        for entry in self._tasks.values():
+            if _same(entry.owner, owner):
+                seen.setdefault(entry.upstream, None)
+        return list(seen)
+
+    def status_note(self, upstream: Any, params: Any) -> Optional[tuple[Any, dict[str, Any]]]:
+        """An upstream's ``notifications/tasks/status``: the connection to tell and the
+        params with the gateway's id (None for a task no downstream client made)."""
+        found = self.downstream_id(upstream, params.get("taskId") if isinstance(params, dict) else None)
+        if found is None or type(found[1]) is tuple:
+            return None
+        return found[1], {**params, "taskId": found[0]}
+
+
+# -- the forms of a request ------------------------------------------------------------
+
+
+def downstream_form(ctx: Any) -> Optional[str]:
+    """The task form the downstream request may use (None: no tasks)."""
+    state = ctx.state
+    features = state.features
+    if features is None:
+        return None
+    if features.stateless:
+        extensions = state.client_capabilities.get("extensions")
+        return EXTENSION if type(extensions) is dict and TASKS_EXTENSION in extensions else None
+    return EXPERIMENTAL if features.experimental_tasks else None
+
+
+def _upstream_form(upstream: Any) -> str:
+    client = upstream.client
+    return EXTENSION if client is not None and client.discover_result is not None else EXPERIMENTAL
+
+
+def _owner(ctx: Any, form: str) -> Any:
+    if form == EXPERIMENTAL:
+        return ctx.connection
+    auth = ctx.auth
+    return ("subject", auth.subject) if auth is not None else _ANYONE
+
+
+def call_params(ctx: Any, params: dict[str, Any], listed: dict[str, Any], upstream: Any,
+                forwarded: dict[str, Any]) -> dict[str, Any]:
+    """The params of a tools/call for the upstream, task-augmented or refused across the
+    two forms (module docstring)."""
+    if "task" in params:
+        if _upstream_form(upstream) == EXTENSION:
+            raise InvalidParams(
+                f"Invalid params: params.task: upstream {upstream.key!r} speaks 2026-07-28, whose "
+                "tasks (the io.modelcontextprotocol/tasks extension) the gateway does not turn into "
+                "2025-11-25 ones; call the tool without params.task",
+                {"param": "task", "upstream": upstream.key})
+        return forwarded
+    if _upstream_form(upstream) == EXPERIMENTAL and downstream_form(ctx) == EXTENSION:
+        execution = listed.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        if support in ("optional", "required"):
+            return {**forwarded, "task": {}}
+    return forwarded
+
+
+def _extension_task(task: dict[str, Any], task_id: str) -> dict[str, Any]:
+    # A 2025-11-25 Task in the 2026-07-28 form (module docstring).
+    out = {_RENAMED.get(key, key): value for key, value in task.items()}
+    out["taskId"] = task_id
+    if out.get("status") == "input_required":
+        out["status"] = "working"
+    return out
+
+
+def task_made(tasks: ForwardedTasks, ctx: Any, params: dict[str, Any], upstream: Any,
+              result: Any) -> Optional[dict[str, Any]]:
+    """The CreateTaskResult of an upstream's answer to tools/call, recorded and with the
+    gateway's id, in the downstream's form; None when the answer is no task."""
+    if type(result) is not dict:
+        return None
+    form = downstream_form(ctx)
+    if form == EXTENSION and result.get("resultType") == "task" and isinstance(result.get("taskId"), str):
+        return {**result, "taskId": tasks.record(upstream, result["taskId"], _owner(ctx, form))}
+    task = result.get("task")
+    if form is None or type(task) is not dict or not isinstance(task.get("taskId"), str):
+        return None
+    if form == EXPERIMENTAL and "task" not in params:
+        return None
+    task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form))
+    if form == EXTENSION:
+        return {"resultType": "task", **_extension_task(task, task_id)}
+    return {**result, "task": {**task, "taskId": task_id}}
+
+
+# -- tasks/get, tasks/result, tasks/update, tasks/cancel, tasks/list ---------------------
+
+
+async def task_request(tasks: ForwardedTasks, ctx: Any, call_next: Callable[[Any], Awaitable[Any]],
+                       forwarded: dict[str, Any]) -> Any:
+    """A ``tasks/*`` request naming a task an upstream runs for this caller, sent there in
+    the upstream's form; anything else to the server itself (module docstring).
+    ``forwarded``: the request's params as any forwarded request's (routing)."""
+    form = downstream_form(ctx)
+    if form is None or ctx.method not in _METHODS[form]:
+        return await call_next(ctx)  # the server refuses what the form does not define
+    task_id = forwarded.get("taskId")
+    entry = tasks.find(task_id, _owner(ctx, form))
+    if entry is None:
+        return await call_next(ctx)
+    upstream = entry.upstream
+    if upstream.starts != entry.start:
+        raise InvalidParams(f"Invalid params: task {task_id!r} is gone: upstream {upstream.key!r} "
+                            "restarted since it was made", {"taskId": task_id, "upstream": upstream.key})
+    method = ctx.method
+    sent = {**forwarded, "taskId": entry.upstream_id}
+    if form == EXTENSION and _upstream_form(upstream) == EXPERIMENTAL:
+        return await _across(upstream, method, sent, ctx, task_id)
+    # tasks/result waits for the task's end, which may be long after any call timeout.
+    result = await upstream.request(method, sent, origin=ctx, wait=method == methods.TASKS_RESULT)
+    if type(result) is not dict:
+        return result
+    if method == methods.TASKS_RESULT:
+        meta = result.get("_meta")
+        if type(meta) is dict and RELATED_TASK in meta:
+            return {**result, "_meta": {**meta, RELATED_TASK: {"taskId": task_id}}}
+        return result
+    return {**result, "taskId": task_id} if "taskId" in result else result
+
+
+async def _across(upstream: Any, method: str, sent: dict[str, Any], ctx: Any, task_id: str) -> Any:
+    # A 2026-07-28 request about a task of a 2025-11-25 upstream (module docstring).
+    if method == methods.TASKS_GET:
+        task = await upstream.request(methods.TASKS_GET, sent, origin=ctx)
+        detailed = _extension_task(task, task_id)
+        if task.get("status") not in ("completed", "failed"):
+            return detailed
+        try:
+            result = await upstream.request(methods.TASKS_RESULT, sent, origin=ctx, wait=True)
+        except JSONRPCError as exc:
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+            if exc.has_data:
+                error["data"] = exc.data
+            return {**detailed, "status": "failed", "error": error}
+        if type(result) is dict and type(result.get("_meta")) is dict:
+            meta = {key: value for key, value in result["_meta"].items() if key != RELATED_TASK}
+            result = {key: value for key, value in result.items() if key != "_meta"}
+            if meta:
+                result["_meta"] = meta
+        return {**detailed, "status": "completed", "result": result}
+    if method == methods.TASKS_CANCEL:
+        try:
+            await upstream.request(methods.TASKS_CANCEL, sent, origin=ctx)
+        except JSONRPCError as exc:
+            # 2025-11-25 refuses to cancel an ended task; 2026-07-28 acknowledges it.
+            if exc.code != INVALID_PARAMS:
+                raise
+            task = await upstream.request(methods.TASKS_GET, sent, origin=ctx)
+            if task.get("status") not in _TERMINAL:
+                raise
+        return {}
+    # tasks/update, the one other request of the extension (_METHODS).
+    raise MethodNotFound(
+        f"Method not found: tasks/update: task {task_id!r} runs on upstream {upstream.key!r}, "
+        "which speaks 2025-11-25, whose tasks have no tasks/update (their questions go to the "
+        "client as requests, which the gateway cannot turn into inputRequests)",
+        {"method": method, "upstream": upstream.key, "taskId": task_id})
+
+
+async def task_list(tasks: ForwardedTasks, ctx: Any, result: Any) -> Any:
+    """A 2025-11-25 ``tasks/list`` answer (its last page) with the caller's upstream tasks
+    after the server's own, under the gateway's ids."""
+    if downstream_form(ctx) != EXPERIMENTAL or not isinstance(result, dict) or result.get("nextCursor"):
+        return result
+    listed_tasks = list(result.get("tasks", ()))
+    owner = ctx.connection
+    for upstream in tasks.upstreams_of(owner):
+        owned = tasks.owned(owner, upstream)
+        if not owned:
+            continue
+        listed = await upstream.request(methods.TASKS_LIST, {}, origin=ctx)
+        listed_tasks += [{**task, "taskId": owned[task["taskId"]]} for task in listed.get("tasks", ())
+                         if isinstance(task, dict) and task.get("taskId") in owned]
+    return {**result, "tasks": listed_tasks}
+

@@ -43,7 +43,7 @@ from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
 from mcpfast.gateway.options import MountOptions
-from mcpfast.gateway.stateless_passthrough import forward_once
+from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
@@ -271,6 +271,10 @@ class Upstream:
                 # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
                 return await forward_once(client.session, version, method, params,
                                           origin, channel, timeout=limit, progress=progress)
+            if method in EXTENSION_TASK_METHODS and client.discover_result is not None \
+                    and version is not None and origin is not None:
+                # A task of the extension: asked with the downstream's capabilities.
+                return await forward_task(client.session, version, method, params, origin, timeout=limit)
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
