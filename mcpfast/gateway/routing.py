@@ -181,7 +181,7 @@ class GatewayMiddleware(Middleware):
         result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
         if type(result) is dict and ("task" in result or result.get("resultType") == "task"):
             # A CreateTaskResult: a task this caller owns, under the gateway's id.
-            made = task_made(self.gateway.tasks, ctx, params, upstream, result)
+            made = task_made(self.gateway.tasks, ctx, forwarded, upstream, result)
             if made is not None:
                 return made
         return shaped_result(methods.TOOLS_CALL, result, ctx.state.features)

@@ -194,10 +194,11 @@ def _extension_task(task: dict[str, Any], task_id: str) -> dict[str, Any]:
     return out
 
 
-def task_made(tasks: ForwardedTasks, ctx: Any, params: dict[str, Any], upstream: Any,
+def task_made(tasks: ForwardedTasks, ctx: Any, sent: dict[str, Any], upstream: Any,
               result: Any) -> Optional[dict[str, Any]]:
-    """The CreateTaskResult of an upstream's answer to tools/call, recorded and with the
-    gateway's id, in the downstream's form; None when the answer is no task."""
+    """The CreateTaskResult of an upstream's answer to the tools/call ``sent`` to it,
+    recorded and with the gateway's id, in the downstream's form; None when the answer is
+    no task."""
     if type(result) is not dict:
         return None
     form = downstream_form(ctx)
@@ -206,8 +207,8 @@ def task_made(tasks: ForwardedTasks, ctx: Any, params: dict[str, Any], upstream:
     task = result.get("task")
     if form is None or type(task) is not dict or not isinstance(task.get("taskId"), str):
         return None
-    if form == EXPERIMENTAL and "task" not in params:
-        return None
+    if "task" not in sent:
+        return None  # a 2025-11-25 task answers only a task-augmented call
     task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form))
     if form == EXTENSION:
         return {"resultType": "task", **_extension_task(task, task_id)}
@@ -226,9 +227,9 @@ async def task_request(tasks: ForwardedTasks, ctx: Any, call_next: Callable[[Any
     if form is None or ctx.method not in _METHODS[form]:
         return await call_next(ctx)  # the server refuses what the form does not define
     task_id = forwarded.get("taskId")
-    entry = tasks.find(task_id, _owner(ctx, form))
-    if entry is None:
-        return await call_next(ctx)
+    entry = tasks.find(task_id, _owner(ctx, form)) if isinstance(task_id, str) else None
+    if entry is None or not isinstance(task_id, str):
+        return await call_next(ctx)  # the server answers -32602 (unknown task)
     upstream = entry.upstream
     if upstream.starts != entry.start:
         raise InvalidParams(f"Invalid params: task {task_id!r} is gone: upstream {upstream.key!r} "
