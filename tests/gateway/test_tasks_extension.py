@@ -128,6 +128,8 @@ def test_the_client_with_tasks_gets_the_calls_own_result(era):
         async with mcpfast.connect(app, client=mcpfast.Client(tasks=True, protocol_version="2026-07-28")) as client:
             result = await client.call_tool("w_crunch", {"n": 3})
             assert result["content"][0]["text"] == "w: 9"
+            [(_, upstream_id)] = events  # it ran as a task upstream
+            assert isinstance(upstream_id, str)
             # A tool error: completed with its isError result (2026-07-28), also from a
             # 2025-11-25 upstream, where it is a failed task.
             broken = await client.call_tool("w_broken")
@@ -251,6 +253,39 @@ def test_a_2025_11_25_clients_task_of_a_2026_07_28_upstream_is_refused():
             assert "params.task" in caught.value.message and "upstream 'new'" in caught.value.message
             # Without params.task the call runs as any other.
             assert (await client.call_tool("new_crunch", {"n": 2}))["content"][0]["text"] == "w: 4"
+
+    run(main())
+
+
+async def serve_http(app: Server) -> tuple[str, asyncio.Task]:
+    bound: asyncio.Future = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(app.serve_http("127.0.0.1", 0, ready=lambda h, p: bound.set_result(p)))
+    return f"http://127.0.0.1:{await bound}/mcp", task
+
+
+def test_both_legs_over_http():
+    # Over HTTP a 2026-07-28 request is its own: tasks are not bound to a connection.
+    async def main():
+        gate, events = asyncio.Event(), []
+        gate.set()
+        upstream_url, upstream_served = await serve_http(task_app("w", gate, events))
+        app = Server("gateway")
+        app.mount(upstream_url, namespace="w", protocol_version="2026-07-28")
+        url, served = await serve_http(app)
+        try:
+            async with mcpfast.connect(url, client=mcpfast.Client(
+                    tasks=True, protocol_version="2026-07-28",
+                    elicitation=lambda params: {"action": "accept", "content": {"name": "Eve"}})) as client:
+                assert meta_keys.TASKS_EXTENSION in client.server_capabilities.get("extensions", {})
+                assert (await client.call_tool("w_crunch", {"n": 4}))["content"][0]["text"] == "w: 16"
+                assert (await client.call_tool("w_ask"))["content"][0]["text"] == "hello Eve"
+                # It ran as a task upstream (the call's own result came through tasks/get).
+                [(_, upstream_id)] = events
+                assert isinstance(upstream_id, str)
+        finally:
+            for task in (served, upstream_served):
+                task.cancel()
+            await asyncio.gather(served, upstream_served, return_exceptions=True)
 
     run(main())
 
