@@ -23,7 +23,11 @@ The two forms, as the downstream and the upstream speak them (:func:`task_reques
   ``completed`` with its ``isError`` result, as 2026-07-28 says); ``input_required`` is
   shown as ``working`` (the upstream asks its questions on its session, not as
   ``inputRequests``); ``tasks/cancel`` acknowledges, also for an ended task;
-  ``tasks/update`` is refused (-32601: the 2025-11-25 tasks have no such method);
+  ``tasks/update`` is acknowledged, its answers ignored (such a task shows no pending
+  question: the upstream asks on its session); a call of a tool that requires a task,
+  from a client without the extension, gets -32021 as from a 2026-07-28 server;
+- a 2026-07-28 request's legacy ``params.task`` is dropped (it means nothing there, and
+  must not make a task of a 2025-11-25 upstream's tool);
 - a 2025-11-25 downstream, a 2026-07-28 upstream: a task-augmented call is refused
   (-32602 naming ``params.task``): the gateway makes no extension task for a client that
   cannot follow one.
@@ -38,9 +42,10 @@ import secrets
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Optional
 
-from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError, MethodNotFound
+from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
+from mcpfast.server.tasks.manager import error_object, missing_extension
 
 __all__ = ["DEFAULT_TASK_CAPACITY", "EXPERIMENTAL", "EXTENSION", "ForwardedTask", "ForwardedTasks",
            "call_params", "downstream_form", "task_list", "task_made", "task_request"]
@@ -169,19 +174,28 @@ def call_params(ctx: Any, params: dict[str, Any], listed: dict[str, Any], upstre
                 forwarded: dict[str, Any]) -> dict[str, Any]:
     """The params of a tools/call for the upstream, task-augmented or refused across the
     two forms (module docstring)."""
-    if "task" in params:
-        if _upstream_form(upstream) == EXTENSION:
-            raise InvalidParams(
-                f"Invalid params: params.task: upstream {upstream.key!r} speaks 2026-07-28, whose "
-                "tasks (the io.modelcontextprotocol/tasks extension) the gateway does not turn into "
-                "2025-11-25 ones; call the tool without params.task",
-                {"param": "task", "upstream": upstream.key})
-        return forwarded
-    if _upstream_form(upstream) == EXPERIMENTAL and downstream_form(ctx) == EXTENSION:
-        execution = listed.get("execution")
-        support = execution.get("taskSupport") if isinstance(execution, dict) else None
-        if support in ("optional", "required"):
-            return {**forwarded, "task": {}}
+    upstream_form = _upstream_form(upstream)
+    if ctx.state.features.stateless:
+        # Under 2026-07-28 a legacy params.task means nothing (the extension decides): it
+        # must not make a task of a 2025-11-25 upstream's tool.
+        out = {key: value for key, value in forwarded.items() if key != "task"} \
+            if "task" in forwarded else forwarded
+        if upstream_form == EXPERIMENTAL:
+            execution = listed.get("execution")
+            support = execution.get("taskSupport") if isinstance(execution, dict) else None
+            if support in ("optional", "required"):
+                if downstream_form(ctx) == EXTENSION:
+                    out = {**out, "task": {}}
+                elif support == "required":
+                    # As a 2026-07-28 server refuses it (the upstream would say -32601).
+                    raise missing_extension(f"the tool {params.get('name')!r}")
+        return out
+    if "task" in params and upstream_form == EXTENSION:
+        raise InvalidParams(
+            f"Invalid params: params.task: upstream {upstream.key!r} speaks 2026-07-28, whose "
+            "tasks (the io.modelcontextprotocol/tasks extension) the gateway does not turn into "
+            "2025-11-25 ones; call the tool without params.task",
+            {"param": "task", "upstream": upstream.key})
     return forwarded
 
 
@@ -260,10 +274,7 @@ async def _across(upstream: Any, method: str, sent: dict[str, Any], ctx: Any, ta
         try:
             result = await upstream.request(methods.TASKS_RESULT, sent, origin=ctx, wait=True)
         except JSONRPCError as exc:
-            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-            if exc.has_data:
-                error["data"] = exc.data
-            return {**detailed, "status": "failed", "error": error}
+            return {**detailed, "status": "failed", "error": error_object(exc)}
         if type(result) is dict and type(result.get("_meta")) is dict:
             meta = {key: value for key, value in result["_meta"].items() if key != RELATED_TASK}
             result = {key: value for key, value in result.items() if key != "_meta"}
@@ -281,12 +292,10 @@ async def _across(upstream: Any, method: str, sent: dict[str, Any], ctx: Any, ta
             if task.get("status") not in _TERMINAL:
                 raise
         return {}
-    # tasks/update, the one other request of the extension (_METHODS).
-    raise MethodNotFound(
-        f"Method not found: tasks/update: task {task_id!r} runs on upstream {upstream.key!r}, "
-        "which speaks 2025-11-25, whose tasks have no tasks/update (their questions go to the "
-        "client as requests, which the gateway cannot turn into inputRequests)",
-        {"method": method, "upstream": upstream.key, "taskId": task_id})
+    # tasks/update, the one other request of the extension (_METHODS): acknowledged, its
+    # answers ignored, as answers to no pending question are (such a task shows none).
+    await upstream.request(methods.TASKS_GET, sent, origin=ctx)  # the task is still there
+    return {}
 
 
 async def task_list(tasks: ForwardedTasks, ctx: Any, result: Any) -> Any:

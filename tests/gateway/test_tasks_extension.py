@@ -1,7 +1,7 @@
 """Tasks of the 2026-07-28 extension through the gateway: a downstream client declaring
 ``io.modelcontextprotocol/tasks`` gets the task an upstream makes, under an id of the
 gateway's own, and its tasks/get, tasks/update and tasks/cancel reach that upstream --
-a 2026-07-28 upstream as they are, a 2025-11-25 one translated (tasks/update refused);
+a 2026-07-28 upstream as they are, a 2025-11-25 one translated (tasks/update acknowledged, answers to no question ignored);
 a 2025-11-25 client's task-augmented call of a 2026-07-28 upstream is refused; an
 upstream that dies takes its tasks with it, and the downstream is told so."""
 
@@ -191,18 +191,52 @@ def test_a_tasks_questions_are_answered_through_tasks_update():
     run(main())
 
 
-def test_tasks_update_of_a_2025_11_25_upstreams_task_is_refused():
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
+def test_a_legacy_task_param_of_a_2026_07_28_request_makes_no_task(era):
     async def main():
         gate, events = asyncio.Event(), []
         app = Server("gateway")
-        app.mount(task_app("w", gate, events), namespace="old", protocol_version="2025-11-25")
+        app.mount(task_app("w", gate, events), namespace="w", protocol_version=era)
+        async with mcpfast.connect(app, protocol_version="2026-07-28") as client:
+            # Without the extension declared: the call's own result, no task upstream.
+            result = await raw(client, "tools/call", {"name": "w_pid", "task": {"ttl": 60000}}, {})
+            assert result["resultType"] == "complete" and isinstance(result["structuredContent"]["result"], int)
+            gate.set()
+            result = await raw(client, "tools/call", {"name": "w_crunch", "arguments": {"n": 6},
+                                                      "task": {"ttl": 60000}}, {})
+            assert result["resultType"] == "complete" and result["content"][0]["text"] == "w: 36"
+            assert events == [("started", None)]
+
+    run(main())
+
+
+def test_across_the_eras_update_is_acknowledged_and_a_required_task_needs_the_extension():
+    async def main():
+        gate, events = asyncio.Event(), []
+        upstream_app = task_app("w", gate, events)
+
+        @upstream_app.tool(task_support="required")
+        async def long_job() -> str:
+            """Runs only as a task."""
+            return "done"
+
+        app = Server("gateway")
+        app.mount(upstream_app, namespace="old", protocol_version="2025-11-25")
         async with mcpfast.connect(app, protocol_version="2026-07-28") as client:
             task_id = (await raw(client, "tools/call", {"name": "old_crunch", "arguments": {"n": 1}}))["taskId"]
-            with pytest.raises(JSONRPCError) as caught:
-                await raw(client, "tasks/update", {"taskId": task_id, "inputResponses": {}})
-            assert caught.value.code == -32601
-            assert "upstream 'old'" in caught.value.message and "2025-11-25" in caught.value.message
+            # The 2025-11-25 task shows no question: answers to none are ignored.
+            assert acknowledged(await raw(client, "tasks/update", {"taskId": task_id, "inputResponses": {
+                "nothing": {"action": "accept", "content": {}}}}))
             gate.set()
+            assert (await until_ended(client, task_id))["result"]["content"][0]["text"] == "w: 1"
+            # Without the extension, a tool that runs only as a task: -32021, as a
+            # 2026-07-28 server says (the 2025-11-25 upstream would say -32601).
+            with pytest.raises(JSONRPCError) as caught:
+                await raw(client, "tools/call", {"name": "old_long_job"}, {})
+            assert caught.value.code == -32021
+            assert meta_keys.TASKS_EXTENSION in caught.value.message
+            created = await raw(client, "tools/call", {"name": "old_long_job"})
+            assert (await until_ended(client, created["taskId"]))["result"]["content"][0]["text"] == "done"
 
     run(main())
 
