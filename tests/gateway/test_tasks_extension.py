@@ -1,9 +1,10 @@
 """Tasks of the 2026-07-28 extension through the gateway: a downstream client declaring
 ``io.modelcontextprotocol/tasks`` gets the task an upstream makes, under an id of the
 gateway's own, and its tasks/get, tasks/update and tasks/cancel reach that upstream --
-a 2026-07-28 upstream as they are, a 2025-11-25 one translated (tasks/update acknowledged, answers to no question ignored);
-a 2025-11-25 client's task-augmented call of a 2026-07-28 upstream is refused; an
-upstream that dies takes its tasks with it, and the downstream is told so."""
+a 2026-07-28 upstream as they are, a 2025-11-25 one translated (tasks/update
+acknowledged, answers to no question ignored); a 2025-11-25 client's task-augmented call
+of a 2026-07-28 upstream is refused; an upstream that dies takes its tasks with it, and
+the downstream is told so."""
 
 from __future__ import annotations
 
@@ -67,6 +68,13 @@ def task_app(name: str, gate: asyncio.Event, events: list) -> Server:
     return app
 
 
+def gateway_of(upstream: Server, era: str) -> Server:
+    # A gateway mounting ``upstream`` under "w", its session speaking ``era``.
+    app = Server("gateway")
+    app.mount(upstream, namespace="w", protocol_version=era)
+    return app
+
+
 def raw(client, method: str, params: dict, capabilities: dict = EXTENSIONS) -> asyncio.Future:
     # One 2026-07-28 request as a client sends it, the tasks extension declared.
     meta = {meta_keys.PROTOCOL_VERSION: "2026-07-28", meta_keys.CLIENT_CAPABILITIES: capabilities,
@@ -123,8 +131,7 @@ def test_the_client_with_tasks_gets_the_calls_own_result(era):
     async def main():
         gate, events = asyncio.Event(), []
         gate.set()
-        app = Server("gateway")
-        app.mount(task_app("w", gate, events), namespace="w", protocol_version=era)
+        app = gateway_of(task_app("w", gate, events), era)
         async with mcpfast.connect(app, client=mcpfast.Client(tasks=True, protocol_version="2026-07-28")) as client:
             result = await client.call_tool("w_crunch", {"n": 3})
             assert result["content"][0]["text"] == "w: 9"
@@ -142,8 +149,7 @@ def test_the_client_with_tasks_gets_the_calls_own_result(era):
 def test_a_task_cancelled_through_the_gateway_is_cancelled_upstream(era):
     async def main():
         gate, events = asyncio.Event(), []
-        app = Server("gateway")
-        app.mount(task_app("w", gate, events), namespace="w", protocol_version=era)
+        app = gateway_of(task_app("w", gate, events), era)
         async with mcpfast.connect(app, protocol_version="2026-07-28") as client:
             created = await raw(client, "tools/call", {"name": "w_crunch", "arguments": {"n": 2}})
             task_id = created["taskId"]
@@ -195,8 +201,7 @@ def test_a_tasks_questions_are_answered_through_tasks_update():
 def test_a_legacy_task_param_of_a_2026_07_28_request_makes_no_task(era):
     async def main():
         gate, events = asyncio.Event(), []
-        app = Server("gateway")
-        app.mount(task_app("w", gate, events), namespace="w", protocol_version=era)
+        app = gateway_of(task_app("w", gate, events), era)
         async with mcpfast.connect(app, protocol_version="2026-07-28") as client:
             # Without the extension declared: the call's own result, no task upstream.
             result = await raw(client, "tools/call", {"name": "w_pid", "task": {"ttl": 60000}}, {})
