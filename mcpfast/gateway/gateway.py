@@ -153,7 +153,8 @@ class Gateway:
                            protocol_version=protocol_version,
                            on_catalogue=self._catalogue_changed, on_ready=self._ready,
                            on_log=self._forward_log,
-                           on_resource_updated=self._forward_update, on_task_status=self._forward_task_status)
+                           on_resource_updated=self._forward_update, on_task_status=self._forward_task_status,
+                           on_task_question=self.tasks.question)
         self.upstreams[key] = mounted
         if self.running:
             mounted.start()

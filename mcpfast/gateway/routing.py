@@ -173,12 +173,15 @@ class GatewayMiddleware(Middleware):
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
         features = ctx.state.features
+        expecting = False
         if features is not None and (features.stateless or "task" in params):
             # A call that may make a task, in either form (gateway.tasks).
             forwarded = call_params(ctx, params, tool.listed, upstream, forwarded)
+            expecting = features.stateless and "task" in forwarded  # a 2025-11-25 task, for 2026-07-28
         # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
         without_task()
-        result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
+        call = upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx)
+        result = await (self.gateway.tasks.expecting(upstream, call) if expecting else call)
         if type(result) is dict and ("task" in result or result.get("resultType") == "task"):
             # A CreateTaskResult: a task this caller owns, under the gateway's id.
             made = task_made(self.gateway.tasks, ctx, forwarded, upstream, result)

@@ -20,12 +20,14 @@ The two forms, as the downstream and the upstream speak them (:func:`task_reques
   extension's flat form (``ttl``/``pollInterval`` as ``ttlMs``/``pollIntervalMs``);
   ``tasks/get`` answers the DetailedTask, the result or error of an ended task fetched
   with ``tasks/result`` and inlined (a tool error, ``failed`` under 2025-11-25, is
-  ``completed`` with its ``isError`` result, as 2026-07-28 says); ``input_required`` is
-  shown as ``working`` (the upstream asks its questions on its session, not as
-  ``inputRequests``); ``tasks/cancel`` acknowledges, also for an ended task;
-  ``tasks/update`` is acknowledged, its answers ignored (such a task shows no pending
-  question: the upstream asks on its session); a call of a tool that requires a task,
-  from a client without the extension, gets -32021 as from a 2026-07-28 server;
+  ``completed`` with its ``isError`` result, as 2026-07-28 says); the questions the
+  upstream asks within the task (its requests tagged with the task) wait in
+  ``inputRequests`` (status ``input_required``; -32021 to the upstream when the client's
+  request lacked the capability) until ``tasks/update`` answers them, answers to no
+  waiting question ignored (a question asked before the CreateTaskResult is recorded waits
+  for it, while such a call is in flight); ``tasks/cancel`` acknowledges, also for an
+  ended task; a call of a tool that requires a task, from a client without the
+  extension, gets -32021 as from a 2026-07-28 server;
 - a 2026-07-28 request's legacy ``params.task`` is dropped (it means nothing there, and
   must not make a task of a 2025-11-25 upstream's tool);
 - a 2025-11-25 downstream, a 2026-07-28 upstream: a task-augmented call is refused
@@ -38,22 +40,28 @@ requests get -32602 saying so.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Optional
 
+from mcpfast.gateway.eras import asked_capabilities
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
+from mcpfast.server.request.requests_to_client import require_capability
 from mcpfast.server.tasks.manager import error_object, missing_extension
 
-__all__ = ["DEFAULT_TASK_CAPACITY", "EXPERIMENTAL", "EXTENSION", "ForwardedTask", "ForwardedTasks",
+__all__ = ["DEFAULT_TASK_CAPACITY", "EXPERIMENTAL", "EXTENSION", "NOT_ASKED", "ForwardedTask", "ForwardedTasks",
            "call_params", "downstream_form", "task_list", "task_made", "task_request"]
 
 DEFAULT_TASK_CAPACITY = 10_000
 #: The two task forms: the 2026-07-28 extension, the 2025-11-25 tasks utility.
 EXTENSION = "extension"
 EXPERIMENTAL = "experimental"
+#: What a task question's awaitable gives when the question is not the table's to ask
+#: (Upstream.on_task_question): the upstream asks it as any other.
+NOT_ASKED: Any = object()
 # The owner of a 2026-07-28 task made without authentication (the id alone guards it).
 _ANYONE = ("anyone",)
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -66,15 +74,57 @@ _RENAMED = {"ttl": "ttlMs", "pollInterval": "pollIntervalMs"}
 
 class ForwardedTask:
     """One upstream task: its upstream, the upstream's id, the session it was made on (the
-    upstream's start count then) and its owner."""
+    upstream's start count then), its owner, and for a 2026-07-28 owner of a 2025-11-25
+    upstream's task the request state it was made with (whose client capabilities its
+    questions need) and the questions waiting for ``tasks/update``."""
 
-    __slots__ = ("upstream", "upstream_id", "start", "owner")
+    __slots__ = ("upstream", "upstream_id", "start", "owner", "state", "questions", "asked")
 
-    def __init__(self, upstream: Any, upstream_id: str, start: int, owner: Any) -> None:
+    def __init__(self, upstream: Any, upstream_id: str, start: int, owner: Any, state: Any = None) -> None:
         self.upstream = upstream
         self.upstream_id = upstream_id
         self.start = start
         self.owner = owner
+        self.state = state
+        self.questions: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
+        self.asked = 0
+
+    def pending(self) -> dict[str, dict[str, Any]]:
+        """The questions still unanswered, as ``inputRequests``."""
+        return {key: question for key, (question, answer) in self.questions.items() if not answer.done()}
+
+    def answer(self, responses: Any) -> None:
+        """``tasks/update``'s ``inputResponses``: waiting questions get theirs, the rest
+        is ignored (as the extension says)."""
+        if type(responses) is not dict:
+            return
+        for key, response in responses.items():
+            waiting = self.questions.get(key)
+            if waiting is not None and not waiting[1].done():
+                waiting[1].set_result(response)
+
+    async def ask(self, method: str, params: Any) -> Any:
+        """A question the upstream asks within the task: pending (``input_required``)
+        until ``tasks/update`` answers it; -32021 when the owner's request lacked the
+        capability it needs."""
+        state = self.state
+        for capability in asked_capabilities(method, params):  # the owner's, not the gateway's
+            require_capability(state.client_capabilities or {}, state.features, capability)
+        self.asked += 1
+        key = f"{method.split('/', 1)[0]}_{self.asked}"
+        question: dict[str, Any] = {"method": method}
+        if type(params) is dict:
+            meta = params.get("_meta")
+            shown = {k: v for k, v in params.items() if k != "_meta"}
+            if type(meta) is dict and len(meta) > 1:
+                shown["_meta"] = {k: v for k, v in meta.items() if k != RELATED_TASK}
+            question["params"] = shown
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.questions[key] = (question, answer)
+        try:
+            return await answer
+        finally:
+            del self.questions[key]
 
 
 def _same(owner: Any, other: Any) -> bool:
@@ -89,15 +139,23 @@ class ForwardedTasks:
         self.capacity = capacity
         self._tasks: OrderedDict[str, ForwardedTask] = OrderedDict()
         self._ids: dict[tuple[Any, str], str] = {}
+        # Questions of tasks not recorded yet: (upstream, upstream id) -> the gateway's id.
+        self._awaited: dict[tuple[Any, str], asyncio.Future[str]] = {}
+        # Upstream -> its task-augmented calls for 2026-07-28 clients in flight.
+        self._expecting: dict[Any, int] = {}
 
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def record(self, upstream: Any, upstream_id: str, owner: Any) -> str:
-        """Remember an upstream task made for ``owner``; return the gateway's id of it."""
+    def record(self, upstream: Any, upstream_id: str, owner: Any, state: Any = None) -> str:
+        """Remember an upstream task made for ``owner`` (by a request of ``state``); return
+        the gateway's id of it."""
         task_id = secrets.token_urlsafe(16)
-        self._tasks[task_id] = ForwardedTask(upstream, upstream_id, upstream.starts, owner)
+        self._tasks[task_id] = ForwardedTask(upstream, upstream_id, upstream.starts, owner, state)
         self._ids[(upstream, upstream_id)] = task_id
+        awaited = self._awaited.pop((upstream, upstream_id), None)
+        if awaited is not None and not awaited.done():
+            awaited.set_result(task_id)
         while len(self._tasks) > self.capacity:
             _, dropped = self._tasks.popitem(last=False)
             self._ids.pop((dropped.upstream, dropped.upstream_id), None)
@@ -133,6 +191,59 @@ class ForwardedTasks:
             if _same(entry.owner, owner):
                 seen.setdefault(entry.upstream, None)
         return list(seen)
+
+    def question(self, upstream: Any, method: str, params: Any) -> Optional[Awaitable[Any]]:
+        """A question an upstream asks within a task (``_meta`` related-task) made by a
+        2026-07-28 client of a 2025-11-25 upstream: the awaitable of its answer, which
+        ``tasks/update`` brings, or of NOT_ASKED when the task is a 2025-11-25 client's
+        (asked on its session, as before); None for a question of no task
+        (Upstream.on_task_question)."""
+        meta = params.get("_meta") if type(params) is dict else None
+        related = meta.get(RELATED_TASK) if type(meta) is dict else None
+        upstream_id = related.get("taskId") if type(related) is dict else None
+        if not isinstance(upstream_id, str):
+            return None
+        task_id = self._ids.get((upstream, upstream_id))
+        if task_id is not None:
+            entry = self._tasks[task_id]
+            return None if entry.state is None else entry.ask(method, params)
+        if not self._expecting.get(upstream):
+            return None
+        # The task asks before its CreateTaskResult has been recorded (its function starts
+        # at once), while a 2026-07-28 client's call waits for one: the question waits for
+        # the record.
+        return self._ask_when_recorded(upstream, upstream_id, method, params)
+
+    async def expecting(self, upstream: Any, call: Awaitable[Any]) -> Any:
+        """Await ``call``, a tools/call sent task-augmented to ``upstream`` for a 2026-07-28
+        client: meanwhile the questions of tasks not recorded yet wait for their record."""
+        self._expecting[upstream] = self._expecting.get(upstream, 0) + 1
+        try:
+            return await call
+        finally:
+            left = self._expecting[upstream] - 1
+            if left:
+                self._expecting[upstream] = left
+            else:
+                del self._expecting[upstream]
+
+    async def _ask_when_recorded(self, upstream: Any, upstream_id: str, method: str, params: Any) -> Any:
+        key = (upstream, upstream_id)
+        recorded = self._awaited.get(key)
+        if recorded is None:
+            recorded = self._awaited[key] = asyncio.get_running_loop().create_future()
+        timeout = upstream.options.timeout
+        try:
+            task_id = await asyncio.wait_for(asyncio.shield(recorded), timeout)
+        except asyncio.TimeoutError:
+            return NOT_ASKED  # never recorded (its call was cancelled): asked as before
+        finally:
+            if self._awaited.get(key) is recorded and not recorded.done():
+                del self._awaited[key]
+        entry = self._tasks.get(task_id)
+        if entry is None or entry.state is None:
+            return NOT_ASKED
+        return await entry.ask(method, params)
 
     def status_note(self, upstream: Any, params: Any) -> Optional[tuple[Any, dict[str, Any]]]:
         """An upstream's ``notifications/tasks/status``: the connection to tell and the
@@ -223,9 +334,10 @@ def task_made(tasks: ForwardedTasks, ctx: Any, sent: dict[str, Any], upstream: A
         return None
     if "task" not in sent:
         return None  # a 2025-11-25 task answers only a task-augmented call
-    task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form))
     if form == EXTENSION:
+        task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form), ctx.state)
         return {"resultType": "task", **_extension_task(task, task_id)}
+    task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form))
     return {**result, "task": {**task, "taskId": task_id}}
 
 
@@ -251,7 +363,7 @@ async def task_request(tasks: ForwardedTasks, ctx: Any, call_next: Callable[[Any
     method = ctx.method
     sent = {**forwarded, "taskId": entry.upstream_id}
     if form == EXTENSION and _upstream_form(upstream) == EXPERIMENTAL:
-        return await _across(upstream, method, sent, ctx, task_id)
+        return await _across(entry, method, sent, ctx, task_id)
     # tasks/result waits for the task's end, which may be long after any call timeout.
     result = await upstream.request(method, sent, origin=ctx, wait=method == methods.TASKS_RESULT)
     if type(result) is not dict:
@@ -264,12 +376,16 @@ async def task_request(tasks: ForwardedTasks, ctx: Any, call_next: Callable[[Any
     return {**result, "taskId": task_id} if "taskId" in result else result
 
 
-async def _across(upstream: Any, method: str, sent: dict[str, Any], ctx: Any, task_id: str) -> Any:
+async def _across(entry: ForwardedTask, method: str, sent: dict[str, Any], ctx: Any, task_id: str) -> Any:
     # A 2026-07-28 request about a task of a 2025-11-25 upstream (module docstring).
+    upstream = entry.upstream
     if method == methods.TASKS_GET:
         task = await upstream.request(methods.TASKS_GET, sent, origin=ctx)
         detailed = _extension_task(task, task_id)
         if task.get("status") not in ("completed", "failed"):
+            pending = entry.pending()
+            if pending:
+                return {**detailed, "status": "input_required", "inputRequests": pending}
             return detailed
         try:
             result = await upstream.request(methods.TASKS_RESULT, sent, origin=ctx, wait=True)
@@ -292,9 +408,10 @@ async def _across(upstream: Any, method: str, sent: dict[str, Any], ctx: Any, ta
             if task.get("status") not in _TERMINAL:
                 raise
         return {}
-    # tasks/update, the one other request of the extension (_METHODS): acknowledged, its
-    # answers ignored, as answers to no pending question are (such a task shows none).
+    # tasks/update, the one other request of the extension (_METHODS): the answers go to
+    # the questions waiting, the rest is ignored; acknowledged.
     await upstream.request(methods.TASKS_GET, sent, origin=ctx)  # the task is still there
+    entry.answer(sent.get("inputResponses"))
     return {}
 
 

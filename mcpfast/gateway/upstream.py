@@ -35,7 +35,7 @@ import asyncio
 import logging
 import math
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
@@ -44,6 +44,7 @@ from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task
+from mcpfast.gateway.tasks import NOT_ASKED
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
@@ -96,6 +97,8 @@ class Upstream:
                  on_log: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 on_task_question: Callable[[Upstream, str, Any], Optional[Awaitable[Any]]] =
+                 lambda upstream, method, params: None,
                  backoff: float = 0.5, max_backoff: float = 30.0,
                  max_log_rate: float = 100.0, protocol_version: Optional[str] = None) -> None:
         if not isinstance(key, str) or not key:
@@ -111,6 +114,9 @@ class Upstream:
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
         self.on_task_status = on_task_status
+        # A question asked within a task: its answer's awaitable when the task's owner
+        # answers it in tasks/update (gateway.tasks), else None.
+        self.on_task_question = on_task_question
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.catalogue = MountedCatalogue(options)
@@ -314,6 +320,11 @@ class Upstream:
                 task.cancel()  # the upstream is sent notifications/cancelled
 
     async def _ask_downstream(self, method: str, params: Any) -> Any:
+        asked = self.on_task_question(self, method, params)
+        if asked is not None:
+            answer = await asked
+            if answer is not NOT_ASKED:
+                return answer
         needs = asked_capabilities(method, params)
         for ctx in reversed(self._callers):
             interrupt = self._interrupts.get(ctx)

@@ -162,11 +162,13 @@ def test_a_task_cancelled_through_the_gateway_is_cancelled_upstream(era):
     run(main())
 
 
-def test_a_tasks_questions_are_answered_through_tasks_update():
+# A 2026-07-28 upstream's own input key; a 2025-11-25 one's question, asked on its
+# session within the task, under a key of the gateway's.
+@pytest.mark.parametrize("era,key", [("2026-07-28", "user_name"), ("2025-11-25", "elicitation_1")])
+def test_a_tasks_questions_are_answered_through_tasks_update(era, key):
     async def main():
         gate, events = asyncio.Event(), []
-        app = Server("gateway")
-        app.mount(task_app("w", gate, events), namespace="w", protocol_version="2026-07-28")
+        app = gateway_of(task_app("w", gate, events), era)
         async with mcpfast.connect(app, protocol_version="2026-07-28") as client:
             capabilities = {**EXTENSIONS, "elicitation": {"form": {}}}
             created = await raw(client, "tools/call", {"name": "w_ask"}, capabilities)
@@ -181,12 +183,20 @@ def test_a_tasks_questions_are_answered_through_tasks_update():
                 if await asking():
                     break
             assert asked["status"] == "input_required" and asked["taskId"] == task_id
-            assert list(asked["inputRequests"]) == ["user_name"]
-            answer = {"user_name": {"action": "accept", "content": {"name": "Ada"}}}
+            assert list(asked["inputRequests"]) == [key]
+            question = asked["inputRequests"][key]
+            assert question["method"] == "elicitation/create"
+            assert question["params"]["message"] == "Your name?"
+            answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
             assert acknowledged(await raw(client, "tasks/update", {"taskId": task_id, "inputResponses": answer},
                                           capabilities))
             done = await until_ended(client, task_id, capabilities)
             assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "hello Ada"
+            # The extension declared, elicitation not: the task's question is refused.
+            task_id = (await raw(client, "tools/call", {"name": "w_ask"}))["taskId"]
+            ended = await until_ended(client, task_id)
+            assert ended["status"] == "failed" and ended["error"]["code"] == -32021
+            assert "elicitation" in ended["error"]["message"]
 
         # The client's own handler answers them, through the gateway, in call_tool.
         async with mcpfast.connect(app, client=mcpfast.Client(
