@@ -154,7 +154,7 @@ class Gateway:
                            on_catalogue=self._catalogue_changed, on_ready=self._ready,
                            on_log=self._forward_log,
                            on_resource_updated=self._forward_update, on_task_status=self._forward_task_status,
-                           on_task_question=self.tasks.question)
+                           on_task_question=self.tasks.question, on_task_note=self.tasks.task_note)
         self.upstreams[key] = mounted
         if self.running:
             mounted.start()

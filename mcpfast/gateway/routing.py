@@ -184,7 +184,7 @@ class GatewayMiddleware(Middleware):
         result = await (self.gateway.tasks.expecting(upstream, call) if expecting else call)
         if type(result) is dict and ("task" in result or result.get("resultType") == "task"):
             # A CreateTaskResult: a task this caller owns, under the gateway's id.
-            made = task_made(self.gateway.tasks, ctx, forwarded, upstream, result)
+            made = await task_made(self.gateway.tasks, ctx, forwarded, upstream, result)
             if made is not None:
                 return made
         return shaped_result(methods.TOOLS_CALL, result, ctx.state.features)

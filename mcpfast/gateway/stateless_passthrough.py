@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional
 from mcpfast.protocol import meta_keys
 from mcpfast.server.request.input_required import InputRequiredBackChannel
 
-__all__ = ["EXTENSION_TASK_METHODS", "UPSTREAM_STATE", "forward_once", "forward_task"]
+__all__ = ["EXTENSION_TASK_METHODS", "UPSTREAM_STATE", "forward_once", "forward_task", "listen_for_task"]
 
 _PROTOCOL_META = "io.modelcontextprotocol/"
 #: The key, in the gateway's own requestState, of the upstream's requestState.
@@ -78,3 +78,14 @@ async def forward_task(session: Any, version: str, method: str, params: dict[str
     attempt["_meta"] = {**own, **_protocol_meta(origin, version)} if type(own) is dict \
         else _protocol_meta(origin, version)
     return await session.request(method, attempt, timeout=timeout)
+
+
+def listen_for_task(session: Any, version: str, task_id: str, origin: Any) -> Any:
+    """Open a ``subscriptions/listen`` for the upstream's task ``task_id`` on ``session``
+    with the downstream's protocol ``_meta`` (the tasks extension is the client's to
+    declare); the request's handle (cancel it to stop)."""
+    params = {"notifications": {"taskIds": [task_id]}, "_meta": _protocol_meta(origin, version)}
+    handle = session.send_request("subscriptions/listen", params, timeout=math.inf)
+    # Its end (cancelled, or the session gone) is nobody's error.
+    handle.future.add_done_callback(lambda future: future.cancelled() or future.exception())
+    return handle

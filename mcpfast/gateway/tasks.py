@@ -36,6 +36,15 @@ The two forms, as the downstream and the upstream speak them (:func:`task_reques
 
 A task whose upstream restarted since it was made is gone with the old session: its
 requests get -32602 saying so.
+
+``notifications/tasks`` on ``subscriptions/listen``: a 2026-07-28 client's task is
+mirrored in the gateway's own task store (a TaskRecord under the gateway's id, bound to
+the caller as the server binds its own), so that the server's listen acknowledges and
+follows it; each change is stored there and published (TaskManager.changed), fed by a
+listen the gateway opens upstream for the task (a 2026-07-28 upstream;
+Upstream.follow_task, ended with the task), or by the upstream's
+``notifications/tasks/status`` and the task's questions (a 2025-11-25 upstream: its
+DetailedTask read again each time). ``tasks/get`` is still answered from the upstream.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Coroutine, Optional
 
 from mcpfast.gateway.eras import asked_capabilities
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError
@@ -51,6 +60,7 @@ from mcpfast.protocol import methods
 from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
 from mcpfast.server.request.requests_to_client import require_capability
 from mcpfast.server.tasks.manager import error_object, missing_extension
+from mcpfast.server.tasks.record import COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING, TaskRecord
 
 __all__ = ["DEFAULT_TASK_CAPACITY", "EXPERIMENTAL", "EXTENSION", "NOT_ASKED", "ForwardedTask", "ForwardedTasks",
            "call_params", "downstream_form", "task_list", "task_made", "task_request"]
@@ -64,7 +74,8 @@ EXPERIMENTAL = "experimental"
 NOT_ASKED: Any = object()
 # The owner of a 2026-07-28 task made without authentication (the id alone guards it).
 _ANYONE = ("anyone",)
-_TERMINAL = frozenset({"completed", "failed", "cancelled"})
+_TERMINAL = TERMINAL
+_STATUSES = frozenset({WORKING, INPUT_REQUIRED}) | TERMINAL
 # The requests about one task that each form defines.
 _METHODS = {EXTENSION: frozenset({methods.TASKS_GET, methods.TASKS_UPDATE, methods.TASKS_CANCEL}),
             EXPERIMENTAL: frozenset({methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL})}
@@ -78,9 +89,12 @@ class ForwardedTask:
     upstream's task the request state it was made with (whose client capabilities its
     questions need) and the questions waiting for ``tasks/update``."""
 
-    __slots__ = ("upstream", "upstream_id", "start", "owner", "state", "questions", "asked")
+    __slots__ = ("task_id", "upstream", "upstream_id", "start", "owner", "state", "questions", "asked",
+                 "core", "following", "changed")
 
-    def __init__(self, upstream: Any, upstream_id: str, start: int, owner: Any, state: Any = None) -> None:
+    def __init__(self, task_id: str, upstream: Any, upstream_id: str, start: int, owner: Any,
+                 state: Any = None) -> None:
+        self.task_id = task_id
         self.upstream = upstream
         self.upstream_id = upstream_id
         self.start = start
@@ -88,6 +102,18 @@ class ForwardedTask:
         self.state = state
         self.questions: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
         self.asked = 0
+        # The gateway's server whose store mirrors the task (2026-07-28 owners), the
+        # upstream listen following it (a 2026-07-28 upstream), and what to call when its
+        # questions change (ForwardedTasks.refresh).
+        self.core: Any = None
+        self.following: Any = None
+        self.changed: Callable[[ForwardedTask], None] = lambda entry: None
+
+    def stop_following(self) -> None:
+        """End the upstream listen following the task, if any."""
+        following, self.following = self.following, None
+        if following is not None and not following.future.done():
+            following.cancel("the task ended")
 
     def pending(self) -> dict[str, dict[str, Any]]:
         """The questions still unanswered, as ``inputRequests``."""
@@ -121,6 +147,7 @@ class ForwardedTask:
             question["params"] = shown
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.questions[key] = (question, answer)
+        self.changed(self)
         try:
             return await answer
         finally:
@@ -143,6 +170,8 @@ class ForwardedTasks:
         self._awaited: dict[tuple[Any, str], asyncio.Future[str]] = {}
         # Upstream -> its task-augmented calls for 2026-07-28 clients in flight.
         self._expecting: dict[Any, int] = {}
+        # The status updates being stored and published (asyncio keeps weak references).
+        self._updates: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -151,7 +180,8 @@ class ForwardedTasks:
         """Remember an upstream task made for ``owner`` (by a request of ``state``); return
         the gateway's id of it."""
         task_id = secrets.token_urlsafe(16)
-        self._tasks[task_id] = ForwardedTask(upstream, upstream_id, upstream.starts, owner, state)
+        entry = self._tasks[task_id] = ForwardedTask(task_id, upstream, upstream_id, upstream.starts, owner, state)
+        entry.changed = self.refresh
         self._ids[(upstream, upstream_id)] = task_id
         awaited = self._awaited.pop((upstream, upstream_id), None)
         if awaited is not None and not awaited.done():
@@ -159,7 +189,12 @@ class ForwardedTasks:
         while len(self._tasks) > self.capacity:
             _, dropped = self._tasks.popitem(last=False)
             self._ids.pop((dropped.upstream, dropped.upstream_id), None)
+            dropped.stop_following()
         return task_id
+
+    def entry(self, task_id: str) -> ForwardedTask:
+        """The task of a gateway id this table gave (KeyError when forgotten)."""
+        return self._tasks[task_id]
 
     def find(self, task_id: Any, owner: Any) -> Optional[ForwardedTask]:
         """The task ``task_id`` when ``owner`` made it, else None."""
@@ -183,6 +218,7 @@ class ForwardedTasks:
         for task_id in [task_id for task_id, entry in self._tasks.items() if _same(entry.owner, owner)]:
             entry = self._tasks.pop(task_id)
             self._ids.pop((entry.upstream, entry.upstream_id), None)
+            entry.stop_following()
 
     def upstreams_of(self, owner: Any) -> list[Any]:
         """The upstreams running ``owner``'s tasks, in the order first made."""
@@ -249,9 +285,35 @@ class ForwardedTasks:
         """An upstream's ``notifications/tasks/status``: the connection to tell and the
         params with the gateway's id (None for a task no downstream client made)."""
         found = self.downstream_id(upstream, params.get("taskId") if isinstance(params, dict) else None)
-        if found is None or type(found[1]) is tuple:
+        if found is None:
+            return None
+        if type(found[1]) is tuple:
+            self.refresh(self._tasks[found[0]])  # a 2026-07-28 client's: its listen streams
             return None
         return found[1], {**params, "taskId": found[0]}
+
+    # -- notifications/tasks for the downstream's subscriptions/listen -------------------
+
+    def refresh(self, entry: ForwardedTask) -> None:
+        """A 2025-11-25 upstream's task of a 2026-07-28 client changed: its DetailedTask is
+        read again, stored in the mirror and published."""
+        if entry.core is not None:
+            self._spawn(_refreshed(entry))
+
+    def task_note(self, upstream: Any, params: Any) -> None:
+        """``notifications/tasks`` from the listen following a 2026-07-28 upstream's task
+        (Upstream.on_task_note): stored in the mirror and published under the gateway's id."""
+        found = self.downstream_id(upstream, params.get("taskId") if isinstance(params, dict) else None)
+        if found is None:
+            return
+        entry = self._tasks[found[0]]
+        detailed = {key: value for key, value in params.items() if key != "_meta"}
+        self._spawn(_published(entry, {**detailed, "taskId": entry.task_id}))
+
+    def _spawn(self, update: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(update)
+        self._updates.add(task)
+        task.add_done_callback(self._updates.discard)
 
 
 # -- the forms of a request ------------------------------------------------------------
@@ -319,8 +381,8 @@ def _extension_task(task: dict[str, Any], task_id: str) -> dict[str, Any]:
     return out
 
 
-def task_made(tasks: ForwardedTasks, ctx: Any, sent: dict[str, Any], upstream: Any,
-              result: Any) -> Optional[dict[str, Any]]:
+async def task_made(tasks: ForwardedTasks, ctx: Any, sent: dict[str, Any], upstream: Any,
+                    result: Any) -> Optional[dict[str, Any]]:
     """The CreateTaskResult of an upstream's answer to the tools/call ``sent`` to it,
     recorded and with the gateway's id, in the downstream's form; None when the answer is
     no task."""
@@ -328,7 +390,11 @@ def task_made(tasks: ForwardedTasks, ctx: Any, sent: dict[str, Any], upstream: A
         return None
     form = downstream_form(ctx)
     if form == EXTENSION and result.get("resultType") == "task" and isinstance(result.get("taskId"), str):
-        return {**result, "taskId": tasks.record(upstream, result["taskId"], _owner(ctx, form))}
+        made = {**result, "taskId": tasks.record(upstream, result["taskId"], _owner(ctx, form))}
+        entry = tasks.entry(made["taskId"])
+        await _mirror(entry, ctx, made)
+        entry.following = upstream.follow_task(entry.upstream_id, ctx)
+        return made
     task = result.get("task")
     if form is None or type(task) is not dict or not isinstance(task.get("taskId"), str):
         return None
@@ -336,7 +402,9 @@ def task_made(tasks: ForwardedTasks, ctx: Any, sent: dict[str, Any], upstream: A
         return None  # a 2025-11-25 task answers only a task-augmented call
     if form == EXTENSION:
         task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form), ctx.state)
-        return {"resultType": "task", **_extension_task(task, task_id)}
+        made = {"resultType": "task", **_extension_task(task, task_id)}
+        await _mirror(tasks.entry(task_id), ctx, made)
+        return made
     task_id = tasks.record(upstream, task["taskId"], _owner(ctx, form))
     return {**result, "task": {**task, "taskId": task_id}}
 
@@ -431,3 +499,58 @@ async def task_list(tasks: ForwardedTasks, ctx: Any, result: Any) -> Any:
                          if isinstance(task, dict) and task.get("taskId") in owned]
     return {**result, "tasks": listed_tasks}
 
+
+
+# -- the mirror: what subscriptions/listen follows ------------------------------------
+
+
+async def _mirror(entry: ForwardedTask, ctx: Any, created: dict[str, Any]) -> None:
+    # A 2026-07-28 client's task, in the gateway's own task store, so that its server's
+    # subscriptions/listen acknowledges and follows the id as one of its own; kept up to
+    # date from the upstream (_published).
+    core = ctx.core
+    manager = core.tasks
+    ttl, poll, status = created.get("ttlMs"), created.get("pollIntervalMs"), created.get("status")
+    record = TaskRecord(task_id=entry.task_id, method=methods.TOOLS_CALL, form=EXTENSION,
+                        principal=manager.principal(ctx, EXTENSION),
+                        ttl_ms=ttl if type(ttl) is int else None, poll_interval_ms=poll if type(poll) is int else None,
+                        status=status if isinstance(status, str) and status in _STATUSES else WORKING)
+    await manager.store.put(record)
+    entry.core = core
+
+
+async def _published(entry: ForwardedTask, detailed: dict[str, Any]) -> None:
+    # The task's DetailedTask now (the gateway's id): into the mirror, and to the listen
+    # streams following it when it changed.
+    core = entry.core
+    status = detailed.get("status")
+    if core is None or status not in _STATUSES:
+        return
+    manager = core.tasks
+    record = await manager.store.get(entry.task_id)
+    if record is None or record.terminal:
+        return
+    before = record.detailed()
+    record.status = status
+    message = detailed.get("statusMessage")
+    record.status_message = message if isinstance(message, str) else None
+    requests = detailed.get("inputRequests")
+    record.input_requests = dict(requests) if status == INPUT_REQUIRED and type(requests) is dict else {}
+    result, error = detailed.get("result"), detailed.get("error")
+    record.result = result if status == COMPLETED and type(result) is dict else None
+    record.error = error if status == FAILED and type(error) is dict else None
+    if record.detailed() == before:
+        return  # nothing new
+    record.touch(status)
+    await manager.store.put(record)
+    manager.changed(record)
+    if record.terminal:
+        entry.stop_following()
+
+
+async def _refreshed(entry: ForwardedTask) -> None:
+    try:
+        detailed = await _across(entry, methods.TASKS_GET, {"taskId": entry.upstream_id}, None, entry.task_id)
+    except JSONRPCError:
+        return  # the upstream forgot it or is gone: tasks/get says so to whoever asks
+    await _published(entry, detailed)

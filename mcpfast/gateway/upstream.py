@@ -43,7 +43,7 @@ from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
 from mcpfast.gateway.options import MountOptions
-from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task
+from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task, listen_for_task
 from mcpfast.gateway.tasks import NOT_ASKED
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
@@ -99,6 +99,7 @@ class Upstream:
                  on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_task_question: Callable[[Upstream, str, Any], Optional[Awaitable[Any]]] =
                  lambda upstream, method, params: None,
+                 on_task_note: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  backoff: float = 0.5, max_backoff: float = 30.0,
                  max_log_rate: float = 100.0, protocol_version: Optional[str] = None) -> None:
         if not isinstance(key, str) or not key:
@@ -117,6 +118,8 @@ class Upstream:
         # A question asked within a task: its answer's awaitable when the task's owner
         # answers it in tasks/update (gateway.tasks), else None.
         self.on_task_question = on_task_question
+        # notifications/tasks of the listens following tasks (follow_task).
+        self.on_task_note = on_task_note
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.catalogue = MountedCatalogue(options)
@@ -185,6 +188,7 @@ class Upstream:
                         sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
                         capabilities=UPSTREAM_CLIENT_CAPABILITIES)
         client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
+        client.on_notification("notifications/tasks", lambda params: self.on_task_note(self, params))
         options = dict(self.connect_options)
         args = options.pop("args", None)
         return await connect(self.target, args, client=client,
@@ -299,6 +303,15 @@ class Upstream:
         finally:
             if origin is not None:
                 del self._callers[origin]
+
+    def follow_task(self, task_id: str, origin: Any) -> Any:
+        """Follow the 2026-07-28 task ``task_id`` with a subscriptions/listen asked as the
+        downstream request ``origin`` (its notifications/tasks go to ``on_task_note``);
+        the listen's handle (cancel it to stop), None when the session is gone."""
+        client = self.client
+        if client is None or client.closed or client.protocol_version is None:
+            return None
+        return listen_for_task(client.session, client.protocol_version, task_id, origin)
 
     async def _interruptible(self, origin: Any, call: Any) -> Any:
         # The upstream call, unless the downstream attempt must end first (module docstring).

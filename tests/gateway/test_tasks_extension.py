@@ -3,8 +3,9 @@
 gateway's own, and its tasks/get, tasks/update and tasks/cancel reach that upstream --
 a 2026-07-28 upstream as they are, a 2025-11-25 one translated (tasks/update
 acknowledged, answers to no question ignored); a 2025-11-25 client's task-augmented call
-of a 2026-07-28 upstream is refused; an upstream that dies takes its tasks with it, and
-the downstream is told so."""
+of a 2026-07-28 upstream is refused; a followed task's status reaches the client's
+subscriptions/listen; an upstream that dies takes its tasks with it, and the downstream
+is told so."""
 
 from __future__ import annotations
 
@@ -221,6 +222,45 @@ def test_a_legacy_task_param_of_a_2026_07_28_request_makes_no_task(era):
                                                       "task": {"ttl": 60000}}, {})
             assert result["resultType"] == "complete" and result["content"][0]["text"] == "w: 36"
             assert events == [("started", None)]
+
+    run(main())
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
+def test_a_tasks_status_reaches_the_listen_streams_following_it(era):
+    async def main():
+        gate, events = asyncio.Event(), []
+        app = gateway_of(task_app("w", gate, events), era)
+        async with mcpfast.connect(app, client=mcpfast.Client(tasks=True, protocol_version="2026-07-28")) as client:
+            task_id = (await raw(client, "tools/call", {"name": "w_crunch", "arguments": {"n": 8}}))["taskId"]
+            async with client.listen(task_ids=[task_id]) as stream:
+                # The gateway's id is followed as one of the server's own tasks.
+                assert stream.acknowledged["taskIds"] == [task_id]
+                statuses = []
+                async for note in stream:
+                    assert note["method"] == "notifications/tasks"
+                    task = note["params"]
+                    assert task["taskId"] == task_id
+                    statuses.append(task["status"])
+                    if statuses == ["working"]:
+                        gate.set()  # its state at once, then its end
+                    if task["status"] == "completed":
+                        break
+                assert statuses == ["working", "completed"]
+                assert task["result"]["content"][0]["text"] == "w: 64"
+            # A question: the stream shows it pending, then the task's end once answered.
+            capabilities = {**EXTENSIONS, "elicitation": {"form": {}}}
+            task_id = (await raw(client, "tools/call", {"name": "w_ask"}, capabilities))["taskId"]
+            async with client.listen(task_ids=[task_id]) as stream:
+                async for note in stream:
+                    task = note["params"]
+                    if task["status"] == "input_required":
+                        [key] = task["inputRequests"]
+                        await raw(client, "tasks/update", {"taskId": task_id, "inputResponses": {
+                            key: {"action": "accept", "content": {"name": "Ann"}}}}, capabilities)
+                    if task["status"] not in ("working", "input_required"):
+                        break
+                assert task["status"] == "completed" and task["result"]["content"][0]["text"] == "hello Ann"
 
     run(main())
 
