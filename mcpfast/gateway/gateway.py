@@ -327,7 +327,9 @@ class Gateway:
             await upstream.set_log_level(level)
 
     async def _ready(self, upstream: Upstream) -> None:
-        # A new session (a restart): the subscriptions and the log level are asked again.
+        # A new session (a restart): the subscriptions and the log level are asked again;
+        # the tasks of the old one are gone.
+        self.tasks.upstream_restarted(upstream)
         await self._resubscribe(upstream)
         if self.upstream_log_level is not None:
             await upstream.set_log_level(self.upstream_log_level)

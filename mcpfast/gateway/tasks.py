@@ -35,7 +35,8 @@ The two forms, as the downstream and the upstream speak them (:func:`task_reques
   cannot follow one.
 
 A task whose upstream restarted since it was made is gone with the old session: its
-requests get -32602 saying so.
+requests get -32602 saying so, and the listen streams following it get it ``failed``
+(-32008 naming the upstream).
 
 ``notifications/tasks`` on ``subscriptions/listen``: a 2026-07-28 client's task is
 mirrored in the gateway's own task store (a TaskRecord under the gateway's id, bound to
@@ -57,6 +58,7 @@ from typing import Any, Awaitable, Callable, Coroutine, Optional
 from mcpfast.gateway.eras import asked_capabilities
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
+from mcpfast.protocol.error_codes import TRANSPORT_ERROR
 from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
 from mcpfast.server.request.requests_to_client import require_capability
 from mcpfast.server.tasks.manager import error_object, missing_extension
@@ -309,6 +311,16 @@ class ForwardedTasks:
         entry = self._tasks[found[0]]
         detailed = {key: value for key, value in params.items() if key != "_meta"}
         self._spawn(_published(entry, {**detailed, "taskId": entry.task_id}))
+
+    def upstream_restarted(self, upstream: Any) -> None:
+        """A new session of ``upstream``: the tasks of the old ones are gone, and the
+        listen streams following them are told so (failed)."""
+        for entry in self._tasks.values():
+            if entry.upstream is upstream and entry.start != upstream.starts and entry.core is not None:
+                entry.stop_following()
+                self._spawn(_published(entry, {"taskId": entry.task_id, "status": FAILED, "error": {
+                    "code": TRANSPORT_ERROR, "message": f"upstream {upstream.key!r} restarted: the task is gone",
+                    "data": {"upstream": upstream.key}}}))
 
     def _spawn(self, update: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(update)

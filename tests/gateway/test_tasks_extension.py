@@ -385,12 +385,18 @@ def test_an_upstream_dying_mid_task_takes_its_task_and_says_so():
         upstream = app.mount(SCRIPT, namespace="w", protocol_version="2026-07-28")
         upstream.backoff = 0.05
         async with app.running():
-            async with mcpfast.connect(app, protocol_version="2026-07-28") as client:
+            async with mcpfast.connect(app, client=mcpfast.Client(tasks=True, protocol_version="2026-07-28")) as client:
                 pid = (await client.call_tool("w_pid"))["structuredContent"]["result"]
                 created = await raw(client, "tools/call", {"name": "w_crunch", "arguments": {"n": 5}})
                 task_id = created["taskId"]
                 assert (await status_of(client, task_id))["status"] == "working"
-                os.kill(pid, signal.SIGKILL)
+                async with client.listen(task_ids=[task_id]) as stream:
+                    assert (await anext(stream))["params"]["status"] == "working"
+                    os.kill(pid, signal.SIGKILL)
+                    # Its followers are told when the new session starts without it.
+                    ended = (await anext(stream))["params"]
+                assert ended["status"] == "failed" and ended["error"]["code"] == -32008
+                assert "upstream 'w' restarted" in ended["error"]["message"]
                 await eventually(lambda: upstream.state == "ready" and upstream.starts == 2, timeout=20)
                 with pytest.raises(JSONRPCError) as caught:
                     await status_of(client, task_id)
