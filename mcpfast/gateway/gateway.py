@@ -36,6 +36,7 @@ from mcpfast.gateway.tasks import ForwardedTasks
 from mcpfast.gateway.upstream import Upstream
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol.log_levels import LEVELS
+from mcpfast.protocol.meta_keys import TASKS_EXTENSION
 from mcpfast.server.pagination import Paginator
 from mcpfast.server.publisher import ListChanged, Publisher
 
@@ -155,7 +156,8 @@ class Gateway:
                            protocol_version=protocol_version,
                            on_catalogue=self._catalogue_changed, on_ready=self._ready,
                            on_log=self._forward_log,
-                           on_resource_updated=self._forward_update, on_task_status=self._forward_task_status)
+                           on_resource_updated=self._forward_update, on_task_status=self._forward_task_status,
+                           on_task_question=self.tasks.question, on_task_note=self.tasks.task_note)
         self.upstreams[key] = mounted
         if self.running:
             mounted.start()
@@ -314,7 +316,8 @@ class Gateway:
 
     def _catalogue_changed(self, upstream: Upstream, kind: str) -> None:
         client = upstream.client
-        if client is not None and "tasks" in (client.server_capabilities or {}):
+        capabilities = (client.server_capabilities or {}) if client is not None else {}
+        if "tasks" in capabilities or TASKS_EXTENSION in (capabilities.get("extensions") or {}):
             # An upstream runs tasks: clients connecting from now on are told tasks work.
             self.host.advertise = frozenset(self.host.advertise) | {"tasks"}
         self._rebuild()
@@ -333,7 +336,9 @@ class Gateway:
             await upstream.set_log_level(level)
 
     async def _ready(self, upstream: Upstream) -> None:
-        # A new session (a restart): the subscriptions and the log level are asked again.
+        # A new session (a restart): the subscriptions and the log level are asked again;
+        # the tasks of the old one are gone.
+        self.tasks.upstream_restarted(upstream)
         await self._resubscribe(upstream)
         if self.upstream_log_level is not None:
             await upstream.set_log_level(self.upstream_log_level)
@@ -357,9 +362,9 @@ class Gateway:
         self.host.broadcast_log(params["level"], params.get("data"), name)
 
     def _forward_task_status(self, upstream: Upstream, params: Any) -> None:
-        owner = self.tasks.owner_of(params.get("taskId") if isinstance(params, dict) else None)
-        if owner is not None:
-            owner.notify("notifications/tasks/status", params)
+        note = self.tasks.status_note(upstream, params)
+        if note is not None:
+            note[0].notify("notifications/tasks/status", note[1])
 
     def _forward_update(self, upstream: Upstream, params: Any) -> None:
         uri = params.get("uri") if isinstance(params, dict) else None

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol
 
 from mcpfast.gateway.eras import shaped_items, shaped_result
+from mcpfast.gateway.tasks import call_params, task_list, task_made, task_request
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
@@ -106,12 +107,6 @@ def results_unshaped(ctx: Any) -> bool:
     and result members are the current ones (tests/gateway check the two agree)."""
     features = ctx.state.features
     return features is None or features.content_current
-
-
-def _task_form(ctx: Any) -> bool:
-    # The 2025-11-25 tasks utility: the form the upstream sessions speak.
-    features = ctx.state.features
-    return features is not None and features.experimental_tasks
 
 
 def _forwarded(params: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -202,16 +197,24 @@ class GatewayMiddleware(Middleware):
         forwarded = _forwarded(params, name=tool.upstream_name)
         if "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
+        features = ctx.state.features
+        expecting = False
+        if features is not None and (features.stateless or "task" in params):
+            # A call that may make a task, in either form (gateway.tasks).
+            forwarded = call_params(ctx, params, tool.listed, upstream, forwarded)
+            expecting = features.stateless and "task" in forwarded  # a 2025-11-25 task, for 2026-07-28
         # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
         without_task()
-        task = "task" in params
-        raw = not task and self._unread(ctx) and results_unshaped(ctx)
-        result = await upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx),
-                                        origin=ctx, raw=raw)
-        if task:
-            # A task-augmented call: its CreateTaskResult names a task this client owns.
-            self.gateway.tasks.record(result, upstream, ctx.connection)
-            return result
+        # Passed through as bytes where nothing reads or reshapes the answer (not a call
+        # that may make a task: its CreateTaskResult is rewritten below).
+        raw = "task" not in forwarded and self._unread(ctx) and results_unshaped(ctx)
+        call = upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx, raw=raw)
+        result = await (self.gateway.tasks.expecting(upstream, call) if expecting else call)
+        if type(result) is dict and ("task" in result or result.get("resultType") == "task"):
+            # A CreateTaskResult: a task this caller owns, under the gateway's id.
+            made = await task_made(self.gateway.tasks, ctx, forwarded, upstream, result)
+            if made is not None:
+                return made
         return result if raw else shaped_result(methods.TOOLS_CALL, result, ctx.state.features)
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
@@ -263,7 +266,8 @@ class GatewayMiddleware(Middleware):
             return lambda ctx: self._subscribe(ctx, linked)
         if request and method == methods.RESOURCES_UNSUBSCRIBE:
             return lambda ctx: self._unsubscribe(ctx, linked)
-        if request and method in (methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_CANCEL):
+        if request and method in (methods.TASKS_GET, methods.TASKS_RESULT, methods.TASKS_UPDATE,
+                                   methods.TASKS_CANCEL):
             return lambda ctx: self._task_request(ctx, linked)
         if request and method == methods.TASKS_LIST:
             return lambda ctx: self._task_list(ctx, linked)
@@ -278,30 +282,12 @@ class GatewayMiddleware(Middleware):
         return result
 
     async def _task_request(self, ctx: Any, call_next: CallNext) -> Any:
-        # tasks/get, tasks/result, tasks/cancel of a task an upstream runs for this client.
-        if not _task_form(ctx):
-            return await call_next(ctx)
-        params = _params(ctx)
-        upstream = self.gateway.tasks.upstream_of(params.get("taskId"), ctx.connection)
-        if upstream is None:
-            return await call_next(ctx)
-        # tasks/result waits for the task's end, which may be long after any call timeout.
-        return await upstream.request(ctx.method, _forwarded(params), origin=ctx,
-                                      wait=ctx.method == methods.TASKS_RESULT)
+        # tasks/get, tasks/result, tasks/update, tasks/cancel of a task an upstream runs
+        # for this caller (gateway.tasks).
+        return await task_request(self.gateway.tasks, ctx, call_next, _forwarded(_params(ctx)))
 
     async def _task_list(self, ctx: Any, call_next: CallNext) -> Any:
-        result = await call_next(ctx)
-        if not _task_form(ctx) or not isinstance(result, dict) or result.get("nextCursor"):
-            return result
-        tasks = list(result.get("tasks", ()))
-        for upstream in self.gateway.upstreams.values():
-            owned = self.gateway.tasks.owned(ctx.connection, upstream)
-            if not owned:
-                continue
-            listed = await upstream.request(methods.TASKS_LIST, {}, origin=ctx)
-            tasks += [task for task in listed.get("tasks", ())
-                      if isinstance(task, dict) and task.get("taskId") in owned]
-        return {**result, "tasks": tasks}
+        return await task_list(self.gateway.tasks, ctx, await call_next(ctx))
 
     async def _subscribe(self, ctx: Any, call_next: CallNext) -> Any:
         uri = _params(ctx).get("uri")

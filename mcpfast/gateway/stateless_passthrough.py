@@ -12,6 +12,11 @@ The upstream's ``requestState`` is the one thing that cannot pass as it is: the 
 own server checks every requestState a 2026-07-28 request brings against its own key. So
 the upstream's state is sealed inside one the gateway signs (bound to the downstream
 request's params, method and principal, as any other), and unsealed on the retry.
+
+The tasks extension's ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` go the same way
+(:func:`forward_task`): the upstream checks the extension in the client capabilities of
+each request, which are the downstream's (the task id mapped by
+:mod:`mcpfast.gateway.tasks`).
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from typing import Any, Callable, Optional
 from mcpfast.protocol import meta_keys
 from mcpfast.server.request.input_required import InputRequiredBackChannel
 
-__all__ = ["UPSTREAM_STATE", "forward_once"]
+__all__ = ["EXTENSION_TASK_METHODS", "UPSTREAM_STATE", "forward_once", "forward_task", "listen_for_task"]
 
 _PROTOCOL_META = "io.modelcontextprotocol/"
 #: The key, in the gateway's own requestState, of the upstream's requestState.
 UPSTREAM_STATE = "io.mcpfast.gateway/upstreamRequestState"
+#: The requests of the 2026-07-28 tasks extension about a task.
+EXTENSION_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
 def _protocol_meta(origin: Any, version: str) -> dict[str, Any]:
@@ -60,3 +67,25 @@ async def forward_once(session: Any, version: str, method: str, params: dict[str
             result = {**result, "requestState": channel.codec.encode(
                 channel.method, channel.digest, channel.principal, {UPSTREAM_STATE: state})}
     return result
+
+
+async def forward_task(session: Any, version: str, method: str, params: dict[str, Any],
+                       origin: Any, *, timeout: float = math.inf) -> Any:
+    """Send a tasks extension request (``params`` with the upstream's task id) on the
+    upstream's ``session`` with the downstream's protocol ``_meta``."""
+    attempt = dict(params)
+    own = attempt.get("_meta")
+    attempt["_meta"] = {**own, **_protocol_meta(origin, version)} if type(own) is dict \
+        else _protocol_meta(origin, version)
+    return await session.request(method, attempt, timeout=timeout)
+
+
+def listen_for_task(session: Any, version: str, task_id: str, origin: Any) -> Any:
+    """Open a ``subscriptions/listen`` for the upstream's task ``task_id`` on ``session``
+    with the downstream's protocol ``_meta`` (the tasks extension is the client's to
+    declare); the request's handle (cancel it to stop)."""
+    params = {"notifications": {"taskIds": [task_id]}, "_meta": _protocol_meta(origin, version)}
+    handle = session.send_request("subscriptions/listen", params, timeout=math.inf)
+    # Its end (cancelled, or the session gone) is nobody's error.
+    handle.future.add_done_callback(lambda future: future.cancelled() or future.exception())
+    return handle

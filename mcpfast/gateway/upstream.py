@@ -35,7 +35,7 @@ import asyncio
 import logging
 import math
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast._core.messages import Verbatim
 from mcpfast.client.client import Client
@@ -44,7 +44,8 @@ from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
 from mcpfast.gateway.options import MountOptions
-from mcpfast.gateway.stateless_passthrough import forward_once
+from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task, listen_for_task
+from mcpfast.gateway.tasks import NOT_ASKED
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
@@ -97,6 +98,9 @@ class Upstream:
                  on_log: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_resource_updated: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  on_task_status: Callable[[Upstream, Any], None] = lambda upstream, params: None,
+                 on_task_question: Callable[[Upstream, str, Any], Optional[Awaitable[Any]]] =
+                 lambda upstream, method, params: None,
+                 on_task_note: Callable[[Upstream, Any], None] = lambda upstream, params: None,
                  backoff: float = 0.5, max_backoff: float = 30.0,
                  max_log_rate: float = 100.0, protocol_version: Optional[str] = None) -> None:
         if not isinstance(key, str) or not key:
@@ -112,6 +116,11 @@ class Upstream:
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
         self.on_task_status = on_task_status
+        # A question asked within a task: its answer's awaitable when the task's owner
+        # answers it in tasks/update (gateway.tasks), else None.
+        self.on_task_question = on_task_question
+        # notifications/tasks of the listens following tasks (follow_task).
+        self.on_task_note = on_task_note
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.catalogue = MountedCatalogue(options)
@@ -182,6 +191,7 @@ class Upstream:
                         sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
                         capabilities=UPSTREAM_CLIENT_CAPABILITIES)
         client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
+        client.on_notification("notifications/tasks", lambda params: self.on_task_note(self, params))
         options = dict(self.connect_options)
         args = options.pop("args", None)
         return await connect(self.target, args, client=client,
@@ -277,6 +287,10 @@ class Upstream:
                 # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
                 return await forward_once(client.session, version, method, params,
                                           origin, channel, timeout=limit, progress=progress)
+            if method in EXTENSION_TASK_METHODS and client.discover_result is not None \
+                    and version is not None and origin is not None:
+                # A task of the extension: asked with the downstream's capabilities.
+                return await forward_task(client.session, version, method, params, origin, timeout=limit)
             interruptible = origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel)
             if raw and client.discover_result is None and not interruptible:
                 session = client.session
@@ -304,6 +318,15 @@ class Upstream:
             if origin is not None:
                 del self._callers[origin]
 
+    def follow_task(self, task_id: str, origin: Any) -> Any:
+        """Follow the 2026-07-28 task ``task_id`` with a subscriptions/listen asked as the
+        downstream request ``origin`` (its notifications/tasks go to ``on_task_note``);
+        the listen's handle (cancel it to stop), None when the session is gone."""
+        client = self.client
+        if client is None or client.closed or client.protocol_version is None:
+            return None
+        return listen_for_task(client.session, client.protocol_version, task_id, origin)
+
     async def _interruptible(self, origin: Any, call: Any) -> Any:
         # The upstream call, unless the downstream attempt must end first (module docstring).
         loop = asyncio.get_running_loop()
@@ -324,6 +347,11 @@ class Upstream:
                 task.cancel()  # the upstream is sent notifications/cancelled
 
     async def _ask_downstream(self, method: str, params: Any) -> Any:
+        asked = self.on_task_question(self, method, params)
+        if asked is not None:
+            answer = await asked
+            if answer is not NOT_ASKED:
+                return answer
         needs = asked_capabilities(method, params)
         for ctx in reversed(self._callers):
             interrupt = self._interrupts.get(ctx)

@@ -1,6 +1,7 @@
 """Tasks through the gateway (the 2025-11-25 tasks utility): a task-augmented call of a
-mounted tool makes a task upstream; tasks/get, tasks/result, tasks/list and tasks/cancel
-reach it for the client that made it only; its status notifications reach that client."""
+mounted tool makes a task upstream, shown under the gateway's own id; tasks/get,
+tasks/result, tasks/list and tasks/cancel reach it for the client that made it only; its
+status notifications reach that client."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ def run(coroutine):
     return asyncio.run(asyncio.wait_for(coroutine, 30))
 
 
-def task_app(gate: asyncio.Event, events: list) -> Server:
+def task_app(gate: asyncio.Event, events: list, started: list | None = None) -> Server:
     app = Server("worker")
 
     @app.tool(task_support="optional")
     async def crunch(n: int, ctx: Context) -> int:
         """Wait for the gate, then answer n squared."""
+        if started is not None:
+            started.append(ctx.task_id)
         try:
             await gate.wait()
         except asyncio.CancelledError:
@@ -35,9 +38,9 @@ def task_app(gate: asyncio.Event, events: list) -> Server:
 
 def test_a_task_made_through_the_gateway_belongs_to_its_client():
     async def main():
-        gate, events = asyncio.Event(), []
+        gate, events, started = asyncio.Event(), [], []
         app = Server("gateway")
-        app.mount(task_app(gate, events), namespace="w")
+        app.mount(task_app(gate, events, started), namespace="w")
         async with app.running():
             owner = await mcpfast.connect(app)
             other = await mcpfast.connect(app)
@@ -50,6 +53,12 @@ def test_a_task_made_through_the_gateway_belongs_to_its_client():
                                                              "task": {"ttl": 60000}})
                 task_id = created["task"]["taskId"]
                 assert (await owner.request("tasks/get", {"taskId": task_id}))["status"] == "working"
+                # Shown under the gateway's own id; the upstream's is unknown downstream.
+                [upstream_id] = started
+                assert upstream_id != task_id
+                with pytest.raises(JSONRPCError) as caught:
+                    await owner.request("tasks/get", {"taskId": upstream_id})
+                assert caught.value.code == -32602
                 listed = await owner.request("tasks/list", {})
                 assert [task["taskId"] for task in listed["tasks"]] == [task_id]
                 # Another client of the gateway knows nothing of it.
