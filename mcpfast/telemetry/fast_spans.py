@@ -39,6 +39,11 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
+try:
+    from opentelemetry.sdk.trace import ReadableSpan
+except ImportError:  # the API alone: fast_tracer() returns None, no FastSpan is ever made
+    ReadableSpan = object  # type: ignore[assignment,misc]
+
 __all__ = ["SDK_RANGE", "FastSpan", "FastTracer", "fast_tracer", "sdk_version_supported"]
 
 #: The opentelemetry-sdk versions whose internals this module was checked against
@@ -198,7 +203,6 @@ class FastTracer:
     fast path no longer holds (the caller then uses the public one)."""
 
     def __init__(self, tracer: Any, plan: tuple, limits: Any) -> None:
-        from opentelemetry.sdk.trace import ReadableSpan
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
         self._tracer = tracer
@@ -208,7 +212,7 @@ class FastTracer:
         self._multi = tracer.span_processor
         self._processors: tuple = self._multi._span_processors
         self._config = tracer._tracer_config
-        self.readable = ReadableSpan
+        self.resource = tracer.resource
         info = tracer.instrumentation_info
         self.instrumentation_info = info
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
@@ -248,16 +252,19 @@ class FastTracer:
         return FastSpan(self, name, kind, context, parent, attributes, links)
 
 
-class FastSpan(trace_api.Span):
+class FastSpan(trace_api.Span, ReadableSpan):
     """A recorded span of the fast path: what the SDK's span keeps, in plain Python
-    objects, turned into a ``ReadableSpan`` for the processors at :meth:`end`. Used from
-    the event loop's thread (no lock)."""
+    objects, under the names ``ReadableSpan`` reads them by, so that the ended span is
+    itself the ``ReadableSpan`` handed to the processors at :meth:`end` (as the SDK's own
+    span is one; no second object). Used from the event loop's thread (no lock)."""
 
     __slots__ = ("_owner", "_name", "_kind", "_context", "_parent", "_attributes", "_links",
-                 "_events", "_status", "_start", "_end")
+                 "_events", "_status", "_start_time", "_end_time", "_resource",
+                 "_instrumentation_info", "_instrumentation_scope")
 
     def __init__(self, owner: FastTracer, name: str, kind: Any, context: SpanContext,
                  parent: Optional[SpanContext], attributes: dict, links: Optional[Sequence[Any]]) -> None:
+        # (ReadableSpan.__init__ is not called: these are all of its fields.)
         self._owner = owner
         self._name = name
         self._kind = kind
@@ -267,21 +274,24 @@ class FastSpan(trace_api.Span):
         self._links: Any = _bounded_links(owner.limits, links) if links else ()
         self._events: Any = ()
         self._status = _UNSET
-        self._end: Optional[int] = None
-        self._start = time_ns()
+        self._end_time: Optional[int] = None
+        self._resource = owner.resource
+        self._instrumentation_info = owner.instrumentation_info
+        self._instrumentation_scope = owner.scope
+        self._start_time = time_ns()
 
     def get_span_context(self) -> SpanContext:
         return self._context
 
     def is_recording(self) -> bool:
-        return self._end is None
+        return self._end_time is None
 
     def set_attribute(self, key: str, value: Any) -> None:
-        if self._end is None:
+        if self._end_time is None:
             self._checked_update({key: value})
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        if self._end is None:
+        if self._end_time is None:
             self._checked_update(attributes)
 
     def _checked_update(self, attributes: Mapping[str, Any]) -> None:
@@ -311,7 +321,7 @@ class FastSpan(trace_api.Span):
             own[key] = value
 
     def add_event(self, name: str, attributes: Any = None, timestamp: Optional[int] = None) -> None:
-        if self._end is not None:
+        if self._end_time is not None:
             return
         from opentelemetry.sdk.trace import Event
         from opentelemetry.sdk.util import BoundedList
@@ -324,7 +334,7 @@ class FastSpan(trace_api.Span):
                                                           immutable=True), timestamp))
 
     def add_link(self, context: SpanContext, attributes: Any = None) -> None:
-        if self._end is not None:
+        if self._end_time is not None:
             return
         links = _bounded_links(self._owner.limits, [trace_api.Link(context, attributes)])
         if type(self._links) is tuple:
@@ -333,12 +343,12 @@ class FastSpan(trace_api.Span):
             self._links.extend(links)
 
     def update_name(self, name: str) -> None:
-        if self._end is None:
+        if self._end_time is None:
             self._name = name
 
     def set_status(self, status: Any, description: Optional[str] = None) -> None:
         # The SDK's rule: OK is final, UNSET is never set.
-        if self._end is not None or self._status.status_code is StatusCode.OK:
+        if self._end_time is not None or self._status.status_code is StatusCode.OK:
             return
         if isinstance(status, Status):
             if status.status_code is not StatusCode.UNSET:
@@ -361,21 +371,14 @@ class FastSpan(trace_api.Span):
         self.add_event("exception", event, timestamp)
 
     def end(self, end_time: Optional[int] = None) -> None:
-        if self._end is not None:
+        if self._end_time is not None:
             return
-        self._end = end_time if end_time is not None else time_ns()
+        self._end_time = end_time if end_time is not None else time_ns()
         if type(self._attributes) is not dict:
             self._attributes._immutable = True
-        owner = self._owner
         # (Processors added mid-span get it too, as the SDK's span would hand it on.)
-        processors = owner._multi._span_processors
-        readable = owner.readable(
-            name=self._name, context=self._context, parent=self._parent, resource=owner._tracer.resource,
-            attributes=self._attributes, events=self._events, links=self._links, kind=self._kind,
-            instrumentation_info=owner.instrumentation_info, status=self._status, start_time=self._start,
-            end_time=self._end, instrumentation_scope=owner.scope)
-        for processor in processors:
-            processor.on_end(readable)
+        for processor in self._owner._multi._span_processors:
+            processor.on_end(self)
 
     def __repr__(self) -> str:
         return f'FastSpan(name="{self._name}", context={self._context})'
