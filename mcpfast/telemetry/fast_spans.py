@@ -167,9 +167,12 @@ def _processors_fit(multi: Any) -> Optional[tuple]:
     return processors
 
 
-def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str) -> Optional[FastTracer]:
+def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str, *,
+                direct_context: bool = True) -> Optional[FastTracer]:
     """A :class:`FastTracer` for the provider's tracer ``scope_name`` when every condition
-    of the module docstring holds, else None (use the public path)."""
+    of the module docstring holds, else None (use the public path). ``direct_context``:
+    enter and leave span contexts through the API's context variable itself where
+    :func:`_direct_context` finds it (False: the API's public calls always)."""
     try:
         from opentelemetry.sdk.trace import Tracer, TracerProvider
         from opentelemetry.sdk.trace._tracer_metrics import NoOpTracerMetrics
@@ -194,7 +197,36 @@ def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str) -> Op
         return None
     if getattr(getattr(tracer, "_tracer_config", None), "is_enabled", None) is not True:
         return None
-    return FastTracer(tracer, plan, limits)
+    return FastTracer(tracer, plan, limits, _direct_context() if direct_context else None)
+
+
+def _direct_context() -> Optional[tuple]:
+    # (the runtime context's ContextVar, the span's key in a Context, Context) when the
+    # API's runtime context is its contextvars one, opentelemetry-api in SDK_RANGE and a
+    # span set through the public API is found under that key; else None.
+    try:
+        from contextvars import ContextVar
+
+        from opentelemetry import context as otel_context
+        from opentelemetry.context.context import Context
+        from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
+        from opentelemetry.trace import propagation
+        from opentelemetry.version import __version__ as api_version
+    except ImportError:
+        return None
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    if not sdk_version_supported(str(api_version)) or type(runtime) is not ContextVarsRuntimeContext:
+        return None
+    variable = getattr(runtime, "_current_context", None)
+    key = getattr(propagation, "_SPAN_KEY", None)
+    if type(variable) is not ContextVar or type(key) is not str:
+        return None
+    probe = NonRecordingSpan(trace_api.INVALID_SPAN_CONTEXT)
+    made = trace_api.set_span_in_context(probe, Context())
+    if type(made) is not Context or made.get(key) is not probe or trace_api.get_current_span(
+            Context({key: probe})) is not probe:
+        return None
+    return variable, key, Context
 
 
 class FastTracer:
@@ -202,7 +234,7 @@ class FastTracer:
     :func:`fast_tracer`. ``start`` returns None when the provider changed so that the
     fast path no longer holds (the caller then uses the public one)."""
 
-    def __init__(self, tracer: Any, plan: tuple, limits: Any) -> None:
+    def __init__(self, tracer: Any, plan: tuple, limits: Any, direct: Optional[tuple] = None) -> None:
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
         self._tracer = tracer
@@ -217,6 +249,19 @@ class FastTracer:
         self.instrumentation_info = info
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
         self._random_ids = tracer.id_generator.is_trace_id_random()
+        #: Whether contexts are entered through the API's context variable itself.
+        self.direct = direct is not None
+        if direct is not None:
+            self._variable, self._key, self._context_type = direct
+            self._get = self._variable.get
+            self._set = self._variable.set
+            self._reset = self._variable.reset
+        else:
+            from opentelemetry import context as otel_context
+
+            self._get = otel_context.get_current
+            self._set = otel_context.attach
+            self._reset = otel_context.detach
 
     def processors(self) -> Optional[tuple]:
         """The processors to hand finished spans to, None if they no longer fit."""
@@ -235,7 +280,12 @@ class FastTracer:
         if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
                 self._multi._span_processors is not self._processors and self.processors() is None):
             return None
-        parent: Optional[SpanContext] = trace_api.get_current_span(parent_context).get_span_context()
+        parent: Optional[SpanContext]
+        if self.direct:
+            found = (self._get() if parent_context is None else parent_context).get(self._key)
+            parent = None if found is None else found.get_span_context()
+        else:
+            parent = trace_api.get_current_span(parent_context).get_span_context()
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = IDS.trace_id()
@@ -250,6 +300,32 @@ class FastTracer:
         if not sampled:
             return NonRecordingSpan(context)
         return FastSpan(self, name, kind, context, parent, attributes, links)
+
+
+    def enter(self, span: Any, parent_context: Any) -> tuple[Any, Any]:
+        """``span`` made current in (a copy of) ``parent_context`` (None: the current
+        context), as ``attach(set_span_in_context(span, parent_context))``: (that context,
+        the token for :meth:`leave`)."""
+        if not self.direct:
+            context = trace_api.set_span_in_context(span, parent_context)
+            return context, self._set(context)
+        values = dict(self._get() if parent_context is None else parent_context)
+        values[self._key] = span
+        context = self._context_type(values)
+        return context, self._set(context)
+
+    def leave(self, token: Any) -> None:
+        """The context before :meth:`enter` made current again (``detach(token)``)."""
+        if not self.direct:
+            self._reset(token)
+            return
+        try:
+            self._reset(token)
+        except Exception:
+            # The API's detach says what went wrong (logged, not raised).
+            from opentelemetry import context as otel_context
+
+            otel_context.detach(token)
 
 
 class FastSpan(trace_api.Span, ReadableSpan):

@@ -155,11 +155,15 @@ class ServerTelemetry(Middleware):
             fast = self._fast
             if fast is not None:
                 span = fast.start(target.name, self._server_kind, parent, span_attrs, links)
+                if span is not None:
+                    span_context, token = fast.enter(span, parent)
+                else:
+                    fast = None
             if span is None:
                 span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
                                          attributes=span_attrs, links=links)
-            span_context = self._set_span(span, parent)
-            token = self._attach(span_context)
+                span_context = self._set_span(span, parent)
+                token = self._attach(span_context)
             if ctx.progress is not None:
                 # notifications/progress the handler sends become events of this span.
                 ctx.progress = _TracedProgress(ctx.progress, span)
@@ -209,7 +213,10 @@ class ServerTelemetry(Middleware):
             return result
         finally:
             if span is not None:
-                self._detach(token)
+                if fast is not None:
+                    fast.leave(token)
+                else:
+                    self._detach(token)
                 span.end()
             if sinks:
                 seconds = time.perf_counter() - started
