@@ -69,18 +69,19 @@ class _Ids:
             os.register_at_fork(after_in_child=self.reseed)
 
     def reseed(self) -> None:
-        self._bits = random.Random(os.urandom(32)).getrandbits
+        #: ``bits(n)``: n random bits (may be 0, which no id may be: see span_id / trace_id).
+        self.bits = random.Random(os.urandom(32)).getrandbits
 
     def span_id(self) -> int:
-        found = self._bits(64)
+        found = self.bits(64)
         while not found:
-            found = self._bits(64)
+            found = self.bits(64)
         return found
 
     def trace_id(self) -> int:
-        found = self._bits(128)
+        found = self.bits(128)
         while not found:
-            found = self._bits(128)
+            found = self.bits(128)
         return found
 
 
@@ -129,6 +130,13 @@ def _plan_of(sampler: Any, nested: bool = False) -> Optional[tuple]:
             return None
         return ("parent", *parts)
     return None
+
+
+def _root_decision(plan: tuple) -> Optional[bool]:
+    # The decision for a span without a parent when it does not depend on the trace id.
+    if plan[0] == "parent":
+        plan = plan[1]
+    return {"on": True, "off": False}.get(plan[0])
 
 
 def _sampled(plan: tuple, parent: Optional[SpanContext], trace_id: int) -> bool:
@@ -241,8 +249,13 @@ class FastTracer:
         self._sampler = tracer.sampler
         self._plan = plan
         self.limits = limits
-        self._multi = tracer.span_processor
+        self._multi = self.multi = tracer.span_processor
         self._processors: tuple = self._multi._span_processors
+        self._root = _root_decision(plan)
+        #: What a span's end calls with it (:meth:`span_ends`), for the processors ``ends_of``.
+        self.ends_of: tuple = ()
+        self.ends: tuple = ()
+        self.span_ends()
         self._config = tracer._tracer_config
         self.resource = tracer.resource
         info = tracer.instrumentation_info
@@ -272,6 +285,16 @@ class FastTracer:
             self._processors = current
         return current
 
+    def span_ends(self) -> tuple:
+        """Per processor of the provider now, what an ended span is handed to: its
+        ``on_end``, or for a batch processor (whose ``on_end`` only checks that the span is
+        sampled, as every FastSpan is) its queue's ``emit`` directly."""
+        current = self._multi._span_processors
+        if current is not self.ends_of:
+            self.ends = tuple(_end_of(processor) for processor in current)
+            self.ends_of = current
+        return self.ends
+
     def start(self, name: str, kind: Any, parent_context: Any, attributes: dict,
               links: Optional[Sequence[Any]] = None) -> Optional[Any]:
         """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
@@ -288,15 +311,19 @@ class FastTracer:
             parent = trace_api.get_current_span(parent_context).get_span_context()
         if parent is None or not parent.is_valid:
             parent = None
-            trace_id = IDS.trace_id()
+            trace_id = IDS.bits(128) or IDS.trace_id()
             random_id = self._random_ids
             trace_state = None
+            sampled = self._root
+            if sampled is None:
+                sampled = _sampled(self._plan, None, trace_id)
         else:
             trace_id = parent.trace_id
             random_id = parent.trace_flags.random_trace_id
             trace_state = parent.trace_state
-        sampled = _sampled(self._plan, parent, trace_id)
-        context = SpanContext(trace_id, IDS.span_id(), False, _FLAGS[sampled, random_id], trace_state)
+            sampled = _sampled(self._plan, parent, trace_id)
+        context = SpanContext(trace_id, IDS.bits(64) or IDS.span_id(), False, _FLAGS[sampled, random_id],
+                              trace_state)
         if not sampled:
             return NonRecordingSpan(context)
         return FastSpan(self, name, kind, context, parent, attributes, links)
@@ -453,14 +480,31 @@ class FastSpan(trace_api.Span, ReadableSpan):
         if type(self._attributes) is not dict:
             self._attributes._immutable = True
         # (Processors added mid-span get it too, as the SDK's span would hand it on.)
-        for processor in self._owner._multi._span_processors:
-            processor.on_end(self)
+        owner = self._owner
+        ends = owner.ends if owner.multi._span_processors is owner.ends_of else owner.span_ends()
+        for end in ends:
+            end(self)
 
     def __repr__(self) -> str:
         return f'FastSpan(name="{self._name}", context={self._context})'
 
 
 _UNSET = Status(StatusCode.UNSET)
+
+
+def _end_of(processor: Any) -> Any:
+    # A batch processor's queue (BatchProcessor.emit, in SDK_RANGE), else its on_end.
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    try:
+        from opentelemetry.sdk._shared_internal import BatchProcessor
+    except ImportError:
+        return processor.on_end
+    queue = getattr(processor, "_batch_processor", None)
+    if type(processor) is BatchSpanProcessor and type(queue) is BatchProcessor and callable(
+            getattr(queue, "emit", None)):
+        return queue.emit
+    return processor.on_end
 
 
 def _bounded_links(limits: Any, links: Sequence[Any]) -> Any:

@@ -465,3 +465,27 @@ def test_the_version_bounds():
     assert not fast_spans.sdk_version_supported("1.44.0")
     assert not fast_spans.sdk_version_supported("2.0.0")
     assert not fast_spans.sdk_version_supported("nonsense")
+
+
+def test_a_batch_processor_is_handed_spans_through_its_queue_else_on_end():
+    provider = TracerProvider()
+    simple_exporter, batch_exporter = InMemorySpanExporter(), InMemorySpanExporter()
+    simple, batch = SimpleSpanProcessor(simple_exporter), BatchSpanProcessor(batch_exporter)
+    provider.add_span_processor(simple)
+    provider.add_span_processor(batch)
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    ends = fast.span_ends()
+    assert ends[0] == simple.on_end and ends[1] != batch.on_end
+
+    class OwnBatch(BatchSpanProcessor):
+        """Not the SDK's class itself: handed on_end (the fallback)."""
+
+    odd = OwnBatch(InMemorySpanExporter())
+    assert fast_spans._end_of(odd) == odd.on_end
+    odd.shutdown()
+    span = fast.start("x", trace.SpanKind.SERVER, None, {})
+    span.end()
+    batch.force_flush()
+    assert simple_exporter.get_finished_spans() == (span,) and batch_exporter.get_finished_spans() == (span,)
+    batch.shutdown()
