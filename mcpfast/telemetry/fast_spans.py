@@ -180,7 +180,7 @@ def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str, *,
     """A :class:`FastTracer` for the provider's tracer ``scope_name`` when every condition
     of the module docstring holds, else None (use the public path). ``direct_context``:
     enter and leave span contexts through the API's context variable itself where
-    :func:`_direct_context` finds it (False: the API's public calls always)."""
+    :func:`direct_context_parts` finds it (False: the API's public calls always)."""
     try:
         from opentelemetry.sdk.trace import Tracer, TracerProvider
         from opentelemetry.sdk.trace._tracer_metrics import NoOpTracerMetrics
@@ -205,10 +205,10 @@ def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str, *,
         return None
     if getattr(getattr(tracer, "_tracer_config", None), "is_enabled", None) is not True:
         return None
-    return FastTracer(tracer, plan, limits, _direct_context() if direct_context else None)
+    return FastTracer(tracer, plan, limits, direct_context_parts() if direct_context else None)
 
 
-def _direct_context() -> Optional[tuple]:
+def direct_context_parts() -> Optional[tuple]:
     # (the runtime context's ContextVar, the span's key in a Context, Context) when the
     # API's runtime context is its contextvars one, opentelemetry-api in SDK_RANGE and a
     # span set through the public API is found under that key; else None.

@@ -144,14 +144,16 @@ class ServerTelemetry(Middleware):
                     span_attrs[a.MCP_RESOURCE_URI] = params["uri"]
                 if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
                     span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
-            parent = self._extract(params)
+            # (Calls only where there is something to find: most requests carry neither.)
+            parent = self._extract(params) if type(params) is dict and "_meta" in params else None
             if parent is None:
                 # Over HTTP the reply channel holds the POST's headers (the 2026-07-28
                 # leg): their traceparent when the message's _meta has none.
                 headers = getattr(ctx.channel, "headers", None)
                 if headers is not None:
                     parent = self._extract_headers(headers)
-            links = self._links_for(method, params) if type(params) is dict else None
+            links = self._links_for(method, params) if type(params) is dict and (
+                method in _TASK_METHODS or "requestState" in params) else None
             fast = self._fast
             if fast is not None:
                 span = fast.start(target.name, self._server_kind, parent, span_attrs, links)

@@ -265,7 +265,7 @@ def test_the_context_variable_is_used_on_this_api():
     provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
     fast = fast_tracer(provider, "mcpfast", "1")
     assert fast is not None and fast.direct
-    assert fast_spans._direct_context() is not None
+    assert fast_spans.direct_context_parts() is not None
 
 
 def test_the_ended_span_is_the_readable_span_the_processors_get():
