@@ -384,7 +384,8 @@ class FastSpan(trace_api.Span, ReadableSpan):
         self._start_time = time_ns()
 
     def get_span_context(self) -> SpanContext:
-        return self._context
+        # (Never None here; ReadableSpan types its field as optional.)
+        return self._context  # type: ignore[return-value]
 
     def is_recording(self) -> bool:
         return self._end_time is None
