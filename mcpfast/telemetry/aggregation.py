@@ -40,6 +40,7 @@ __all__ = ["FLUSH_INSTRUMENT", "Aggregator", "SDKFeed", "Series", "sdk_feed"]
 #: The observable gauge whose callback hands the aggregates to the SDK (never observes).
 FLUSH_INSTRUMENT = "mcpfast.aggregation.flush"
 _ID_MEMO_LIMIT = 1024
+_SAMPLED = 0x01
 # meter provider -> its feeds (the SDK keeps the first callback of an instrument name
 # only, so one callback per provider serves them all).
 _FEEDS: "weakref.WeakKeyDictionary[Any, weakref.WeakSet[SDKFeed]]" = weakref.WeakKeyDictionary()
@@ -139,11 +140,19 @@ class Aggregator:
         else:
             # get_current_span(context) itself, in line (fast_spans.direct_context_parts).
             span = context.get(key)
-            if span is None or not isinstance(span, current[4]):
+            if span is None:
                 span = current[2]
+            elif type(span) not in current[5]:
+                # (isinstance of the API's Span, an ABC, once per class seen.)
+                if isinstance(span, current[4]):
+                    if len(current[5]) < _ID_MEMO_LIMIT:
+                        current[5].add(type(span))
+                else:
+                    span = current[2]
         if self.exemplars == "trace":
-            # The SDK's trace-based filter: the span is sampled (so it is a span).
-            return (context, True) if span.get_span_context().trace_flags.sampled else None
+            # The SDK's trace-based filter: the span is sampled (so it is a span); the
+            # W3C sampled flag is bit 0 (TraceFlags.SAMPLED).
+            return (context, True) if span.get_span_context().trace_flags & _SAMPLED else None
         return (context, span != current[2])
 
     def take(self) -> list[Series]:
@@ -156,7 +165,7 @@ class Aggregator:
 
 def _span_lookup(direct_wanted: bool) -> tuple:
     # (get_current, get_current_span, INVALID_SPAN, the span's key in a Context or None
-    # for the public get_current_span, the API's Span class).
+    # for the public get_current_span, the API's Span class, the classes seen to be Spans).
     from opentelemetry import context as otel_context
     from opentelemetry import trace as otel_trace
 
@@ -164,7 +173,7 @@ def _span_lookup(direct_wanted: bool) -> tuple:
 
     direct = direct_context_parts() if direct_wanted else None
     return (otel_context.get_current, otel_trace.get_current_span, otel_trace.INVALID_SPAN,
-            direct[1] if direct is not None else None, otel_trace.Span)
+            direct[1] if direct is not None else None, otel_trace.Span, set())
 
 
 def _histogram_aggregation_fits(match: Any, bounds: tuple) -> bool:

@@ -222,7 +222,7 @@ class ServerTelemetry(Middleware):
                 span.end()
             if sinks:
                 seconds = time.perf_counter() - started
-                attrs = target.metric_attributes(error_type, refused)
+                attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
                 for sink in sinks:
                     sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
                     if request_id is not None:
