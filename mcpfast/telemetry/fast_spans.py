@@ -1,7 +1,8 @@
-"""The fast span path: finished spans built directly as the OpenTelemetry SDK's public
-``ReadableSpan`` and handed to its span processors' ``on_end``, instead of an SDK ``Span``
-per request (whose attribute validation, locks, sampler call and processor ``on_start``
-cost more than mcpfast's whole request).
+"""The fast span path: a light span that is itself the OpenTelemetry SDK's public
+``ReadableSpan``, handed once ended to the span processors (a batch processor's queue
+directly), instead of an SDK ``Span`` per request (whose attribute validation, locks,
+sampler call, processor ``on_start`` and second ``ReadableSpan`` cost more than mcpfast's
+whole request).
 
 Taken only where the result is provably the one the SDK's own tracer would produce
 (:func:`fast_tracer` checks, else returns None and the caller keeps the public
@@ -24,6 +25,10 @@ Checked once per tracer, and again whenever a processor is added. A recorded spa
 :class:`FastSpan`, a real ``opentelemetry.trace.Span`` (the request's handler sees it as
 the current span: its own spans are children of it, attributes and events it adds land on
 it); an unsampled one the API's ``NonRecordingSpan`` of a fresh context, as the SDK's.
+:meth:`FastTracer.enter` / :meth:`~FastTracer.leave` make the span current as
+``attach(set_span_in_context(...))`` / ``detach`` would, through the API's context
+variable itself where :func:`direct_context_parts` finds it (the API in ``SDK_RANGE``,
+its contextvars runtime context), else through those calls.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from opentelemetry import trace as trace_api
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import DEFAULT_TRACE_STATE, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
 try:
@@ -208,6 +213,32 @@ def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str, *,
     return FastTracer(tracer, plan, limits, direct_context_parts() if direct_context else None)
 
 
+_new_tuple = tuple.__new__
+
+
+def span_context_layout_fits() -> bool:
+    """Whether ``SpanContext`` is, in this API (in ``SDK_RANGE``), the tuple (trace id,
+    span id, is remote, flags, state, is valid) its constructor makes: checked on probes."""
+    try:
+        from opentelemetry.version import __version__ as api_version
+    except ImportError:
+        return False
+    if not sdk_version_supported(str(api_version)):
+        return False
+    flags = TraceFlags(TraceFlags.SAMPLED)
+    for trace_id, span_id in ((1, 2), (2**128 - 1, 2**64 - 1)):
+        made = SpanContext(trace_id, span_id, False, flags, DEFAULT_TRACE_STATE)
+        try:
+            direct = _new_tuple(SpanContext, (trace_id, span_id, False, flags, DEFAULT_TRACE_STATE, True))
+        except TypeError:
+            return False
+        if (tuple(made) != tuple(direct) or made != direct or direct.trace_id != trace_id or direct.span_id != span_id
+                or direct.is_remote is not False or direct.trace_flags is not flags or direct.is_valid is not True
+                or direct.trace_state is not made.trace_state):
+            return False
+    return True
+
+
 def direct_context_parts() -> Optional[tuple]:
     # (the runtime context's ContextVar, the span's key in a Context, Context) when the
     # API's runtime context is its contextvars one, opentelemetry-api in SDK_RANGE and a
@@ -262,6 +293,8 @@ class FastTracer:
         self.instrumentation_info = info
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
         self._random_ids = tracer.id_generator.is_trace_id_random()
+        #: Whether span contexts are made as SpanContext's tuple directly (else its constructor).
+        self.tuple_contexts = span_context_layout_fits()
         #: Whether contexts are entered through the API's context variable itself.
         self.direct = direct is not None
         if direct is not None:
@@ -313,7 +346,7 @@ class FastTracer:
             parent = None
             trace_id = IDS.bits(128) or IDS.trace_id()
             random_id = self._random_ids
-            trace_state = None
+            trace_state = DEFAULT_TRACE_STATE
             sampled = self._root
             if sampled is None:
                 sampled = _sampled(self._plan, None, trace_id)
@@ -321,9 +354,17 @@ class FastTracer:
             trace_id = parent.trace_id
             random_id = parent.trace_flags.random_trace_id
             trace_state = parent.trace_state
+            if trace_state is None:
+                trace_state = DEFAULT_TRACE_STATE
             sampled = _sampled(self._plan, parent, trace_id)
-        context = SpanContext(trace_id, IDS.bits(64) or IDS.span_id(), False, _FLAGS[sampled, random_id],
-                              trace_state)
+        span_id = IDS.bits(64) or IDS.span_id()
+        if self.tuple_contexts:
+            # SpanContext's own tuple (its constructor's result for these ids, valid
+            # by construction: see span_context_layout_fits).
+            context = _new_tuple(SpanContext, (trace_id, span_id, False, _FLAGS[sampled, random_id],
+                                               trace_state, True))
+        else:
+            context = SpanContext(trace_id, span_id, False, _FLAGS[sampled, random_id], trace_state)
         if not sampled:
             return NonRecordingSpan(context)
         return FastSpan(self, name, kind, context, parent, attributes, links)

@@ -489,3 +489,21 @@ def test_a_batch_processor_is_handed_spans_through_its_queue_else_on_end():
     batch.force_flush()
     assert simple_exporter.get_finished_spans() == (span,) and batch_exporter.get_finished_spans() == (span,)
     batch.shutdown()
+
+
+@pytest.mark.parametrize("as_tuple", [True, False], ids=["the tuple", "the constructor"])
+def test_span_contexts_are_the_constructors(as_tuple):
+    provider = TracerProvider(sampler=sampling.ParentBased(sampling.TraceIdRatioBased(0.5)))
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None and fast.tuple_contexts and fast_spans.span_context_layout_fits()
+    fast.tuple_contexts = as_tuple
+    remote = trace.set_span_in_context(trace.NonRecordingSpan(SpanContext(
+        7, 8, True, TraceFlags(TraceFlags.SAMPLED), TraceState([("k", "v")]))))
+    for parent in [None] * 20 + [remote]:
+        span = fast.start("x", trace.SpanKind.SERVER, parent, {})
+        made = span.get_span_context()
+        again = SpanContext(made.trace_id, made.span_id, False, made.trace_flags, made.trace_state)
+        assert type(made) is SpanContext and made == again and made.is_valid and not made.is_remote
+        assert made.trace_state == (TraceState([("k", "v")]) if parent is not None else trace.DEFAULT_TRACE_STATE)
+        span.end()
