@@ -40,6 +40,7 @@ __all__ = ["FLUSH_INSTRUMENT", "Aggregator", "SDKFeed", "Series", "sdk_feed"]
 #: The observable gauge whose callback hands the aggregates to the SDK (never observes).
 FLUSH_INSTRUMENT = "mcpfast.aggregation.flush"
 _ID_MEMO_LIMIT = 1024
+_SAMPLED = 0x01
 # meter provider -> its feeds (the SDK keeps the first callback of an instrument name
 # only, so one callback per provider serves them all).
 _FEEDS: "weakref.WeakKeyDictionary[Any, weakref.WeakSet[SDKFeed]]" = weakref.WeakKeyDictionary()
@@ -70,10 +71,14 @@ class Aggregator:
     """Values per attribute set with explicit bucket ``bounds``, taken out by
     :meth:`take` (thread safe: records on the event loop, takes in a reader's thread)."""
 
-    __slots__ = ("bounds", "exemplars", "_series", "_keys", "_lock", "_current")
+    __slots__ = ("bounds", "exemplars", "_series", "_keys", "_lock", "_current", "_direct")
 
-    def __init__(self, bounds: Sequence[float]) -> None:
+    def __init__(self, bounds: Sequence[float], *, direct_context: bool = True) -> None:
+        """``direct_context``: find the span of a context as
+        :func:`mcpfast.telemetry.fast_spans.direct_context_parts` allows (False: through the
+        API's get_current_span always)."""
         self.bounds = tuple(bounds)
+        self._direct = direct_context
         #: Which values are exemplar candidates: "off", "on", "trace" (a sampled span).
         self.exemplars = "off"
         self._current: Any = None
@@ -100,7 +105,8 @@ class Aggregator:
             series = self._series.get(key)
             if series is None:
                 series = self._series[key] = Series(dict(attributes), len(self.bounds) + 1)
-            series.counts[bisect_left(self.bounds, value)] += 1
+            index = bisect_left(self.bounds, value)
+            series.counts[index] += 1
             series.total += value
             series.count += 1
             if value < series.low:
@@ -108,13 +114,12 @@ class Aggregator:
             if value > series.high:
                 series.high = value
             if exemplar is not None:
-                self._offer(series, value, exemplar)
+                self._offer(series, index, value, exemplar)
 
-    def _offer(self, series: Series, value: float, exemplar: tuple) -> None:
+    def _offer(self, series: Series, index: int, value: float, exemplar: tuple) -> None:
         slots = series.exemplars
         if slots is None:
             slots = series.exemplars = {}
-        index = bisect_left(self.bounds, value)
         entry = (value, time_ns(), exemplar[0], exemplar[1])
         old = slots.get(index)
         if entry[3] or old is None:
@@ -124,18 +129,31 @@ class Aggregator:
 
     def _exemplar(self, context: Any) -> Optional[tuple]:
         # (context, whether it has a span) when this value is an exemplar candidate.
-        if self._current is None:
-            from opentelemetry import context as otel_context
-            from opentelemetry import trace as otel_trace
-
-            self._current = (otel_context.get_current, otel_trace.get_current_span, otel_trace.INVALID_SPAN)
+        current = self._current
+        if current is None:
+            current = self._current = _span_lookup(self._direct)
         if context is None:
-            context = self._current[0]()
-        span = self._current[1](context)
+            context = current[0]()
+        key = current[3]
+        if key is None:
+            span = current[1](context)
+        else:
+            # get_current_span(context) itself, in line (fast_spans.direct_context_parts).
+            span = context.get(key)
+            if span is None:
+                span = current[2]
+            elif type(span) not in current[5]:
+                # (isinstance of the API's Span, an ABC, once per class seen.)
+                if isinstance(span, current[4]):
+                    if len(current[5]) < _ID_MEMO_LIMIT:
+                        current[5].add(type(span))
+                else:
+                    span = current[2]
         if self.exemplars == "trace":
-            # The SDK's trace-based filter: the span is sampled (so it is a span).
-            return (context, True) if span.get_span_context().trace_flags.sampled else None
-        return (context, span != self._current[2])
+            # The SDK's trace-based filter: the span is sampled (so it is a span); the
+            # W3C sampled flag is bit 0 (TraceFlags.SAMPLED).
+            return (context, True) if span.get_span_context().trace_flags & _SAMPLED else None
+        return (context, span != current[2])
 
     def take(self) -> list[Series]:
         """The series recorded since the last take (then forgotten here)."""
@@ -143,6 +161,19 @@ class Aggregator:
             taken = self._series
             self._series = {}
         return list(taken.values())
+
+
+def _span_lookup(direct_wanted: bool) -> tuple:
+    # (get_current, get_current_span, INVALID_SPAN, the span's key in a Context or None
+    # for the public get_current_span, the API's Span class, the classes seen to be Spans).
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace as otel_trace
+
+    from mcpfast.telemetry.fast_spans import direct_context_parts
+
+    direct = direct_context_parts() if direct_wanted else None
+    return (otel_context.get_current, otel_trace.get_current_span, otel_trace.INVALID_SPAN,
+            direct[1] if direct is not None else None, otel_trace.Span, set())
 
 
 def _histogram_aggregation_fits(match: Any, bounds: tuple) -> bool:

@@ -1,7 +1,8 @@
-"""The fast span path: finished spans built directly as the OpenTelemetry SDK's public
-``ReadableSpan`` and handed to its span processors' ``on_end``, instead of an SDK ``Span``
-per request (whose attribute validation, locks, sampler call and processor ``on_start``
-cost more than mcpfast's whole request).
+"""The fast span path: a light span that is itself the OpenTelemetry SDK's public
+``ReadableSpan``, handed once ended to the span processors (a batch processor's queue
+directly), instead of an SDK ``Span`` per request (whose attribute validation, locks,
+sampler call, processor ``on_start`` and second ``ReadableSpan`` cost more than mcpfast's
+whole request).
 
 Taken only where the result is provably the one the SDK's own tracer would produce
 (:func:`fast_tracer` checks, else returns None and the caller keeps the public
@@ -24,6 +25,10 @@ Checked once per tracer, and again whenever a processor is added. A recorded spa
 :class:`FastSpan`, a real ``opentelemetry.trace.Span`` (the request's handler sees it as
 the current span: its own spans are children of it, attributes and events it adds land on
 it); an unsampled one the API's ``NonRecordingSpan`` of a fresh context, as the SDK's.
+:meth:`FastTracer.enter` / :meth:`~FastTracer.leave` make the span current as
+``attach(set_span_in_context(...))`` / ``detach`` would, through the API's context
+variable itself where :func:`direct_context_parts` finds it (the API in ``SDK_RANGE``,
+its contextvars runtime context), else through those calls.
 """
 
 from __future__ import annotations
@@ -36,8 +41,13 @@ from typing import Any, Mapping, Optional, Sequence
 
 from opentelemetry import trace as trace_api
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import DEFAULT_TRACE_STATE, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
+
+try:
+    from opentelemetry.sdk.trace import ReadableSpan
+except ImportError:  # the API alone: fast_tracer() returns None, no FastSpan is ever made
+    ReadableSpan = object  # type: ignore[assignment,misc]
 
 __all__ = ["SDK_RANGE", "FastSpan", "FastTracer", "fast_tracer", "sdk_version_supported"]
 
@@ -64,18 +74,19 @@ class _Ids:
             os.register_at_fork(after_in_child=self.reseed)
 
     def reseed(self) -> None:
-        self._bits = random.Random(os.urandom(32)).getrandbits
+        #: ``bits(n)``: n random bits (may be 0, which no id may be: see span_id / trace_id).
+        self.bits = random.Random(os.urandom(32)).getrandbits
 
     def span_id(self) -> int:
-        found = self._bits(64)
+        found = self.bits(64)
         while not found:
-            found = self._bits(64)
+            found = self.bits(64)
         return found
 
     def trace_id(self) -> int:
-        found = self._bits(128)
+        found = self.bits(128)
         while not found:
-            found = self._bits(128)
+            found = self.bits(128)
         return found
 
 
@@ -126,6 +137,13 @@ def _plan_of(sampler: Any, nested: bool = False) -> Optional[tuple]:
     return None
 
 
+def _root_decision(plan: tuple) -> Optional[bool]:
+    # The decision for a span without a parent when it does not depend on the trace id.
+    if plan[0] == "parent":
+        plan = plan[1]
+    return {"on": True, "off": False}.get(plan[0])
+
+
 def _sampled(plan: tuple, parent: Optional[SpanContext], trace_id: int) -> bool:
     kind = plan[0]
     if kind == "on":
@@ -162,9 +180,12 @@ def _processors_fit(multi: Any) -> Optional[tuple]:
     return processors
 
 
-def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str) -> Optional[FastTracer]:
+def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str, *,
+                direct_context: bool = True) -> Optional[FastTracer]:
     """A :class:`FastTracer` for the provider's tracer ``scope_name`` when every condition
-    of the module docstring holds, else None (use the public path)."""
+    of the module docstring holds, else None (use the public path). ``direct_context``:
+    enter and leave span contexts through the API's context variable itself where
+    :func:`direct_context_parts` finds it (False: the API's public calls always)."""
     try:
         from opentelemetry.sdk.trace import Tracer, TracerProvider
         from opentelemetry.sdk.trace._tracer_metrics import NoOpTracerMetrics
@@ -189,7 +210,62 @@ def fast_tracer(tracer_provider: Any, scope_name: str, scope_version: str) -> Op
         return None
     if getattr(getattr(tracer, "_tracer_config", None), "is_enabled", None) is not True:
         return None
-    return FastTracer(tracer, plan, limits)
+    return FastTracer(tracer, plan, limits, direct_context_parts() if direct_context else None)
+
+
+_new_tuple = tuple.__new__
+
+
+def span_context_layout_fits() -> bool:
+    """Whether ``SpanContext`` is, in this API (in ``SDK_RANGE``), the tuple (trace id,
+    span id, is remote, flags, state, is valid) its constructor makes: checked on probes."""
+    try:
+        from opentelemetry.version import __version__ as api_version
+    except ImportError:
+        return False
+    if not sdk_version_supported(str(api_version)):
+        return False
+    flags = TraceFlags(TraceFlags.SAMPLED)
+    for trace_id, span_id in ((1, 2), (2**128 - 1, 2**64 - 1)):
+        made = SpanContext(trace_id, span_id, False, flags, DEFAULT_TRACE_STATE)
+        try:
+            direct = _new_tuple(SpanContext, (trace_id, span_id, False, flags, DEFAULT_TRACE_STATE, True))
+        except TypeError:
+            return False
+        if (tuple(made) != tuple(direct) or made != direct or direct.trace_id != trace_id or direct.span_id != span_id
+                or direct.is_remote is not False or direct.trace_flags is not flags or direct.is_valid is not True
+                or direct.trace_state is not made.trace_state):
+            return False
+    return True
+
+
+def direct_context_parts() -> Optional[tuple]:
+    # (the runtime context's ContextVar, the span's key in a Context, Context) when the
+    # API's runtime context is its contextvars one, opentelemetry-api in SDK_RANGE and a
+    # span set through the public API is found under that key; else None.
+    try:
+        from contextvars import ContextVar
+
+        from opentelemetry import context as otel_context
+        from opentelemetry.context.context import Context
+        from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
+        from opentelemetry.trace import propagation
+        from opentelemetry.version import __version__ as api_version
+    except ImportError:
+        return None
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    if not sdk_version_supported(str(api_version)) or type(runtime) is not ContextVarsRuntimeContext:
+        return None
+    variable = getattr(runtime, "_current_context", None)
+    key = getattr(propagation, "_SPAN_KEY", None)
+    if type(variable) is not ContextVar or type(key) is not str:
+        return None
+    probe = NonRecordingSpan(trace_api.INVALID_SPAN_CONTEXT)
+    made = trace_api.set_span_in_context(probe, Context())
+    if type(made) is not Context or made.get(key) is not probe or trace_api.get_current_span(
+            Context({key: probe})) is not probe:
+        return None
+    return variable, key, Context
 
 
 class FastTracer:
@@ -197,22 +273,41 @@ class FastTracer:
     :func:`fast_tracer`. ``start`` returns None when the provider changed so that the
     fast path no longer holds (the caller then uses the public one)."""
 
-    def __init__(self, tracer: Any, plan: tuple, limits: Any) -> None:
-        from opentelemetry.sdk.trace import ReadableSpan
+    def __init__(self, tracer: Any, plan: tuple, limits: Any, direct: Optional[tuple] = None) -> None:
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
         self._tracer = tracer
         self._sampler = tracer.sampler
         self._plan = plan
         self.limits = limits
-        self._multi = tracer.span_processor
+        self._multi = self.multi = tracer.span_processor
         self._processors: tuple = self._multi._span_processors
+        self._root = _root_decision(plan)
+        #: What a span's end calls with it (:meth:`span_ends`), for the processors ``ends_of``.
+        self.ends_of: tuple = ()
+        self.ends: tuple = ()
+        self.span_ends()
         self._config = tracer._tracer_config
-        self.readable = ReadableSpan
+        self.resource = tracer.resource
         info = tracer.instrumentation_info
         self.instrumentation_info = info
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
         self._random_ids = tracer.id_generator.is_trace_id_random()
+        #: Whether span contexts are made as SpanContext's tuple directly (else its constructor).
+        self.tuple_contexts = span_context_layout_fits()
+        #: Whether contexts are entered through the API's context variable itself.
+        self.direct = direct is not None
+        if direct is not None:
+            self._variable, self._key, self._context_type = direct
+            self._get = self._variable.get
+            self._set = self._variable.set
+            self._reset = self._variable.reset
+        else:
+            from opentelemetry import context as otel_context
+
+            self._get = otel_context.get_current
+            self._set = otel_context.attach
+            self._reset = otel_context.detach
 
     def processors(self) -> Optional[tuple]:
         """The processors to hand finished spans to, None if they no longer fit."""
@@ -223,6 +318,16 @@ class FastTracer:
             self._processors = current
         return current
 
+    def span_ends(self) -> tuple:
+        """Per processor of the provider now, what an ended span is handed to: its
+        ``on_end``, or for a batch processor (whose ``on_end`` only checks that the span is
+        sampled, as every FastSpan is) its queue's ``emit`` directly."""
+        current = self._multi._span_processors
+        if current is not self.ends_of:
+            self.ends = tuple(_end_of(processor) for processor in current)
+            self.ends_of = current
+        return self.ends
+
     def start(self, name: str, kind: Any, parent_context: Any, attributes: dict,
               links: Optional[Sequence[Any]] = None) -> Optional[Any]:
         """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
@@ -231,33 +336,79 @@ class FastTracer:
         if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
                 self._multi._span_processors is not self._processors and self.processors() is None):
             return None
-        parent: Optional[SpanContext] = trace_api.get_current_span(parent_context).get_span_context()
+        parent: Optional[SpanContext]
+        if self.direct:
+            found = (self._get() if parent_context is None else parent_context).get(self._key)
+            parent = None if found is None else found.get_span_context()
+        else:
+            parent = trace_api.get_current_span(parent_context).get_span_context()
         if parent is None or not parent.is_valid:
             parent = None
-            trace_id = IDS.trace_id()
+            trace_id = IDS.bits(128) or IDS.trace_id()
             random_id = self._random_ids
-            trace_state = None
+            trace_state = DEFAULT_TRACE_STATE
+            sampled = self._root
+            if sampled is None:
+                sampled = _sampled(self._plan, None, trace_id)
         else:
             trace_id = parent.trace_id
             random_id = parent.trace_flags.random_trace_id
             trace_state = parent.trace_state
-        sampled = _sampled(self._plan, parent, trace_id)
-        context = SpanContext(trace_id, IDS.span_id(), False, _FLAGS[sampled, random_id], trace_state)
+            if trace_state is None:
+                trace_state = DEFAULT_TRACE_STATE
+            sampled = _sampled(self._plan, parent, trace_id)
+        span_id = IDS.bits(64) or IDS.span_id()
+        if self.tuple_contexts:
+            # SpanContext's own tuple (its constructor's result for these ids, valid
+            # by construction: see span_context_layout_fits).
+            context = _new_tuple(SpanContext, (trace_id, span_id, False, _FLAGS[sampled, random_id],
+                                               trace_state, True))
+        else:
+            context = SpanContext(trace_id, span_id, False, _FLAGS[sampled, random_id], trace_state)
         if not sampled:
             return NonRecordingSpan(context)
         return FastSpan(self, name, kind, context, parent, attributes, links)
 
 
-class FastSpan(trace_api.Span):
+    def enter(self, span: Any, parent_context: Any) -> tuple[Any, Any]:
+        """``span`` made current in (a copy of) ``parent_context`` (None: the current
+        context), as ``attach(set_span_in_context(span, parent_context))``: (that context,
+        the token for :meth:`leave`)."""
+        if not self.direct:
+            context = trace_api.set_span_in_context(span, parent_context)
+            return context, self._set(context)
+        values = dict(self._get() if parent_context is None else parent_context)
+        values[self._key] = span
+        context = self._context_type(values)
+        return context, self._set(context)
+
+    def leave(self, token: Any) -> None:
+        """The context before :meth:`enter` made current again (``detach(token)``)."""
+        if not self.direct:
+            self._reset(token)
+            return
+        try:
+            self._reset(token)
+        except Exception:
+            # The API's detach says what went wrong (logged, not raised).
+            from opentelemetry import context as otel_context
+
+            otel_context.detach(token)
+
+
+class FastSpan(trace_api.Span, ReadableSpan):
     """A recorded span of the fast path: what the SDK's span keeps, in plain Python
-    objects, turned into a ``ReadableSpan`` for the processors at :meth:`end`. Used from
-    the event loop's thread (no lock)."""
+    objects, under the names ``ReadableSpan`` reads them by, so that the ended span is
+    itself the ``ReadableSpan`` handed to the processors at :meth:`end` (as the SDK's own
+    span is one; no second object). Used from the event loop's thread (no lock)."""
 
     __slots__ = ("_owner", "_name", "_kind", "_context", "_parent", "_attributes", "_links",
-                 "_events", "_status", "_start", "_end")
+                 "_events", "_status", "_start_time", "_end_time", "_resource",
+                 "_instrumentation_info", "_instrumentation_scope")
 
     def __init__(self, owner: FastTracer, name: str, kind: Any, context: SpanContext,
                  parent: Optional[SpanContext], attributes: dict, links: Optional[Sequence[Any]]) -> None:
+        # (ReadableSpan.__init__ is not called: these are all of its fields.)
         self._owner = owner
         self._name = name
         self._kind = kind
@@ -267,21 +418,25 @@ class FastSpan(trace_api.Span):
         self._links: Any = _bounded_links(owner.limits, links) if links else ()
         self._events: Any = ()
         self._status = _UNSET
-        self._end: Optional[int] = None
-        self._start = time_ns()
+        self._end_time: Optional[int] = None
+        self._resource = owner.resource
+        self._instrumentation_info = owner.instrumentation_info
+        self._instrumentation_scope = owner.scope
+        self._start_time = time_ns()
 
     def get_span_context(self) -> SpanContext:
-        return self._context
+        # (Never None here; ReadableSpan types its field as optional.)
+        return self._context  # type: ignore[return-value]
 
     def is_recording(self) -> bool:
-        return self._end is None
+        return self._end_time is None
 
     def set_attribute(self, key: str, value: Any) -> None:
-        if self._end is None:
+        if self._end_time is None:
             self._checked_update({key: value})
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        if self._end is None:
+        if self._end_time is None:
             self._checked_update(attributes)
 
     def _checked_update(self, attributes: Mapping[str, Any]) -> None:
@@ -311,7 +466,7 @@ class FastSpan(trace_api.Span):
             own[key] = value
 
     def add_event(self, name: str, attributes: Any = None, timestamp: Optional[int] = None) -> None:
-        if self._end is not None:
+        if self._end_time is not None:
             return
         from opentelemetry.sdk.trace import Event
         from opentelemetry.sdk.util import BoundedList
@@ -324,7 +479,7 @@ class FastSpan(trace_api.Span):
                                                           immutable=True), timestamp))
 
     def add_link(self, context: SpanContext, attributes: Any = None) -> None:
-        if self._end is not None:
+        if self._end_time is not None:
             return
         links = _bounded_links(self._owner.limits, [trace_api.Link(context, attributes)])
         if type(self._links) is tuple:
@@ -333,12 +488,12 @@ class FastSpan(trace_api.Span):
             self._links.extend(links)
 
     def update_name(self, name: str) -> None:
-        if self._end is None:
+        if self._end_time is None:
             self._name = name
 
     def set_status(self, status: Any, description: Optional[str] = None) -> None:
         # The SDK's rule: OK is final, UNSET is never set.
-        if self._end is not None or self._status.status_code is StatusCode.OK:
+        if self._end_time is not None or self._status.status_code is StatusCode.OK:
             return
         if isinstance(status, Status):
             if status.status_code is not StatusCode.UNSET:
@@ -361,27 +516,37 @@ class FastSpan(trace_api.Span):
         self.add_event("exception", event, timestamp)
 
     def end(self, end_time: Optional[int] = None) -> None:
-        if self._end is not None:
+        if self._end_time is not None:
             return
-        self._end = end_time if end_time is not None else time_ns()
+        self._end_time = end_time if end_time is not None else time_ns()
         if type(self._attributes) is not dict:
             self._attributes._immutable = True
-        owner = self._owner
         # (Processors added mid-span get it too, as the SDK's span would hand it on.)
-        processors = owner._multi._span_processors
-        readable = owner.readable(
-            name=self._name, context=self._context, parent=self._parent, resource=owner._tracer.resource,
-            attributes=self._attributes, events=self._events, links=self._links, kind=self._kind,
-            instrumentation_info=owner.instrumentation_info, status=self._status, start_time=self._start,
-            end_time=self._end, instrumentation_scope=owner.scope)
-        for processor in processors:
-            processor.on_end(readable)
+        owner = self._owner
+        ends = owner.ends if owner.multi._span_processors is owner.ends_of else owner.span_ends()
+        for end in ends:
+            end(self)
 
     def __repr__(self) -> str:
         return f'FastSpan(name="{self._name}", context={self._context})'
 
 
 _UNSET = Status(StatusCode.UNSET)
+
+
+def _end_of(processor: Any) -> Any:
+    # A batch processor's queue (BatchProcessor.emit, in SDK_RANGE), else its on_end.
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    try:
+        from opentelemetry.sdk._shared_internal import BatchProcessor
+    except ImportError:
+        return processor.on_end
+    queue = getattr(processor, "_batch_processor", None)
+    if type(processor) is BatchSpanProcessor and type(queue) is BatchProcessor and callable(
+            getattr(queue, "emit", None)):
+        return queue.emit
+    return processor.on_end
 
 
 def _bounded_links(limits: Any, links: Sequence[Any]) -> Any:

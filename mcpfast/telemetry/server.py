@@ -150,7 +150,8 @@ class ServerTelemetry(Middleware):
                     span_attrs[a.MCP_RESOURCE_URI] = params["uri"]
                 if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
                     span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
-            parent = self._extract(params)
+            # (Calls only where there is something to find: most requests carry neither.)
+            parent = self._extract(params) if type(params) is dict and "_meta" in params else None
             if parent is None:
                 # Over HTTP the reply channel holds the POST's trace headers (else, on an
                 # endpoint made by hand, the 2026-07-28 leg's headers): the parent when
@@ -159,15 +160,20 @@ class ServerTelemetry(Middleware):
                 headers = getattr(channel, "trace_headers", None) or getattr(channel, "headers", None)
                 if headers is not None:
                     parent = self._extract_headers(headers)
-            links = self._links_for(method, params) if type(params) is dict else None
+            links = self._links_for(method, params) if type(params) is dict and (
+                method in _TASK_METHODS or "requestState" in params) else None
             fast = self._fast
             if fast is not None:
                 span = fast.start(target.name, self._server_kind, parent, span_attrs, links)
+                if span is not None:
+                    span_context, token = fast.enter(span, parent)
+                else:
+                    fast = None
             if span is None:
                 span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
                                          attributes=span_attrs, links=links)
-            span_context = self._set_span(span, parent)
-            token = self._attach(span_context)
+                span_context = self._set_span(span, parent)
+                token = self._attach(span_context)
             if ctx.progress is not None:
                 # notifications/progress the handler sends become events of this span.
                 ctx.progress = _TracedProgress(ctx.progress, span)
@@ -217,11 +223,14 @@ class ServerTelemetry(Middleware):
             return result
         finally:
             if span is not None:
-                self._detach(token)
+                if fast is not None:
+                    fast.leave(token)
+                else:
+                    self._detach(token)
                 span.end()
             if sinks:
                 seconds = time.perf_counter() - started
-                attrs = target.metric_attributes(error_type, refused)
+                attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
                 for sink in sinks:
                     sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
                     if request_id is not None:

@@ -24,7 +24,7 @@ class Target:
     protocol version) share, and their metric attribute sets (one dict per outcome,
     handed to the SDK as is every time)."""
 
-    __slots__ = ("name", "span_attributes", "resource", "_metric", "_outcomes")
+    __slots__ = ("name", "span_attributes", "resource", "success", "_metric", "_outcomes")
 
     def __init__(self, method: str, name: Optional[str], version: Optional[str],
                  span_base: Mapping[str, Any], metric_base: Mapping[str, Any]) -> None:
@@ -52,6 +52,8 @@ class Target:
         if name is not None:
             named[a.GEN_AI_TOOL_NAME if method == methods.TOOLS_CALL else a.GEN_AI_PROMPT_NAME] = name
         self._outcomes[(None, False)] = named
+        #: ``metric_attributes(None, False)``: the success's set, without the call.
+        self.success = named
 
     def metric_attributes(self, error_type: Optional[str], refused: bool) -> dict[str, Any]:
         """The attributes of this target's measurement for an outcome (``error_type``

@@ -238,3 +238,27 @@ def test_a_meter_provider_subclass_keeps_the_public_path():
     assert not metrics.fast
     metrics.server_operation(0.5, {a.MCP_METHOD_NAME: "ping"})
     assert points_of(reader)[(a.SERVER_OPERATION_DURATION, ((a.MCP_METHOD_NAME, "ping"),))][1] == 1
+
+
+@pytest.mark.parametrize("mode", ["trace", "on"])
+def test_the_span_of_a_context_is_found_alike_through_the_variable_and_the_public_calls(mode):
+    from opentelemetry import context as otel_context
+
+    contexts = _contexts()
+    # Something that is not a span under the span's key: no span, as get_current_span says.
+    contexts.append(otel_context.Context({next(iter(contexts[1])): "not a span"}))
+    taken = []
+    for direct in (True, False):
+        aggregator = Aggregator(a.DURATION_BUCKETS, direct_context=direct)
+        aggregator.exemplars = mode
+        attrs = {a.MCP_METHOD_NAME: "ping"}
+        for index, context in enumerate(contexts):
+            # One bucket per context: each keeps its own candidate.
+            aggregator.record(a.DURATION_BUCKETS[index], attrs, context)
+        (series,) = aggregator.take()
+        taken.append({bucket: [(entry[0], entry[2] is not None, entry[3]) if entry else None for entry in slot]
+                      for bucket, slot in (series.exemplars or {}).items()})
+    assert taken[0] == taken[1]
+    with_span = sum(1 for slot in taken[0].values() if slot[0][2])
+    # trace: the sampled spans only (3 of 6); on: every value, 6 of them with a span.
+    assert len(taken[0]) == (3 if mode == "trace" else len(contexts)) and with_span == (3 if mode == "trace" else 6)

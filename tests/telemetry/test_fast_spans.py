@@ -19,6 +19,7 @@ pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the
 
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import (  # noqa: E402
+    ReadableSpan,
     SpanLimits,
     SpanProcessor,
     TracerProvider,
@@ -221,6 +222,70 @@ def test_an_unsampled_request_is_a_fresh_non_recording_context():
     assert exporter.get_finished_spans() == ()
 
 
+# -- the span's context: the API's context variable itself, or its public calls ---------
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["context variable", "public calls"])
+def test_entering_a_span_is_attach_of_set_span_in_context(direct):
+    from opentelemetry import context as otel_context
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    fast = fast_tracer(provider, "mcpfast", "1", direct_context=direct)
+    assert fast is not None and fast.direct is direct
+    outer_key = otel_context.create_key("test.outer")
+    outer_token = otel_context.attach(otel_context.set_value(outer_key, "kept"))
+    try:
+        before = otel_context.get_current()
+        remote = trace.set_span_in_context(trace.NonRecordingSpan(
+            SpanContext(7, 8, True, TraceFlags(TraceFlags.SAMPLED))), otel_context.Context())
+        for parent in (None, remote):
+            span = fast.start("x", trace.SpanKind.SERVER, parent, {})
+            assert type(span) is FastSpan
+            expected_trace = 7 if parent is not None else span.get_span_context().trace_id
+            assert span.get_span_context().trace_id == expected_trace
+            assert span.parent == (None if parent is None else trace.get_current_span(remote).get_span_context())
+            context, token = fast.enter(span, parent)
+            # What the public calls make: the span current, the rest of the base context kept.
+            assert context == trace.set_span_in_context(span, parent)
+            assert otel_context.get_current() is context and trace.get_current_span() is span
+            assert otel_context.get_value(outer_key) == ("kept" if parent is None else None)
+            # A child started in it is the span's child.
+            child = fast.start("child", trace.SpanKind.INTERNAL, None, {})
+            assert child.parent == span.get_span_context()
+            fast.leave(token)
+            assert otel_context.get_current() is before
+            span.end()
+    finally:
+        otel_context.detach(outer_token)
+
+
+def test_the_context_variable_is_used_on_this_api():
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None and fast.direct
+    assert fast_spans.direct_context_parts() is not None
+
+
+def test_the_ended_span_is_the_readable_span_the_processors_get():
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    span = fast.start("x", trace.SpanKind.SERVER, None, {"a": 1})
+    span.end()
+    (exported,) = exporter.get_finished_spans()
+    assert exported is span and isinstance(exported, ReadableSpan)
+    assert exported.resource is provider.resource and exported.instrumentation_scope.name == "mcpfast"
+    assert dict(exported.attributes) == {"a": 1} and exported.end_time >= exported.start_time
+    # Ended: later changes are not taken (the exporter may be reading it).
+    span.set_attribute("b", 2)
+    span.update_name("y")
+    assert dict(exported.attributes) == {"a": 1} and exported.name == "x"
+
+
 # -- the conditions, and the public path where one fails ----------------------------------
 
 
@@ -400,3 +465,45 @@ def test_the_version_bounds():
     assert not fast_spans.sdk_version_supported("1.44.0")
     assert not fast_spans.sdk_version_supported("2.0.0")
     assert not fast_spans.sdk_version_supported("nonsense")
+
+
+def test_a_batch_processor_is_handed_spans_through_its_queue_else_on_end():
+    provider = TracerProvider()
+    simple_exporter, batch_exporter = InMemorySpanExporter(), InMemorySpanExporter()
+    simple, batch = SimpleSpanProcessor(simple_exporter), BatchSpanProcessor(batch_exporter)
+    provider.add_span_processor(simple)
+    provider.add_span_processor(batch)
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None
+    ends = fast.span_ends()
+    assert ends[0] == simple.on_end and ends[1] != batch.on_end
+
+    class OwnBatch(BatchSpanProcessor):
+        """Not the SDK's class itself: handed on_end (the fallback)."""
+
+    odd = OwnBatch(InMemorySpanExporter())
+    assert fast_spans._end_of(odd) == odd.on_end
+    odd.shutdown()
+    span = fast.start("x", trace.SpanKind.SERVER, None, {})
+    span.end()
+    batch.force_flush()
+    assert simple_exporter.get_finished_spans() == (span,) and batch_exporter.get_finished_spans() == (span,)
+    batch.shutdown()
+
+
+@pytest.mark.parametrize("as_tuple", [True, False], ids=["the tuple", "the constructor"])
+def test_span_contexts_are_the_constructors(as_tuple):
+    provider = TracerProvider(sampler=sampling.ParentBased(sampling.TraceIdRatioBased(0.5)))
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    fast = fast_tracer(provider, "mcpfast", "1")
+    assert fast is not None and fast.tuple_contexts and fast_spans.span_context_layout_fits()
+    fast.tuple_contexts = as_tuple
+    remote = trace.set_span_in_context(trace.NonRecordingSpan(SpanContext(
+        7, 8, True, TraceFlags(TraceFlags.SAMPLED), TraceState([("k", "v")]))))
+    for parent in [None] * 20 + [remote]:
+        span = fast.start("x", trace.SpanKind.SERVER, parent, {})
+        made = span.get_span_context()
+        again = SpanContext(made.trace_id, made.span_id, False, made.trace_flags, made.trace_state)
+        assert type(made) is SpanContext and made == again and made.is_valid and not made.is_remote
+        assert made.trace_state == (TraceState([("k", "v")]) if parent is not None else trace.DEFAULT_TRACE_STATE)
+        span.end()
