@@ -59,18 +59,25 @@ from mcpfast.gateway.eras import asked_capabilities
 from mcpfast.jsonrpc.errors import INVALID_PARAMS, InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import TRANSPORT_ERROR
-from mcpfast.protocol.meta_keys import RELATED_TASK, TASKS_EXTENSION
+from mcpfast.protocol.meta_keys import RELATED_TASK
 from mcpfast.server.request.requests_to_client import require_capability
-from mcpfast.server.tasks.manager import error_object, missing_extension
-from mcpfast.server.tasks.record import COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING, TaskRecord
+from mcpfast.server.tasks.manager import error_object, missing_extension, task_form
+from mcpfast.server.tasks.record import (
+    COMPLETED,
+    EXPERIMENTAL,
+    EXTENSION,
+    FAILED,
+    INPUT_REQUIRED,
+    TERMINAL,
+    WORKING,
+    TaskRecord,
+)
 
 __all__ = ["DEFAULT_TASK_CAPACITY", "EXPERIMENTAL", "EXTENSION", "NOT_ASKED", "ForwardedTask", "ForwardedTasks",
            "call_params", "downstream_form", "task_list", "task_made", "task_request"]
 
 DEFAULT_TASK_CAPACITY = 10_000
 #: The two task forms: the 2026-07-28 extension, the 2025-11-25 tasks utility.
-EXTENSION = "extension"
-EXPERIMENTAL = "experimental"
 #: What a task question's awaitable gives when the question is not the table's to ask
 #: (Upstream.on_task_question): the upstream asks it as any other.
 NOT_ASKED: Any = object()
@@ -333,14 +340,7 @@ class ForwardedTasks:
 
 def downstream_form(ctx: Any) -> Optional[str]:
     """The task form the downstream request may use (None: no tasks)."""
-    state = ctx.state
-    features = state.features
-    if features is None:
-        return None
-    if features.stateless:
-        extensions = state.client_capabilities.get("extensions")
-        return EXTENSION if type(extensions) is dict and TASKS_EXTENSION in extensions else None
-    return EXPERIMENTAL if features.experimental_tasks else None
+    return task_form(ctx.state)
 
 
 def _upstream_form(upstream: Any) -> str:

@@ -54,7 +54,7 @@ def _reset_globals() -> None:
 @pytest.fixture
 def otel() -> Iterator[Recorded]:
     """The SDK configured globally for this test (module docstring); skipped without it."""
-    pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+    pytest.importorskip("opentelemetry.sdk", reason="needs the OpenTelemetry SDK (the test extra installs it)")
     from opentelemetry import metrics, trace
 
     recorded = Recorded()

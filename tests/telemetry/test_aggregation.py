@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+pytest.importorskip("opentelemetry.sdk", reason="needs the OpenTelemetry SDK (the test extra installs it)")
 
 from opentelemetry.sdk.metrics import Histogram, MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader  # noqa: E402

@@ -15,7 +15,7 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+pytest.importorskip("opentelemetry.sdk", reason="needs the OpenTelemetry SDK (the test extra installs it)")
 
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import (  # noqa: E402
@@ -446,7 +446,7 @@ _LIMIT = 64
 
 def test_ids_are_reseeded_in_a_forked_child():
     if not hasattr(os, "fork"):
-        pytest.skip("no fork here")
+        pytest.skip("os.fork is not available on this platform: the re-seeding after fork cannot happen here")
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: its next span id, then out

@@ -177,7 +177,7 @@ def test_a_malformed_traceparent_header_is_no_parent(otel, header):
 def _own_providers(**tracer_options):
     """A tracer provider (in-memory exporter) and meter provider (in-memory reader) of the
     test's own, configured as a user would."""
-    pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
+    pytest.importorskip("opentelemetry.sdk", reason="needs the OpenTelemetry SDK (the test extra installs it)")
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider

@@ -92,6 +92,19 @@ DEFAULT_POLL_INTERVAL_MS = 500
 _SCOPE_ATTRIBUTE = "_task_scope"
 
 
+def task_form(state: ProtocolState) -> Optional[str]:
+    """The task form a request in ``state`` may use: EXTENSION for a 2026-07-28 request
+    whose client declares the tasks extension, EXPERIMENTAL where the version has the
+    2025-11-25 tasks utility, None otherwise."""
+    features = state.features
+    if features is None:
+        return None
+    if features.stateless:
+        extensions = state.client_capabilities.get("extensions")
+        return EXTENSION if type(extensions) is dict and TASKS_EXTENSION in extensions else None
+    return EXPERIMENTAL if features.experimental_tasks else None
+
+
 def missing_extension(what: str) -> ClientCapabilityError:
     """-32021 naming the tasks extension (data.requiredCapabilities.extensions)."""
     return ClientCapabilityError(
@@ -157,16 +170,8 @@ class TaskManager:
     @staticmethod
     def form_of_call(ctx: Context, params: dict[str, Any]) -> Optional[str]:
         """The task form a tools/call allows (None: no task)."""
-        state = ctx.state
-        features = state.features
-        if features is None:
-            return None
-        if features.stateless:
-            extensions = state.client_capabilities.get("extensions")
-            return EXTENSION if type(extensions) is dict and TASKS_EXTENSION in extensions else None
-        if features.experimental_tasks and "task" in params:
-            return EXPERIMENTAL
-        return None
+        form = task_form(ctx.state)
+        return form if form != EXPERIMENTAL or "task" in params else None
 
     def form_of_method(self, ctx: Context, method: str) -> str:
         """The task form of a ``tasks/*`` request, or the error refusing it."""
