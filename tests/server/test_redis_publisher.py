@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from loop import eventually
 from mcpfast import Server
 from mcpfast.scaleout.redis_publisher import RedisPublisher, RedisUnavailable
 from mcpfast.server.publisher import ListChanged, LogMessage, ResourceUpdated
-from loop import until
 from redis_server import free_port, redis_server
 
 
@@ -28,14 +28,6 @@ class Collecting:
         return True
 
 
-async def until(condition: Any, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition never held")
-        await asyncio.sleep(0.01)
-
-
 def test_events_cross_processes_and_are_not_delivered_twice():
     async def main(url: str) -> None:
         a, b = RedisPublisher(url, channel="t1"), RedisPublisher(url, channel="t1")
@@ -48,7 +40,7 @@ def test_events_cross_processes_and_are_not_delivered_twice():
         assert b.publish(ResourceUpdated("test://x")) == 1  # delivered locally at once
         a.publish(LogMessage("info", {"n": 1}, "app"))
         a.publish(ListChanged("tools"))
-        await until(lambda: len(on_a.events) == 3 and len(on_b.events) == 3)
+        await eventually(lambda: len(on_a.events) == 3 and len(on_b.events) == 3)
         expected = {repr(e) for e in (LogMessage("info", {"n": 1}, "app"), ListChanged("tools"),
                                       ResourceUpdated("test://x"))}
         assert {repr(e) for e in on_a.events} == expected == {repr(e) for e in on_b.events}
@@ -81,7 +73,7 @@ def test_a_burst_of_events_reaches_another_process_whole_and_in_order():
         await asyncio.sleep(0.05)
         for n in range(500):
             a.publish(LogMessage("info", {"n": n}, "app"))
-        await until(lambda: len(on_b.events) >= 500)
+        await eventually(lambda: len(on_b.events) >= 500)
         assert [event.data["n"] for event in on_b.events] == list(range(500))
         await a.close(), await b.close()
 
@@ -105,7 +97,7 @@ def test_a_server_client_gets_an_update_published_by_another_server(make_client)
         client.result("resources/subscribe", {"uri": "test://watched"})
         await asyncio.sleep(0.05)
         second.notify_resource_updated("test://watched")
-        await until(lambda: any(m.get("method") == "notifications/resources/updated" for m in client.messages))
+        await eventually(lambda: any(m.get("method") == "notifications/resources/updated" for m in client.messages))
         (note,) = client.notifications("notifications/resources/updated")
         assert note["params"] == {"uri": "test://watched"}
         for app in (first, second):
@@ -139,7 +131,7 @@ def test_redis_lost_at_run_time_costs_only_the_cross_process_part(caplog):
         redis.stop()
         with caplog.at_level(logging.WARNING, logger="mcpfast.server"):
             assert a.publish(ResourceUpdated("test://during")) == 1  # local delivery goes on
-            await until(lambda: "cannot send events" in caplog.text)
+            await eventually(lambda: "cannot send events" in caplog.text)
         assert on_a.events == [ResourceUpdated("test://during")] and on_b.events == []
         redis.start()
         # The subscriptions come back by themselves; events cross again.
@@ -170,7 +162,7 @@ def test_malformed_messages_on_the_channel_are_ignored(caplog):
             for junk in ("not json", json.dumps({"o": "x", "t": "Nope", "v": []}), json.dumps([1])):
                 await raw.publish("t4", junk)
             await raw.publish("t4", json.dumps({"o": "other", "t": "ResourceUpdated", "v": ["test://ok"]}))
-            await until(lambda: seen.events == [ResourceUpdated("test://ok")])
+            await eventually(lambda: seen.events == [ResourceUpdated("test://ok")])
         assert caplog.text.count("ignored a malformed message") == 3
         await raw.aclose()
         await publisher.close()
@@ -193,7 +185,7 @@ def test_an_event_received_twice_is_delivered_once():
         for number, uri in ((1, "test://a"), (1, "test://a"), (2, "test://b"), (2, "test://b")):
             await raw.publish("t5", json.dumps({"o": "other", "n": number, "t": "ResourceUpdated", "v": [uri]}))
         await raw.publish("t5", json.dumps({"o": "other", "n": 3, "t": "ResourceUpdated", "v": ["test://end"]}))
-        await until(lambda: ResourceUpdated("test://end") in seen.events)
+        await eventually(lambda: ResourceUpdated("test://end") in seen.events)
         assert seen.events == [ResourceUpdated("test://a"), ResourceUpdated("test://b"),
                                ResourceUpdated("test://end")]
         await raw.aclose()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from endpoint_requests import answer, initialize, post, request
+from loop import eventually
 from mcpfast import Context, Server
 from mcpfast.scaleout.redis_connection import RedisUnavailable
 from mcpfast.scaleout.redis_event_store import RedisEventStore
@@ -108,7 +109,7 @@ def test_records_expire_update_only_live_records_and_messages_skip_their_sender(
         await one.update("gone", "level", "debug")  # no record: none is made
         one.broadcast({"k": "state", "s": "s1", "b": "{}"})
         await one.publish({"k": "end", "s": "s9"})
-        await asyncio.sleep(0.3)
+        await eventually(lambda: len(got_two) == 2)
         assert (await two.lookup("s1"))["level"] == "debug" and await two.lookup("gone") is None
         # (the broadcast, sent in the background, is still ahead of the one published after it)
         assert sorted(got_two, key=lambda m: m["k"]) == [{"k": "end", "s": "s9", "o": one.origin},
@@ -119,8 +120,11 @@ def test_records_expire_update_only_live_records_and_messages_skip_their_sender(
         two.touch("s1", 3.0)
         await asyncio.sleep(1.3)
         assert await one.lookup("s1") is not None  # touched: lives on
-        two.remove("s1")
-        await asyncio.sleep(0.1)
+        two.remove("s1")  # sent in the background
+        for _ in range(500):
+            if await one.lookup("s1") is None:
+                break
+            await asyncio.sleep(0.01)
         assert await one.lookup("s1") is None
         await one.create("s2", {"init": "{}"}, 1.0)
         await asyncio.sleep(2.2)
