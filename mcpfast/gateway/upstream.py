@@ -40,6 +40,7 @@ from typing import Any, Awaitable, Callable, Optional
 from mcpfast._core.messages import Verbatim
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
+from mcpfast.client.handlers import ServerRequest, with_request
 from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
@@ -48,6 +49,7 @@ from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forwar
 from mcpfast.gateway.tasks import NOT_ASKED
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
+from mcpfast.server.request.back_channel import BackChannelUnavailable
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
 from mcpfast.server.request.requests_to_client import require_capability
 
@@ -141,6 +143,9 @@ class Upstream:
         # Downstream contexts of the forwarded requests waiting on this upstream, oldest
         # first (a dict: removing one of many in flight costs no scan).
         self._callers: dict[Any, None] = {}
+        # The same by the id of the request sent for them (handshake-era sessions): what
+        # the upstream names as the request its question belongs to (HTTP).
+        self._sent: dict[Any, Any] = {}
         # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
         self._interrupts: dict[Any, asyncio.Future] = {}
         self._supervisor: Optional[asyncio.Task] = None
@@ -188,7 +193,8 @@ class Upstream:
         client = Client(name="mcpfast-gateway", on_log=self._log, **version,
                         on_list_changed=self._list_changed,
                         on_resource_updated=self._resource_updated, check_capabilities=False,
-                        sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
+                        sampling=with_request(self._sampling), elicitation=with_request(self._elicitation),
+                        roots=with_request(self._roots),
                         capabilities=UPSTREAM_CLIENT_CAPABILITIES)
         client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
         client.on_notification("notifications/tasks", lambda params: self.on_task_note(self, params))
@@ -292,13 +298,9 @@ class Upstream:
                 # A task of the extension: asked with the downstream's capabilities.
                 return await forward_task(client.session, version, method, params, origin, timeout=limit)
             interruptible = origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel)
-            if raw and client.discover_result is None and not interruptible:
-                session = client.session
-                assert session is not None  # a ready client is bound
-                out = session.send_request(method, params, timeout=limit, progress=progress, raw=True)
-                passed = Verbatim(await out.wait())
-                self.passed_through += 1
-                return passed
+            if client.discover_result is None and (origin is not None or raw):
+                return await self._sent_for(client, origin, method, params, limit, progress,
+                                            raw and not interruptible, interruptible)
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
@@ -317,6 +319,28 @@ class Upstream:
         finally:
             if origin is not None:
                 del self._callers[origin]
+
+    async def _sent_for(self, client: Client, origin: Any, method: str, params: Any, limit: float,
+                        progress: Optional[Callable[..., Any]], raw: bool, interruptible: bool) -> Any:
+        # A handshake-era request sent on the session itself, so that its id is known: the
+        # upstream's questions on its reply stream name it (_ask_downstream).
+        session = client.session
+        assert session is not None  # a ready client is bound
+        out = session.send_request(method, params, timeout=limit, progress=progress, raw=raw)
+        request_id = out.id
+        if origin is not None:
+            self._sent[request_id] = origin
+        try:
+            if interruptible:
+                return await self._interruptible(origin, out.wait())
+            answer = await out.wait()
+        finally:
+            if origin is not None and self._sent.get(request_id) is origin:
+                del self._sent[request_id]
+        if raw:
+            self.passed_through += 1
+            return Verbatim(answer)
+        return answer
 
     def follow_task(self, task_id: str, origin: Any) -> Any:
         """Follow the 2026-07-28 task ``task_id`` with a subscriptions/listen asked as the
@@ -346,13 +370,30 @@ class Upstream:
             if not task.done():
                 task.cancel()  # the upstream is sent notifications/cancelled
 
-    async def _ask_downstream(self, method: str, params: Any) -> Any:
+    async def _ask_downstream(self, method: str, params: Any, request: ServerRequest) -> Any:
         asked = self.on_task_question(self, method, params)
         if asked is not None:
             answer = await asked
             if answer is not NOT_ASKED:
                 return answer
         needs = asked_capabilities(method, params)
+        related = request.related_request_id
+        if related is not None:
+            # It came on the reply stream of one of the gateway's requests: it is that
+            # request's client's to answer, or no one's.
+            origin = self._sent.get(related)
+            if origin is None:
+                raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client: it "
+                                   f"belongs to request {related!r}, which no client's request waits on "
+                                   f"(upstream {self.key!r})", {"upstream": self.key})
+            interrupt = self._interrupts.get(origin)
+            if interrupt is not None:
+                return await self._ask_in_rounds(origin, interrupt, needs, method, params)
+            if not _capable(origin, needs):
+                raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to the client of "
+                                   f"the call it belongs to: that client has no session channel or did not "
+                                   f"declare the {' and '.join(needs)} capability", {"upstream": self.key})
+            return await origin.back_channel.request(origin, method, params, timeout=self.options.timeout)
         for ctx in reversed(self._callers):
             interrupt = self._interrupts.get(ctx)
             if interrupt is not None:
@@ -377,14 +418,32 @@ class Upstream:
             raise JSONRPCError(METHOD_NOT_FOUND, f"{method} goes to the client as an "
                                f"InputRequiredResult round; this call is retried") from None
 
-    async def _sampling(self, params: Any) -> Any:
-        return await self._ask_downstream("sampling/createMessage", params)
+    async def ask_connection(self, connection: Any, method: str, params: Any, whose: str) -> Any:
+        """Put ``method`` to the downstream ``connection`` (the owner of a 2025-11-25 task
+        whose question it is; ``whose`` names it in errors): on the reply stream of its
+        latest request waiting on this upstream, else on its session. A connection that
+        has closed, or did not declare the capability the question needs, is an error
+        for the upstream."""
+        session = connection.session
+        if session.closed:
+            raise BackChannelUnavailable(method, f"{whose} disconnected")
+        state = connection.state
+        for capability in asked_capabilities(method, params):  # the owner's, never the gateway's
+            require_capability(state.client_capabilities or {}, state.features, capability)
+        timeout = self.options.timeout
+        for ctx in reversed(self._callers):
+            if ctx.connection is connection and ctx not in self._interrupts:
+                return await ctx.back_channel.request(ctx, method, params, timeout=timeout)
+        return await session.request(method, params, timeout=timeout)
 
-    async def _elicitation(self, params: Any) -> Any:
-        return await self._ask_downstream("elicitation/create", params)
+    async def _sampling(self, params: Any, request: ServerRequest) -> Any:
+        return await self._ask_downstream("sampling/createMessage", params, request)
 
-    async def _roots(self) -> Any:
-        return (await self._ask_downstream("roots/list", None)).get("roots", [])
+    async def _elicitation(self, params: Any, request: ServerRequest) -> Any:
+        return await self._ask_downstream("elicitation/create", params, request)
+
+    async def _roots(self, request: ServerRequest) -> Any:
+        return (await self._ask_downstream("roots/list", None, request)).get("roots", [])
 
     async def set_log_level(self, level: str) -> None:
         """Ask the upstream for log messages at ``level`` and above (when it has the
