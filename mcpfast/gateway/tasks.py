@@ -14,7 +14,9 @@ A request naming an id that is not the caller's is left to the server, which ans
 The two forms, as the downstream and the upstream speak them (:func:`task_request`):
 
 - same form on both legs: the request goes upstream with the task id mapped back, the
-  answer comes back with the gateway's id;
+  answer comes back with the gateway's id; the questions a 2025-11-25 upstream asks within
+  a 2025-11-25 client's task go to that client (Upstream.ask_connection), an error for
+  the upstream once it has disconnected, never to another client;
 - a 2026-07-28 downstream, a 2025-11-25 upstream: a call of a tool that declares
   ``execution.taskSupport`` is sent task-augmented, its CreateTaskResult given in the
   extension's flat form (``ttl``/``pollInterval`` as ``ttlMs``/``pollIntervalMs``);

@@ -17,9 +17,21 @@ list_changed costs at most one refresh in flight per kind. Its log messages are 
 through a token bucket (``max_log_rate`` per second), the excess counted and dropped.
 
 Sampling, elicitation and roots asked by the upstream are put to the downstream client of
-the most recent forwarded request still waiting on this upstream (over stdio nothing ties
-a server's request to the call that caused it; the most recent caller is the one a
-single-agent client has): on that request's session channel (the handshake versions), or,
+the call they belong to, never to another client:
+
+- a question tagged with a task (``_meta`` related-task) goes to the task's owner
+  (gateway.tasks: :meth:`Upstream.ask_connection` for a 2025-11-25 client, an error when
+  it has disconnected);
+- one that came on the reply stream of a forwarded request (Streamable HTTP: the call's
+  POST stream; the client's :class:`~mcpfast.client.handlers.ServerRequest` names it as
+  ``related_request_id``, matched to the downstream request it was sent for) goes to that
+  request's client, or fails when that client did not declare the capability;
+- over stdio, TCP, WebSocket, in process, or on the HTTP GET stream nothing ties a
+  server's request to the call that caused it: it goes to the most recent forwarded
+  request still waiting on this upstream whose client declared the capability (the one a
+  single-agent client has).
+
+The question is asked on that request's session channel (the handshake versions), or,
 for a 2026-07-28 request, as InputRequiredResult rounds -- the question already answered
 by the retry's inputResponses or requestState is answered at once, a new one ends this
 attempt (the upstream call is cancelled) with the InputRequiredResult asking it, and the
@@ -275,7 +287,9 @@ class Upstream:
         """Send ``method`` on the shared session and return the upstream's result; its
         JSON-RPC errors as they are, a closed session or a timeout as an error naming the
         upstream. ``origin``: the downstream request's context (the one asked when the
-        upstream asks for sampling, elicitation or roots meanwhile). ``wait``: no timeout
+        upstream asks for sampling, elicitation or roots meanwhile; on a handshake-era
+        session the request is sent here, its id kept to match the questions naming it).
+        ``wait``: no timeout
         (tasks/result, which waits for a task's end). ``raw``: the caller passes the result
         on unread, so on a handshake-era session (whose results need no translation) it is
         returned as a :class:`~mcpfast._core.messages.Verbatim` of the upstream's response,

@@ -122,6 +122,37 @@ def test_interleaved_calls_of_two_clients_each_get_their_own_questions_over_http
     run(main())
 
 
+def test_a_question_whose_client_cannot_answer_it_is_put_to_no_other_client_over_http():
+    async def main():
+        gates = {"first": asyncio.Event(), "second": asyncio.Event()}
+        started: list[str] = []
+        url, served = await serve_http(asking_app(gates, started))
+        try:
+            gateway = Server("gateway")
+            gateway.mount(url, namespace="up")
+            asked: list[tuple[str, str]] = []
+            async with gateway.running():
+                # A declares neither elicitation nor sampling; B, calling later, does.
+                async with mcpfast.connect(gateway) as a, \
+                        mcpfast.connect(gateway, **answering("B", asked)) as b:
+                    first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
+                    await eventually(lambda: started == ["first"])
+                    second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
+                    await eventually(lambda: started == ["first", "second"])
+                    gates["first"].set()
+                    refused = await first
+                    assert refused["isError"] is True
+                    assert "elicitation" in refused["content"][0]["text"]
+                    assert asked == []
+                    gates["second"].set()
+                    assert (await second)["structuredContent"] == {"name": "B", "sampled": "from B"}
+        finally:
+            served.cancel()
+            await asyncio.gather(served, return_exceptions=True)
+
+    run(main())
+
+
 def task_asking_app(gate: asyncio.Event, outcome: list) -> Server:
     """An upstream with a task tool that, once the gate opens, elicits a name; and a
     ``hold`` tool that waits on its own gate (a call in flight from another client)."""
