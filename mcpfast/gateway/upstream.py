@@ -313,8 +313,26 @@ class Upstream:
                 return await forward_task(client.session, version, method, params, origin, timeout=limit)
             interruptible = origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel)
             if client.discover_result is None and (origin is not None or raw):
-                return await self._sent_for(client, origin, method, params, limit, progress,
-                                            raw and not interruptible, interruptible)
+                # A handshake-era request sent on the session itself (inline: the hot path),
+                # so that its id is known: the upstream's questions on its reply stream name
+                # it (_ask_downstream).
+                session = client.session
+                assert session is not None  # a ready client is bound
+                passing = raw and not interruptible
+                out = session.send_request(method, params, timeout=limit, progress=progress, raw=passing)
+                sent = self._sent
+                request_id = out.id
+                if origin is not None:
+                    sent[request_id] = origin
+                try:
+                    answer = await (self._interruptible(origin, out.wait()) if interruptible else out.wait())
+                finally:
+                    if origin is not None and sent.get(request_id) is origin:
+                        del sent[request_id]
+                if passing:
+                    self.passed_through += 1
+                    return Verbatim(answer)
+                return answer
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
@@ -333,28 +351,6 @@ class Upstream:
         finally:
             if origin is not None:
                 del self._callers[origin]
-
-    async def _sent_for(self, client: Client, origin: Any, method: str, params: Any, limit: float,
-                        progress: Optional[Callable[..., Any]], raw: bool, interruptible: bool) -> Any:
-        # A handshake-era request sent on the session itself, so that its id is known: the
-        # upstream's questions on its reply stream name it (_ask_downstream).
-        session = client.session
-        assert session is not None  # a ready client is bound
-        out = session.send_request(method, params, timeout=limit, progress=progress, raw=raw)
-        request_id = out.id
-        if origin is not None:
-            self._sent[request_id] = origin
-        try:
-            if interruptible:
-                return await self._interruptible(origin, out.wait())
-            answer = await out.wait()
-        finally:
-            if origin is not None and self._sent.get(request_id) is origin:
-                del self._sent[request_id]
-        if raw:
-            self.passed_through += 1
-            return Verbatim(answer)
-        return answer
 
     def follow_task(self, task_id: str, origin: Any) -> Any:
         """Follow the 2026-07-28 task ``task_id`` with a subscriptions/listen asked as the
