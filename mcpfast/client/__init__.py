@@ -32,6 +32,7 @@ from mcpfast.client.errors import (
     TransportUnavailable,
     UnsupportedProtocolVersion,
 )
+from mcpfast.client.handlers import ServerRequest, with_request
 from mcpfast.client.subscriptions import Subscription
 from mcpfast.client.sync import SyncClient, SyncSubscription, connect_sync
 from mcpfast.client.versions import LATEST_VERSION, SUPPORTED_VERSIONS
@@ -50,6 +51,7 @@ __all__ = [
     "NotInitialized",
     "PaginationError",
     "SUPPORTED_VERSIONS",
+    "ServerRequest",
     "Subscription",
     "SyncClient",
     "SyncSubscription",
@@ -59,4 +61,5 @@ __all__ = [
     "connect",
     "connect_sync",
     "parse_target",
+    "with_request",
 ]

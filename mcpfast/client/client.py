@@ -45,7 +45,7 @@ import asyncio
 import logging
 import math
 from asyncio import CancelledError
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from mcpfast._core.pending import DEFAULT_CAPACITY
 from mcpfast.client.arguments import dict_arg, str_arg, string_map
@@ -57,7 +57,7 @@ from mcpfast.client.errors import (
     InvalidResult,
     NotInitialized,
 )
-from mcpfast.client.handlers import Roots, elicitation_handler, sampling_handler
+from mcpfast.client.handlers import Roots, WithRequest, elicitation_handler, sampling_handler
 from mcpfast.client.listening import Listening, listen_filter
 from mcpfast.client.notifications import (
     LIST_CHANGED_METHODS,
@@ -158,7 +158,9 @@ class Client:
     2025-06-18 and later).
     sampling, elicitation: functions serving ``sampling/createMessage`` and
     ``elicitation/create``; roots: a list of roots or a function returning one (each
-    advertised only when given; :mod:`mcpfast.client.handlers`).
+    advertised only when given; :mod:`mcpfast.client.handlers`; ``with_request(fn)``: a
+    function also told which request it serves and which of the client's own requests
+    that one belongs to).
     on_log, on_list_changed, on_resource_updated: notification callbacks (same as the
     methods of those names).
     capabilities: extra ClientCapabilities entries (``experimental``, sub-capabilities
@@ -181,8 +183,8 @@ class Client:
         name: str = CLIENT_NAME,
         version: Optional[str] = None,
         title: Optional[str] = None,
-        sampling: Optional[Callable[[Any], Any]] = None,
-        elicitation: Optional[Callable[[Any], Any]] = None,
+        sampling: Union[Callable[[Any], Any], WithRequest, None] = None,
+        elicitation: Union[Callable[[Any], Any], WithRequest, None] = None,
         roots: Any = None,
         on_log: Optional[Callable[[dict], Any]] = None,
         on_list_changed: Optional[Callable[[str], Any]] = None,

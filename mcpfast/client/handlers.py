@@ -21,6 +21,13 @@ The client serves them with functions given to :class:`~mcpfast.client.Client` (
     one, called for each request. ``Client.set_roots`` replaces them and sends
     ``notifications/roots/list_changed``.
 
+A function given as ``with_request(fn)`` is also told which request it serves:
+``fn(params, request)`` (roots: ``fn(request)``), ``request`` a :class:`ServerRequest`
+whose ``related_request_id`` is the id of this client's own request the server's belongs
+to where the transport knows it (Streamable HTTP: the request on whose POST stream it
+came), else None (stdio, the GET stream, a 2026-07-28 input round). A gateway uses it to
+put the question to the client whose call caused it.
+
 Handler functions may be sync or async. Raising a JSONRPCError answers the server with
 that error (for example a user refusing to sample: ``JSONRPCError(-1, "User rejected
 sampling request")``); any other exception, or a result of the wrong shape, is logged and
@@ -32,16 +39,20 @@ from __future__ import annotations
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
+from mcpfast.jsonrpc.contract import related_request_id
 from mcpfast.jsonrpc.router import is_async_handler
 
 __all__ = [
     "ELICIT_ACTIONS",
     "Roots",
+    "ServerRequest",
+    "WithRequest",
     "elicitation_handler",
     "normalize_roots",
     "sampling_handler",
+    "with_request",
 ]
 
 ELICIT_ACTIONS = frozenset({"accept", "decline", "cancel"})
@@ -91,13 +102,54 @@ def _schema_defaults(params: Any) -> dict[str, Any]:
             if isinstance(spec, Mapping) and "default" in spec}
 
 
-def _adapt(fn: Callable[[Any], Any], check: Callable[[Any, Any], dict],
-           what: str) -> Callable[..., Any]:
-    """A router handler ``(params, ctx)`` calling ``fn(params)`` and checking its result.
+class ServerRequest:
+    """A request from the server as a :func:`with_request` handler sees it: ``id``,
+    ``method`` and ``related_request_id`` (module docstring)."""
+
+    __slots__ = ("id", "method", "related_request_id")
+
+    def __init__(self, request_id: Any, method: str, related: Any = None) -> None:
+        self.id = request_id
+        self.method = method
+        self.related_request_id = related
+
+    @classmethod
+    def of(cls, ctx: Any, method: str) -> ServerRequest:
+        """The request of a router handler's ``ctx`` (None: a 2026-07-28 input round,
+        answered with no request of its own)."""
+        if ctx is None:
+            return cls(None, method)
+        return cls(ctx.request_id, method, related_request_id(ctx.channel))
+
+    def __repr__(self) -> str:
+        return f"<ServerRequest {self.method} id={self.id!r} related={self.related_request_id!r}>"
+
+
+class WithRequest:
+    """A handler function called with the :class:`ServerRequest` too (:func:`with_request`)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"with_request() needs a callable, not {type(fn).__name__}")
+        self.fn = fn
+
+
+def with_request(fn: Callable[..., Any]) -> WithRequest:
+    """``fn`` to be called as ``fn(params, request)`` (roots: ``fn(request)``)."""
+    return WithRequest(fn)
+
+
+def _adapt(fn: Any, check: Callable[[Any, Any], dict], what: str) -> Callable[..., Any]:
+    """A router handler ``(params, ctx)`` calling ``fn(params)`` (a WithRequest's
+    ``fn(params, request)``) and checking its result.
 
     A sync fn is answered inline (no task); an async one (or a sync one returning an
     awaitable) runs as the session's task.
     """
+    if isinstance(fn, WithRequest):
+        return _adapt_with_request(fn.fn, check, what)
     if not callable(fn):
         raise TypeError(f"the {what} handler must be callable, not {type(fn).__name__}")
 
@@ -107,24 +159,39 @@ def _adapt(fn: Callable[[Any], Any], check: Callable[[Any, Any], dict],
 
         return handle_async
 
-    async def finish(params: Any, awaitable: Any) -> dict:
-        return check(params, await awaitable)
-
     def handle(params: Any, ctx: Any) -> Any:
         result = fn(params)
         if inspect.isawaitable(result):
-            return finish(params, result)
+            return _finish(check, params, result)
         return check(params, result)
 
     return handle
 
 
-def sampling_handler(fn: Callable[[Any], Any]) -> Callable[..., Any]:
+def _adapt_with_request(fn: Callable[..., Any], check: Callable[[Any, Any], dict],
+                        what: str) -> Callable[..., Any]:
+    method = "sampling/createMessage" if what == "sampling" else "elicitation/create"
+
+    def handle(params: Any, ctx: Any) -> Any:
+        # The request is read now: ctx.channel is gone once the request is answered.
+        result = fn(params, ServerRequest.of(ctx, method))
+        if inspect.isawaitable(result):
+            return _finish(check, params, result)
+        return check(params, result)
+
+    return handle
+
+
+async def _finish(check: Callable[[Any, Any], dict], params: Any, awaitable: Any) -> dict:
+    return check(params, await awaitable)
+
+
+def sampling_handler(fn: Union[Callable[[Any], Any], WithRequest]) -> Callable[..., Any]:
     """The ``sampling/createMessage`` route for a user's sampling function."""
     return _adapt(fn, _check_sampling_result, "sampling")
 
 
-def elicitation_handler(fn: Callable[[Any], Any]) -> Callable[..., Any]:
+def elicitation_handler(fn: Union[Callable[[Any], Any], WithRequest]) -> Callable[..., Any]:
     """The ``elicitation/create`` route for a user's elicitation function."""
     return _adapt(fn, _check_elicitation_result, "elicitation")
 
@@ -169,27 +236,36 @@ def normalize_roots(roots: Iterable[Any]) -> list[dict]:
 
 
 class Roots:
-    """The roots a client offers: a fixed list or a function producing one per request."""
+    """The roots a client offers: a fixed list or a function producing one per request
+    (a :func:`with_request` one gets the request)."""
 
-    __slots__ = ("_static", "_source")
+    __slots__ = ("_static", "_source", "_with_request")
 
     def __init__(self, roots: Any) -> None:
         self._static: Optional[list[dict]] = None
-        self._source: Optional[Callable[[], Any]] = None
+        self._source: Optional[Callable[..., Any]] = None
+        self._with_request = False
         self.set(roots)
 
     def set(self, roots: Any) -> None:
         """Replace the roots (a list, or a sync/async function returning one)."""
-        if callable(roots) and not isinstance(roots, (list, tuple)):
+        self._with_request = isinstance(roots, WithRequest)
+        if self._with_request:
+            self._source, self._static = roots.fn, None
+        elif callable(roots) and not isinstance(roots, (list, tuple)):
             self._source, self._static = roots, None
         else:
             self._static, self._source = normalize_roots(roots), None
 
-    def current(self) -> Any:
-        """The ListRootsResult, or an awaitable of it when the source is async."""
+    def current(self, request: Optional[ServerRequest] = None) -> Any:
+        """The ListRootsResult, or an awaitable of it when the source is async
+        (``request``: what a with_request source is given)."""
         if self._static is not None:
             return {"roots": list(self._static)}
-        result = self._source()  # type: ignore[misc]
+        if self._with_request:
+            result = self._source(request or ServerRequest(None, "roots/list"))  # type: ignore[misc]
+        else:
+            result = self._source()  # type: ignore[misc]
         if inspect.isawaitable(result):
             return self._finish(result)
         return {"roots": normalize_roots(result)}
@@ -200,4 +276,6 @@ class Roots:
 
     def handle(self, params: Any, ctx: Any) -> Any:
         """The ``roots/list`` route."""
+        if self._with_request:
+            return self.current(ServerRequest.of(ctx, "roots/list"))
         return self.current()

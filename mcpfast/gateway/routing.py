@@ -202,7 +202,7 @@ class GatewayMiddleware(Middleware):
         if features is not None and (features.stateless or "task" in params):
             # A call that may make a task, in either form (gateway.tasks).
             forwarded = call_params(ctx, params, tool.listed, upstream, forwarded)
-            expecting = features.stateless and "task" in forwarded  # a 2025-11-25 task, for 2026-07-28
+            expecting = "task" in forwarded  # a 2025-11-25 task upstream (for either era downstream)
         # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
         without_task()
         # Passed through as bytes where nothing reads or reshapes the answer (not a call

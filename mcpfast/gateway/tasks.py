@@ -14,7 +14,9 @@ A request naming an id that is not the caller's is left to the server, which ans
 The two forms, as the downstream and the upstream speak them (:func:`task_request`):
 
 - same form on both legs: the request goes upstream with the task id mapped back, the
-  answer comes back with the gateway's id;
+  answer comes back with the gateway's id; the questions a 2025-11-25 upstream asks within
+  a 2025-11-25 client's task go to that client (Upstream.ask_connection), an error for
+  the upstream once it has disconnected, never to another client;
 - a 2026-07-28 downstream, a 2025-11-25 upstream: a call of a tool that declares
   ``execution.taskSupport`` is sent task-augmented, its CreateTaskResult given in the
   extension's flat form (``ttl``/``pollInterval`` as ``ttlMs``/``pollIntervalMs``);
@@ -238,11 +240,12 @@ class ForwardedTasks:
         return list(seen)
 
     def question(self, upstream: Any, method: str, params: Any) -> Optional[Awaitable[Any]]:
-        """A question an upstream asks within a task (``_meta`` related-task) made by a
-        2026-07-28 client of a 2025-11-25 upstream: the awaitable of its answer, which
-        ``tasks/update`` brings, or of NOT_ASKED when the task is a 2025-11-25 client's
-        (asked on its session, as before); None for a question of no task
-        (Upstream.on_task_question)."""
+        """A question an upstream asks within a task (``_meta`` related-task), for the
+        task's owner only: the awaitable of its answer -- for a 2026-07-28 client's task of
+        a 2025-11-25 upstream, which ``tasks/update`` brings; for a 2025-11-25 client's,
+        asked on the owner's connection (Upstream.ask_connection; an error when it has
+        closed) -- or of NOT_ASKED when no recorded task turns out to be its; None for a
+        question of no task the table knows (Upstream.on_task_question)."""
         meta = params.get("_meta") if type(params) is dict else None
         related = meta.get(RELATED_TASK) if type(meta) is dict else None
         upstream_id = related.get("taskId") if type(related) is dict else None
@@ -250,18 +253,25 @@ class ForwardedTasks:
             return None
         task_id = self._ids.get((upstream, upstream_id))
         if task_id is not None:
-            entry = self._tasks[task_id]
-            return None if entry.state is None else entry.ask(method, params)
+            return self._ask_owner(self._tasks[task_id], method, params)
         if not self._expecting.get(upstream):
             return None
         # The task asks before its CreateTaskResult has been recorded (its function starts
-        # at once), while a 2026-07-28 client's call waits for one: the question waits for
-        # the record.
+        # at once), while a task-augmented call waits for one: the question waits for the
+        # record.
         return self._ask_when_recorded(upstream, upstream_id, method, params)
 
+    def _ask_owner(self, entry: ForwardedTask, method: str, params: Any) -> Optional[Awaitable[Any]]:
+        if entry.state is not None:
+            return entry.ask(method, params)
+        if type(entry.owner) is tuple:
+            return None  # a 2026-07-28 upstream's task: its questions never come this way
+        return entry.upstream.ask_connection(entry.owner, method, params,
+                                             f"the client that made task {entry.task_id!r}")
+
     async def expecting(self, upstream: Any, call: Awaitable[Any]) -> Any:
-        """Await ``call``, a tools/call sent task-augmented to ``upstream`` for a 2026-07-28
-        client: meanwhile the questions of tasks not recorded yet wait for their record."""
+        """Await ``call``, a tools/call sent task-augmented to ``upstream``: meanwhile the
+        questions of tasks not recorded yet wait for their record."""
         self._expecting[upstream] = self._expecting.get(upstream, 0) + 1
         try:
             return await call
@@ -286,9 +296,8 @@ class ForwardedTasks:
             if self._awaited.get(key) is recorded and not recorded.done():
                 del self._awaited[key]
         entry = self._tasks.get(task_id)
-        if entry is None or entry.state is None:
-            return NOT_ASKED
-        return await entry.ask(method, params)
+        asked = None if entry is None else self._ask_owner(entry, method, params)
+        return NOT_ASKED if asked is None else await asked
 
     def status_note(self, upstream: Any, params: Any) -> Optional[tuple[Any, dict[str, Any]]]:
         """An upstream's ``notifications/tasks/status``: the connection to tell and the

@@ -17,9 +17,21 @@ list_changed costs at most one refresh in flight per kind. Its log messages are 
 through a token bucket (``max_log_rate`` per second), the excess counted and dropped.
 
 Sampling, elicitation and roots asked by the upstream are put to the downstream client of
-the most recent forwarded request still waiting on this upstream (over stdio nothing ties
-a server's request to the call that caused it; the most recent caller is the one a
-single-agent client has): on that request's session channel (the handshake versions), or,
+the call they belong to, never to another client:
+
+- a question tagged with a task (``_meta`` related-task) goes to the task's owner
+  (gateway.tasks: :meth:`Upstream.ask_connection` for a 2025-11-25 client, an error when
+  it has disconnected);
+- one that came on the reply stream of a forwarded request (Streamable HTTP: the call's
+  POST stream; the client's :class:`~mcpfast.client.handlers.ServerRequest` names it as
+  ``related_request_id``, matched to the downstream request it was sent for) goes to that
+  request's client, or fails when that client did not declare the capability;
+- over stdio, TCP, WebSocket, in process, or on the HTTP GET stream nothing ties a
+  server's request to the call that caused it: it goes to the most recent forwarded
+  request still waiting on this upstream whose client declared the capability (the one a
+  single-agent client has).
+
+The question is asked on that request's session channel (the handshake versions), or,
 for a 2026-07-28 request, as InputRequiredResult rounds -- the question already answered
 by the retry's inputResponses or requestState is answered at once, a new one ends this
 attempt (the upstream call is cancelled) with the InputRequiredResult asking it, and the
@@ -40,6 +52,7 @@ from typing import Any, Awaitable, Callable, Optional
 from mcpfast._core.messages import Verbatim
 from mcpfast.client.client import Client
 from mcpfast.client.connect import connect
+from mcpfast.client.handlers import ServerRequest, with_request
 from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
@@ -48,6 +61,7 @@ from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forwar
 from mcpfast.gateway.tasks import NOT_ASKED
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
+from mcpfast.server.request.back_channel import BackChannelUnavailable
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
 from mcpfast.server.request.requests_to_client import require_capability
 
@@ -141,6 +155,9 @@ class Upstream:
         # Downstream contexts of the forwarded requests waiting on this upstream, oldest
         # first (a dict: removing one of many in flight costs no scan).
         self._callers: dict[Any, None] = {}
+        # The same by the id of the request sent for them (handshake-era sessions): what
+        # the upstream names as the request its question belongs to (HTTP).
+        self._sent: dict[Any, Any] = {}
         # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
         self._interrupts: dict[Any, asyncio.Future] = {}
         self._supervisor: Optional[asyncio.Task] = None
@@ -188,7 +205,8 @@ class Upstream:
         client = Client(name="mcpfast-gateway", on_log=self._log, **version,
                         on_list_changed=self._list_changed,
                         on_resource_updated=self._resource_updated, check_capabilities=False,
-                        sampling=self._sampling, elicitation=self._elicitation, roots=self._roots,
+                        sampling=with_request(self._sampling), elicitation=with_request(self._elicitation),
+                        roots=with_request(self._roots),
                         capabilities=UPSTREAM_CLIENT_CAPABILITIES)
         client.on_notification("notifications/tasks/status", lambda params: self.on_task_status(self, params))
         client.on_notification("notifications/tasks", lambda params: self.on_task_note(self, params))
@@ -269,7 +287,9 @@ class Upstream:
         """Send ``method`` on the shared session and return the upstream's result; its
         JSON-RPC errors as they are, a closed session or a timeout as an error naming the
         upstream. ``origin``: the downstream request's context (the one asked when the
-        upstream asks for sampling, elicitation or roots meanwhile). ``wait``: no timeout
+        upstream asks for sampling, elicitation or roots meanwhile; on a handshake-era
+        session the request is sent here, its id kept to match the questions naming it).
+        ``wait``: no timeout
         (tasks/result, which waits for a task's end). ``raw``: the caller passes the result
         on unread, so on a handshake-era session (whose results need no translation) it is
         returned as a :class:`~mcpfast._core.messages.Verbatim` of the upstream's response,
@@ -292,13 +312,27 @@ class Upstream:
                 # A task of the extension: asked with the downstream's capabilities.
                 return await forward_task(client.session, version, method, params, origin, timeout=limit)
             interruptible = origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel)
-            if raw and client.discover_result is None and not interruptible:
+            if client.discover_result is None and (origin is not None or raw):
+                # A handshake-era request sent on the session itself (inline: the hot path),
+                # so that its id is known: the upstream's questions on its reply stream name
+                # it (_ask_downstream).
                 session = client.session
                 assert session is not None  # a ready client is bound
-                out = session.send_request(method, params, timeout=limit, progress=progress, raw=True)
-                passed = Verbatim(await out.wait())
-                self.passed_through += 1
-                return passed
+                passing = raw and not interruptible
+                out = session.send_request(method, params, timeout=limit, progress=progress, raw=passing)
+                sent = self._sent
+                request_id = out.id
+                if origin is not None:
+                    sent[request_id] = origin
+                try:
+                    answer = await (self._interruptible(origin, out.wait()) if interruptible else out.wait())
+                finally:
+                    if origin is not None and sent.get(request_id) is origin:
+                        del sent[request_id]
+                if passing:
+                    self.passed_through += 1
+                    return Verbatim(answer)
+                return answer
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,
@@ -346,13 +380,30 @@ class Upstream:
             if not task.done():
                 task.cancel()  # the upstream is sent notifications/cancelled
 
-    async def _ask_downstream(self, method: str, params: Any) -> Any:
+    async def _ask_downstream(self, method: str, params: Any, request: ServerRequest) -> Any:
         asked = self.on_task_question(self, method, params)
         if asked is not None:
             answer = await asked
             if answer is not NOT_ASKED:
                 return answer
         needs = asked_capabilities(method, params)
+        related = request.related_request_id
+        if related is not None:
+            # It came on the reply stream of one of the gateway's requests: it is that
+            # request's client's to answer, or no one's.
+            origin = self._sent.get(related)
+            if origin is None:
+                raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client: it "
+                                   f"belongs to request {related!r}, which no client's request waits on "
+                                   f"(upstream {self.key!r})", {"upstream": self.key})
+            interrupt = self._interrupts.get(origin)
+            if interrupt is not None:
+                return await self._ask_in_rounds(origin, interrupt, needs, method, params)
+            if not _capable(origin, needs):
+                raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to the client of "
+                                   f"the call it belongs to: that client has no session channel or did not "
+                                   f"declare the {' and '.join(needs)} capability", {"upstream": self.key})
+            return await origin.back_channel.request(origin, method, params, timeout=self.options.timeout)
         for ctx in reversed(self._callers):
             interrupt = self._interrupts.get(ctx)
             if interrupt is not None:
@@ -377,14 +428,32 @@ class Upstream:
             raise JSONRPCError(METHOD_NOT_FOUND, f"{method} goes to the client as an "
                                f"InputRequiredResult round; this call is retried") from None
 
-    async def _sampling(self, params: Any) -> Any:
-        return await self._ask_downstream("sampling/createMessage", params)
+    async def ask_connection(self, connection: Any, method: str, params: Any, whose: str) -> Any:
+        """Put ``method`` to the downstream ``connection`` (the owner of a 2025-11-25 task
+        whose question it is; ``whose`` names it in errors): on the reply stream of its
+        latest request waiting on this upstream, else on its session. A connection that
+        has closed, or did not declare the capability the question needs, is an error
+        for the upstream."""
+        session = connection.session
+        if session.closed:
+            raise BackChannelUnavailable(method, f"{whose} disconnected")
+        state = connection.state
+        for capability in asked_capabilities(method, params):  # the owner's, never the gateway's
+            require_capability(state.client_capabilities or {}, state.features, capability)
+        timeout = self.options.timeout
+        for ctx in reversed(self._callers):
+            if ctx.connection is connection and ctx not in self._interrupts:
+                return await ctx.back_channel.request(ctx, method, params, timeout=timeout)
+        return await session.request(method, params, timeout=timeout)
 
-    async def _elicitation(self, params: Any) -> Any:
-        return await self._ask_downstream("elicitation/create", params)
+    async def _sampling(self, params: Any, request: ServerRequest) -> Any:
+        return await self._ask_downstream("sampling/createMessage", params, request)
 
-    async def _roots(self) -> Any:
-        return (await self._ask_downstream("roots/list", None)).get("roots", [])
+    async def _elicitation(self, params: Any, request: ServerRequest) -> Any:
+        return await self._ask_downstream("elicitation/create", params, request)
+
+    async def _roots(self, request: ServerRequest) -> Any:
+        return (await self._ask_downstream("roots/list", None, request)).get("roots", [])
 
     async def set_log_level(self, level: str) -> None:
         """Ask the upstream for log messages at ``level`` and above (when it has the

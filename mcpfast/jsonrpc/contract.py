@@ -52,6 +52,10 @@ satisfies :class:`Connection`; the MCP server's ``Server.connect`` and the clien
     handler sends through ``ctx.notify`` / ``ctx.request``. After ``respond`` the channel
     is not used again.
     Without a channel, replies and related messages all go to ``send``.
+    A channel may also be a :class:`RelatedChannel`: its ``related_request_id`` names the
+    connection's own request on whose reply stream the fed frame arrived (a Streamable
+    HTTP client: the POST's SSE stream), so that a request from the peer can be tied to
+    the request it belongs to (the handler reads it from ``ctx.channel``).
 
 All of these are called from one thread (the one running the event loop, if any).
 """
@@ -60,7 +64,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Protocol, Union, runtime_checkable
 
-__all__ = ["Connection", "ConnectionFactory", "Frame", "PeerSession", "ReplyChannel", "Send"]
+__all__ = ["Connection", "ConnectionFactory", "Frame", "PeerSession", "RelatedChannel", "ReplyChannel", "Send",
+           "related_request_id"]
 
 # What feed() accepts: one JSON text as bytes (or a zero-copy view of them) or str.
 Frame = Union[bytes, bytearray, memoryview, str]
@@ -76,6 +81,20 @@ class ReplyChannel(Protocol):
     def respond(self, frame: Optional[bytes]) -> None: ...
 
     def send(self, frame: bytes) -> None: ...
+
+
+@runtime_checkable
+class RelatedChannel(ReplyChannel, Protocol):
+    """A reply channel of frames that arrived in reply to one of the connection's own
+    requests (see the module docstring)."""
+
+    related_request_id: Any
+
+
+def related_request_id(channel: Optional[ReplyChannel]) -> Any:
+    """The id of the connection's own request a frame fed on ``channel`` belongs to (None:
+    the transport does not tie it to one)."""
+    return channel.related_request_id if isinstance(channel, RelatedChannel) else None
 
 
 class PeerSession(Protocol):

@@ -7,7 +7,9 @@ import asyncio
 import pytest
 
 import mcpfast
+from loop import eventually
 from mcpfast import Context, Server
+from mcpfast.client import with_request
 from mcpfast.jsonrpc import JSONRPCError
 
 
@@ -103,5 +105,56 @@ def test_nothing_listening_fails_the_handshake():
     async def main():
         with pytest.raises(JSONRPCError, match="cannot reach"):
             await mcpfast.connect("http://127.0.0.1:1/mcp", initialize_timeout=30)
+
+    asyncio.run(main())
+
+
+def test_a_servers_request_names_the_call_whose_post_stream_it_came_on():
+    async def main():
+        app = Server("related")
+        later = asyncio.Event()
+        asked_later: list = []
+
+        @app.tool()
+        async def ask(ctx: Context) -> str:
+            answer = await ctx.sample("question?")
+            return answer.text or ""
+
+        @app.tool()
+        def ask_later(ctx: Context) -> str:
+            async def afterwards():
+                await later.wait()
+                # The call has been answered: this goes on the GET stream, tied to no call.
+                asked_later.append(await ctx.list_roots())
+
+            asyncio.ensure_future(afterwards())
+            return "asked later"
+
+        task, url = await serve(app)
+        seen: list = []
+
+        def sample(params, request):
+            seen.append((request.method, request.related_request_id))
+            return {"role": "assistant", "model": "m", "content": {"type": "text", "text": "ok"}}
+
+        def roots(request):
+            seen.append((request.method, request.related_request_id))
+            return ["file:///w"]
+
+        try:
+            async with mcpfast.connect(url, sampling=with_request(sample),
+                                       roots=with_request(roots)) as client:
+                session = client.session
+                calls = [session.send_request("tools/call", {"name": "ask", "arguments": {}}) for _ in range(3)]
+                answers = [await call.wait() for call in calls]
+                assert [answer["content"][0]["text"] for answer in answers] == ["ok"] * 3
+                assert sorted(seen) == sorted(("sampling/createMessage", call.id) for call in calls)
+                seen.clear()
+                assert (await client.call_tool("ask_later"))["content"][0]["text"] == "asked later"
+                later.set()
+                await eventually(lambda: bool(asked_later))  # another stream, read by another task
+                assert seen == [("roots/list", None)]
+        finally:
+            await stop(task)
 
     asyncio.run(main())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpfast.client import Client, ClientError
-from mcpfast.client.handlers import normalize_roots
+from mcpfast.client.handlers import normalize_roots, with_request
 from mcpfast.jsonrpc import InternalError, JSONRPCError, MethodNotFound
 
 SAMPLING_PARAMS = {
@@ -342,3 +342,41 @@ def test_server_requests_while_a_call_is_running(fake, arun, mcp_schema):
         server.check_schema(mcp_schema)
 
     arun(main())
+
+
+def test_with_request_handlers_are_told_which_request_they_serve(fake, arun):
+    server = fake()
+    seen = []
+
+    def sample(params, request):
+        seen.append(request)
+        return SAMPLED
+
+    async def elicit(params, request):
+        await asyncio.sleep(0)
+        seen.append(request)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    async def roots(request):
+        seen.append(request)
+        return ["file:///w"]
+
+    async def main():
+        await server.connect(sampling=with_request(sample), elicitation=with_request(elicit),
+                             roots=with_request(roots))
+        assert set(server.initialize_params["capabilities"]) == {"sampling", "elicitation", "roots"}
+        asked = [server.session.send_request(method, params) for method, params in (
+            ("sampling/createMessage", SAMPLING_PARAMS), ("elicitation/create", ELICIT_PARAMS), ("roots/list", None))]
+        answers = [await out.wait() for out in asked]
+        assert answers == [SAMPLED, {"action": "accept", "content": {"name": "Ada"}}, {"roots": [{"uri": "file:///w"}]}]
+        # (the async handlers answer after the sync one)
+        assert sorted((request.id, request.method) for request in seen) == [(out.id, out.method) for out in asked]
+        # Nothing ties a request of this transport to one of the client's own.
+        assert [request.related_request_id for request in seen] == [None, None, None]
+
+    arun(main())
+
+
+def test_with_request_needs_a_callable():
+    with pytest.raises(TypeError, match="callable"):
+        with_request("not a function")

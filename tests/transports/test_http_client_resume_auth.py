@@ -9,7 +9,9 @@ from typing import Optional
 
 import pytest
 
+from loop import eventually
 from mcpfast import AccessToken, Context, Server, connect
+from mcpfast.client import with_request
 from mcpfast.jsonrpc import JSONRPCError
 from mcpfast.transports.http import BearerAuth
 from mcpfast.transports.http.client_auth import (
@@ -27,8 +29,11 @@ class ScriptedServer:
     """A raw HTTP/1.1 server playing an MCP endpoint whose tools/call stream ends after
     a priming event (``resumable``: with an id and ``retry``; else without an id)."""
 
-    def __init__(self, resumable: bool) -> None:
+    def __init__(self, resumable: bool, ask: bool = False) -> None:
         self.resumable = resumable
+        # ask: the resumed stream carries a roots/list request before the response.
+        self.ask = ask
+        self.answers: list[dict] = []  # the client's responses to it
         self.gets: list[Optional[str]] = []  # Last-Event-ID of each GET
         self.pending_id = None
         self.server: Optional[asyncio.base_events.Server] = None
@@ -69,6 +74,9 @@ class ScriptedServer:
             self.sse_head(writer)
             writer.write(b"id: g1\ndata: \n\n")
             if last is not None and self.pending_id is not None:
+                if self.ask:
+                    question = {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}
+                    writer.write(b"event: message\nid: g1a\ndata: " + json.dumps(question).encode() + b"\n\n")
                 response = {"jsonrpc": "2.0", "id": self.pending_id,
                             "result": {"content": [{"type": "text", "text": "resumed"}]}}
                 writer.write(b"event: message\nid: g2\ndata: " + json.dumps(response).encode() + b"\n\n")
@@ -84,6 +92,9 @@ class ScriptedServer:
                       "serverInfo": {"name": "scripted", "version": "1"}}
             self.whole(writer, "200 OK", json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
         elif "id" not in message:
+            self.whole(writer, "202 Accepted")
+        elif "method" not in message:
+            self.answers.append(message)
             self.whole(writer, "202 Accepted")
         elif message.get("method") == "tools/call":
             self.pending_id = message["id"]
@@ -103,6 +114,32 @@ def test_a_post_stream_ending_early_is_resumed_with_last_event_id():
                 result = await asyncio.wait_for(client.call_tool("anything", {}), 10)
                 assert result["content"][0]["text"] == "resumed"
             assert "p1" in scripted.gets  # resumed from the POST stream's last event
+        finally:
+            await scripted.stop()
+
+    asyncio.run(main())
+
+
+def test_a_servers_request_on_a_resumed_post_stream_names_the_posts_request():
+    async def main():
+        scripted = ScriptedServer(resumable=True, ask=True)
+        url = await scripted.start()
+        seen = []
+
+        def roots(request):
+            seen.append((request.id, request.related_request_id))
+            return ["file:///w"]
+
+        try:
+            async with connect(url, roots=with_request(roots)) as client:
+                session = client.session
+                call = session.send_request("tools/call", {"name": "anything", "arguments": {}})
+                result = await asyncio.wait_for(call.wait(), 10)
+                assert result["content"][0]["text"] == "resumed"
+                # Asked on the stream resumed for the call: it belongs to the call.
+                assert seen == [("s1", call.id)]
+                await eventually(lambda: bool(scripted.answers))
+                assert scripted.answers == [{"jsonrpc": "2.0", "id": "s1", "result": {"roots": [{"uri": "file:///w"}]}}]
         finally:
             await scripted.stop()
 

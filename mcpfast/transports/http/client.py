@@ -21,6 +21,9 @@ the requests it carried with a JSON-RPC error fed back to the connection (naming
 and the server's message), so no caller waits forever. POSTs leave in the official SDKs'
 order (:mod:`~mcpfast.transports.http.post_order`): a notification or a response is
 answered before anything sent after it leaves; requests go side by side.
+The messages of a POST's SSE stream (and of its resumption) are fed with a
+:class:`PostStream` channel naming the request the POST carried, so that the connection
+knows which of its requests a server's request belongs to.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from mcpfast.transports.http.client_plain import PlainPost, PostSlots, answers
 from mcpfast.transports.http.post_order import PostOrder, request_ids_of, wait_turn
 from mcpfast.transports.http.routing_headers import NAME_SOURCES
 
-__all__ = ["HTTPClientStream", "HTTPStatusError", "open_http"]
+__all__ = ["HTTPClientStream", "HTTPStatusError", "PostStream", "open_http"]
 
 _LOGGER = logging.getLogger("mcpfast.transports.http")
 _RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
@@ -105,16 +108,39 @@ def _refusal(body: bytes, carried: tuple[Any, ...]) -> tuple[tuple[Any, ...], st
     return (), body[:300].decode("utf-8", "replace")
 
 
+class PostStream:
+    """The reply channel of the messages that arrive on one POST's SSE stream (a
+    :class:`~mcpfast.jsonrpc.contract.RelatedChannel`): ``related_request_id`` is the
+    request the POST carried, which the server's requests on that stream belong to (the
+    specification: they SHOULD relate to it); what the connection answers them goes out
+    as any frame does, in a POST of its own."""
+
+    __slots__ = ("related_request_id", "_send")
+
+    def __init__(self, related_request_id: Any, send: Callable[[bytes], None]) -> None:
+        self.related_request_id = related_request_id
+        self._send = send
+
+    def respond(self, frame: Optional[bytes]) -> None:
+        if frame is not None:
+            self._send(frame)
+
+    def send(self, frame: bytes) -> None:
+        self._send(frame)
+
+
 class _EventCursor:
-    """Where an SSE stream is: the last event id, the server's retry delay, and the
-    responses still awaited on it (request ids)."""
+    """Where an SSE stream is: the last event id, the server's retry delay, the
+    responses still awaited on it (request ids) and, for a POST's stream of one request,
+    the channel its messages are fed with (None: the GET stream, a batch)."""
 
-    __slots__ = ("last_event_id", "retry_ms", "waiting")
+    __slots__ = ("last_event_id", "retry_ms", "waiting", "channel")
 
-    def __init__(self, waiting: tuple[Any, ...]) -> None:
+    def __init__(self, waiting: tuple[Any, ...], channel: Optional[PostStream] = None) -> None:
         self.last_event_id: Optional[str] = None
         self.retry_ms: Optional[int] = None
         self.waiting = set(waiting)
+        self.channel = channel
 
     def answered(self, payload: bytes) -> None:
         waiting = self.waiting
@@ -473,7 +499,9 @@ class HTTPClientStream:
             if session_id is not None:
                 self.session_id = session_id
         if content_type == h.EVENT_STREAM and status == 200:
-            cursor = _EventCursor(request_ids_of(message))
+            carried = request_ids_of(message)
+            # The server's requests on the stream of a POST of one request belong to it.
+            cursor = _EventCursor(carried, PostStream(carried[0], self.send) if len(carried) == 1 else None)
             try:
                 await self._read_events(response, initialize, cursor)
             except (ConnectionError, ValueError):
@@ -526,7 +554,7 @@ class HTTPClientStream:
             if payload.strip():
                 if cursor.waiting:
                     cursor.answered(payload)
-                self._deliver(payload, initialize)
+                self._deliver(payload, initialize, cursor.channel)
 
     async def _resume(self, cursor: _EventCursor, message: Any, initialize: bool) -> None:
         """A POST's stream ended before its responses: resume it with GET and
@@ -572,7 +600,7 @@ class HTTPClientStream:
             if not self._closed:
                 self.conn.feed(encode_error(request_id, TRANSPORT_ERROR, reason))
 
-    def _deliver(self, frame: bytes, initialize: bool) -> None:
+    def _deliver(self, frame: bytes, initialize: bool, channel: Optional[PostStream] = None) -> None:
         if initialize and self.protocol_version is None:
             try:
                 answer = json.loads(frame)
@@ -583,8 +611,12 @@ class HTTPClientStream:
                 self.protocol_version = version
                 if self.session_id is not None and self._get_task is None:
                     self._get_task = self.loop.create_task(self._listen())
-        if not self._closed:
+        if self._closed:
+            return
+        if channel is None:
             self.conn.feed(frame)
+        else:
+            self.conn.feed(frame, channel)
 
     def _fail(self, message: Any, reason: str, code: int = TRANSPORT_ERROR, skip: tuple[Any, ...] = ()) -> None:
         """Fail the requests of a POST that got no MCP answer (but those of ``skip``)."""
