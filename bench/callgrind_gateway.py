@@ -11,6 +11,8 @@ closed. Run twice with different ``--calls``: (instructions of N calls - of M) /
 is one forwarded call's cost, start-up and shut-down cancelled out.
 bench/callgrind_gateway.sh does that and prints the figures. ``--root``: the checkout
 whose mcpfast the gateway runs (default this one; another for a before/after).
+``--cprofile-out FILE`` runs the gateway under cProfile instead of valgrind (where its
+Python time goes: ``python -m pstats FILE``); ``--valgrind-out`` is then not needed.
 """
 
 from __future__ import annotations
@@ -72,8 +74,11 @@ async def run(args: argparse.Namespace) -> None:
     handle, config = tempfile.mkstemp(suffix=".json", prefix="callgrind-gateway-")
     with os.fdopen(handle, "w") as file:
         json.dump({"mcpServers": {"echo": {**upstream, "namespace": "", "startTimeout": 600}}}, file)
-    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={args.valgrind_out}",
-               python, "-m", "mcpfast", "gateway", config]
+    if args.cprofile_out:
+        command = [python, "-m", "cProfile", "-o", args.cprofile_out, "-m", "mcpfast", "gateway", config]
+    else:
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={args.valgrind_out}",
+                   python, "-m", "mcpfast", "gateway", config]
     try:
         client = await mcpfast.connect(command, cwd=args.root, stderr=subprocess.DEVNULL,
                                        initialize_timeout=600)
@@ -96,7 +101,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, required=True)
     parser.add_argument("--upstream", choices=("stdio", "http"), default="stdio")
-    parser.add_argument("--valgrind-out", required=True)
+    measured = parser.add_mutually_exclusive_group(required=True)
+    measured.add_argument("--valgrind-out")
+    measured.add_argument("--cprofile-out")
     parser.add_argument("--root", default=ROOT)
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the gateway and echo server")
     asyncio.run(run(parser.parse_args()))

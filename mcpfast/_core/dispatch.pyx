@@ -21,12 +21,33 @@ from mcpfast._core.encode cimport Extension, encode_extended_response, encode_re
 from mcpfast._core.messages cimport Request
 
 from inspect import isawaitable as _isawaitable
+from types import GeneratorType
 
 # Result types that are certainly not awaitable: the usual results of handlers and
 # callbacks skip the slower inspect.isawaitable (also the session's, through its router).
 cdef frozenset _PLAIN_RESULT_TYPES = frozenset({dict, list, str, int, float, bool,
                                                 type(None), tuple})
 PLAIN_RESULT_TYPES = _PLAIN_RESULT_TYPES
+
+
+# The last type found awaitable by inspect.isawaitable (not a generator: whether one is
+# awaitable depends on its code, not its type), so that the awaitable an inline chain
+# returns each request (a DrivenCall) skips the ABC check isawaitable ends in.
+cdef type _awaitable_type = None
+cdef type _generator_type = GeneratorType
+
+
+cdef bint _awaitable(object result) except -1:
+    # inspect.isawaitable(result), its answer for the last awaitable type remembered.
+    global _awaitable_type
+    cdef type cls = type(result)
+    if cls is _awaitable_type:
+        return True
+    if not _isawaitable(result):
+        return False
+    if cls is not _generator_type:
+        _awaitable_type = cls
+    return True
 
 
 @cython.auto_pickle(False)
@@ -79,7 +100,7 @@ cdef class SessionCore:
                 result = (<RouteHandler>handler).handle(params, ctx)
             else:
                 result = handler(params, ctx)
-            if type(result) not in _PLAIN_RESULT_TYPES and _isawaitable(result):
+            if type(result) not in _PLAIN_RESULT_TYPES and _awaitable(result):
                 self._start(ctx, batch, None, None, result)
                 return None
             shape = (<ContextCore>ctx).shape_result if isinstance(ctx, ContextCore) \

@@ -62,7 +62,7 @@ class GatewayHost(Protocol):
     def middleware(self) -> tuple[Any, ...]: ...
 
     @property
-    def tools(self) -> Mapping[str, Any]: ...
+    def tools(self) -> Mapping[str, Any]: ...  # a live view: read once, by every call
     @property
     def prompts(self) -> Mapping[str, Any]: ...
 
@@ -84,6 +84,9 @@ class Gateway:
         self.upstreams: dict[str, Upstream] = {}
         self.running = False
         self._tools: dict[str, tuple[Upstream, MountedTool]] = {}
+        # The server's own tools (a live read-only view), taken once: a forwarded call
+        # reads it without the property's view made per call.
+        self._own_tools = host.tools
         self._prompts: dict[str, tuple[Upstream, str]] = {}
         # Resource URI -> the downstream connections subscribed through the gateway.
         self._subscriptions: dict[str, set[Any]] = {}
@@ -243,7 +246,7 @@ class Gateway:
         """The upstream and tool behind the public tool ``name`` (None: not mounted, or
         the server has a tool of that name itself, which wins)."""
         found = self._tools.get(name) if type(name) is str else None
-        if found is None or name in self.host.tools:
+        if found is None or name in self._own_tools:
             return None
         return found
 

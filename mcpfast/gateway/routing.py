@@ -182,7 +182,10 @@ class GatewayMiddleware(Middleware):
         return await self._listed(ctx, call_next, "resourceTemplates")
 
     async def on_call_tool(self, ctx: Any, call_next: CallNext) -> Any:
-        params = _params(ctx)
+        # Every forwarded call's path: the common call's steps inline (no helper frames).
+        params = ctx.params
+        if not isinstance(params, dict):
+            params = {}
         found = self.gateway.tool(params.get("name"))
         if found is None:
             return await call_next(ctx)
@@ -194,8 +197,12 @@ class GatewayMiddleware(Middleware):
                 problem = header_param_problem(tool.header_params, params.get("arguments"), headers)
                 if problem is not None:
                     raise JSONRPCError(HEADER_MISMATCH, problem)
-        forwarded = _forwarded(params, name=tool.upstream_name)
-        if "arguments" in params:
+        if "_meta" in params:
+            forwarded = _forwarded(params, name=tool.upstream_name)
+        else:
+            forwarded = dict(params)  # the common call: no _meta to filter
+            forwarded["name"] = tool.upstream_name
+        if tool.arguments_back and "arguments" in params:
             forwarded["arguments"] = tool.upstream_arguments(params["arguments"])
         features = ctx.state.features
         expecting = False
@@ -206,9 +213,12 @@ class GatewayMiddleware(Middleware):
         # The rest awaits the upstream's answer only: no task of its own (pipeline.without_task).
         without_task()
         # Passed through as bytes where nothing reads or reshapes the answer (not a call
-        # that may make a task: its CreateTaskResult is rewritten below).
-        raw = "task" not in forwarded and self._unread(ctx) and results_unshaped(ctx)
-        call = upstream.request(methods.TOOLS_CALL, forwarded, progress=_progress_of(ctx), origin=ctx, raw=raw)
+        # that may make a task: its CreateTaskResult is rewritten below; results_unshaped
+        # inline).
+        raw = (self.outermost and ctx.shape_result is None and "task" not in forwarded
+               and (features is None or features.content_current))
+        progress = None if getattr(ctx, "progress", None) is None else _progress_of(ctx)
+        call = upstream.request(methods.TOOLS_CALL, forwarded, progress=progress, origin=ctx, raw=raw)
         result = await (self.gateway.tasks.expecting(upstream, call) if expecting else call)
         if type(result) is dict and ("task" in result or result.get("resultType") == "task"):
             # A CreateTaskResult: a task this caller owns, under the gateway's id.

@@ -47,6 +47,7 @@ import asyncio
 import logging
 import math
 import time
+from asyncio import CancelledError
 from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast._core.messages import Verbatim
@@ -60,6 +61,7 @@ from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task, listen_for_task
 from mcpfast.gateway.tasks import NOT_ASKED
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
+from mcpfast.jsonrpc.outgoing import cancel_reason
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
 from mcpfast.server.request.back_channel import BackChannelUnavailable
 from mcpfast.server.request.input_required import InputRequired, InputRequiredBackChannel
@@ -275,12 +277,6 @@ class Upstream:
 
     # -- requests ----------------------------------------------------------------------
 
-    def _ready_client(self) -> Client:
-        client = self.client
-        if client is None or client.closed:
-            raise UpstreamUnavailable(self.key, self.state, self.last_error)
-        return client
-
     async def request(self, method: str, params: Any, *,
                       progress: Optional[Callable[..., Any]] = None, origin: Any = None,
                       wait: bool = False, raw: bool = False) -> Any:
@@ -294,45 +290,56 @@ class Upstream:
         on unread, so on a handshake-era session (whose results need no translation) it is
         returned as a :class:`~mcpfast._core.messages.Verbatim` of the upstream's response,
         never built into Python objects; a dict otherwise."""
-        client = self._ready_client()
+        client = self.client
+        if client is None or client.closed:
+            raise UpstreamUnavailable(self.key, self.state, self.last_error)
         timeout = None if wait else self.options.timeout
         if origin is not None:
             self._callers[origin] = None
         try:
             limit = math.inf if timeout is None else timeout
-            channel = origin.back_channel if origin is not None else None
-            version = client.protocol_version
-            if isinstance(channel, InputRequiredBackChannel) and client.discover_result is not None \
-                    and version is not None and method in INPUT_METHODS:
-                # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
-                return await forward_once(client.session, version, method, params,
-                                          origin, channel, timeout=limit, progress=progress)
-            if method in EXTENSION_TASK_METHODS and client.discover_result is not None \
-                    and version is not None and origin is not None:
-                # A task of the extension: asked with the downstream's capabilities.
-                return await forward_task(client.session, version, method, params, origin, timeout=limit)
-            interruptible = origin is not None and isinstance(origin.back_channel, InputRequiredBackChannel)
-            if client.discover_result is None and (origin is not None or raw):
-                # A handshake-era request sent on the session itself (inline: the hot path),
-                # so that its id is known: the upstream's questions on its reply stream name
-                # it (_ask_downstream).
-                session = client.session
-                assert session is not None  # a ready client is bound
-                passing = raw and not interruptible
-                out = session.send_request(method, params, timeout=limit, progress=progress, raw=passing)
-                sent = self._sent
-                request_id = out.id
-                if origin is not None:
-                    sent[request_id] = origin
-                try:
-                    answer = await (self._interruptible(origin, out.wait()) if interruptible else out.wait())
-                finally:
-                    if origin is not None and sent.get(request_id) is origin:
-                        del sent[request_id]
-                if passing:
-                    self.passed_through += 1
-                    return Verbatim(answer)
-                return answer
+            # (Read once: a 2026-07-28 request's input channel is made on first reading.)
+            channel: Any = origin.back_channel if origin is not None else None
+            interruptible = isinstance(channel, InputRequiredBackChannel)
+            if client.discover_result is None:
+                if origin is not None or raw:
+                    # A handshake-era request sent on the session itself (inline: the hot
+                    # path), so that its id is known: the upstream's questions on its reply
+                    # stream name it (_ask_downstream).
+                    session = client.session
+                    assert session is not None  # a ready client is bound
+                    passing = raw and not interruptible
+                    out = session.send_request(method, params, timeout=limit, progress=progress, raw=passing)
+                    sent = self._sent
+                    request_id = out.id
+                    if origin is not None:
+                        sent[request_id] = origin
+                    try:
+                        if interruptible:
+                            answer = await self._interruptible(origin, out.wait())
+                        else:
+                            # Awaited here (no coroutine frame of OutgoingRequest.wait between).
+                            try:
+                                answer = await out.future
+                            except CancelledError as exc:
+                                out.cancel(cancel_reason(exc))  # as OutgoingRequest.wait: the upstream is told
+                                raise
+                    finally:
+                        if origin is not None and sent.get(request_id) is origin:
+                            del sent[request_id]
+                    if passing:
+                        self.passed_through += 1
+                        return Verbatim(answer)
+                    return answer
+            else:
+                version = client.protocol_version
+                if interruptible and version is not None and method in INPUT_METHODS:
+                    # Both legs 2026-07-28: the downstream's own request goes on, one attempt.
+                    return await forward_once(client.session, version, method, params,
+                                              origin, channel, timeout=limit, progress=progress)
+                if method in EXTENSION_TASK_METHODS and version is not None and origin is not None:
+                    # A task of the extension: asked with the downstream's capabilities.
+                    return await forward_task(client.session, version, method, params, origin, timeout=limit)
             if method == "tools/call" and params.keys() <= _PLAIN_CALL:
                 # The client's hot path (the common call: nothing but name and arguments).
                 call = client.call_tool(params["name"], params.get("arguments"), timeout=limit,

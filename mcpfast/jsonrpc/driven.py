@@ -64,8 +64,24 @@ class DrivenCall:
             value = future.result()
         except BaseException as exc:  # noqa: BLE001 -- thrown into the coroutine, as a task does
             self._step(True, exc)
-        else:
+            return
+        if self._cancelling:
             self._step(False, value)
+            return
+        # The common wake-up (an answer, no cancellation): _step and _end inline, every
+        # driven request's last step.
+        self._waiter = None
+        try:
+            yielded = self._context.run(self._coroutine.send, value)
+        except StopIteration as stop:
+            self._done = True
+            on_done, self._on_done = self._on_done, None
+            if on_done is not None:
+                on_done(stop.value, None)
+        except BaseException as exc:  # noqa: BLE001 -- the request's outcome, reported
+            self._end(None, exc)
+        else:
+            self._wait(yielded)
 
     def _step(self, throw: bool, value: Any) -> None:
         self._waiter = None

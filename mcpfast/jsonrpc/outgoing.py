@@ -239,7 +239,10 @@ class OutgoingRequests:
         if self._closed:
             raise ConnectionClosed("the session is closed")
         runtime = self._runtime
-        timeout = self.default_timeout if timeout is None else check_timeout(timeout)
+        if timeout is None:
+            timeout = self.default_timeout
+        elif type(timeout) is not float or not timeout > 0.0:
+            timeout = check_timeout(timeout)  # (a positive float, the common case, is one already)
         if progress is not None and not callable(progress):
             raise TypeError(f"progress must be callable, not {type(progress).__name__}")
         table = self._table
@@ -264,7 +267,9 @@ class OutgoingRequests:
         if progress is not None:
             self._progress[request_id] = out
         if deadline is not None:
-            self._arm_timer(deadline)
+            when = self._timer_when
+            if when is None or when > deadline:  # (else the timer fires soon enough already)
+                self._arm_timer(deadline)
         # (_send_for inlined: this is every outgoing request's path.)
         channel = origin.channel if origin is not None else None
         try:

@@ -122,6 +122,7 @@ import inspect
 import logging
 import sys
 from asyncio import CancelledError
+from functools import partial
 from typing import Any, Callable, Coroutine, Iterable, Optional
 
 from mcpfast._core.codec import (
@@ -362,10 +363,14 @@ class Session(SessionCore):
             msg: Any = decode(frame)
         except DecodeError as exc:
             return self._refused(frame, exc, channel)
-        if type(msg) is Request:
-            # The commonest message, served without feed_message's frame.
+        cls = type(msg)
+        if cls is Request:
+            # The commonest messages, served without feed_message's frame.
             self.feed_request(msg, channel)
             return True
+        if cls is Response:
+            self._outgoing.on_response(msg)
+            return False
         return self.feed_message(msg, channel)
 
     def feed_message(self, msg: Any, channel: Optional[ReplyChannel] = None) -> bool:
@@ -605,7 +610,7 @@ class Session(SessionCore):
             self._in_flight[ctx.request_id] = ctx
             if batch is not None:
                 batch.hold()
-            awaitable.start(lambda result, exc: self._driven_done(ctx, result, exc))
+            awaitable.start(partial(self._driven_done, ctx))  # (a partial: no frame of its own)
             return
         ctx._started = False
         coroutine = self._run(ctx, handler, params, awaitable)
@@ -691,8 +696,12 @@ class Session(SessionCore):
         try:
             if batch is not None:
                 batch.release(frame)
+            elif channel is None:
+                # (_deliver_reply inlined: every async request's path.)
+                if frame is not None and not self._closed:
+                    self._send(frame)
             else:
-                self._deliver_reply(channel, frame)
+                channel.respond(None if self._closed else frame)
         except Exception:
             self._logger.exception("sending the reply to request id %r failed", request_id)
 

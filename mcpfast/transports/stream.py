@@ -473,7 +473,11 @@ class FrameProtocol(asyncio.Protocol):
                     break
         finally:
             if own:
-                self._flush_gathered()
+                if self._gathered:
+                    self._flush_gathered()
+                else:  # nothing to write (a reply goes out later): _flush_gathered's reset only
+                    self._gathered = None
+                    self._gather_room = self._piece = GATHER_LIMIT
         if self._budget is not None:
             self._report_held()
 

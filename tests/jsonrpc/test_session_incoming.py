@@ -1,9 +1,14 @@
 """Session: routing of incoming requests and notifications, errors on the wire."""
 
 import asyncio
+import inspect
+import json
 import logging
+import types
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jsonrpc_frames import notification, request
 from loop import until
@@ -461,6 +466,83 @@ def test_sync_handler_returning_awaitable_runs_as_task(wire):
         assert wire.messages() == [result(1, 42)]
 
     asyncio.run(main())
+
+
+class _Answer:
+    """Awaitable by its type (an ``__await__``)."""
+
+    answer = "custom"
+
+    def __await__(self):
+        return (yield from asyncio.sleep(0, self.answer).__await__())
+
+
+class _AnswerToo(_Answer):
+    answer = "subclass"
+
+
+class _NotAwaitable:
+    pass
+
+
+@types.coroutine
+def _generator_coroutine():
+    return (yield from asyncio.sleep(0, "generator-coroutine"))
+
+
+def _plain_generator():
+    yield 1
+
+
+async def _coroutine():
+    return "coroutine"
+
+
+# What a sync handler may return: awaitable by its type, by its code (a generator marked
+# with types.coroutine, a plain generator of the same type is not), or not at all.
+_RETURNED = {"coroutine": _coroutine, "custom": _Answer, "subclass": _AnswerToo,
+             "generator-coroutine": _generator_coroutine, "generator": _plain_generator,
+             "object": _NotAwaitable}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(sorted(_RETURNED)), min_size=1, max_size=12))
+def test_what_a_sync_handler_returns_is_awaited_when_inspect_says_awaitable(kinds):
+    """The request path remembers the last awaitable type it saw (SessionCore): in any
+    order of returns, a value is awaited exactly when inspect.isawaitable says so."""
+    frames = []
+    router = Router()
+    made = []
+
+    def handler(params, ctx):
+        made.append(_RETURNED[params["kind"]]())
+        return made[-1]
+
+    router.add_request_handler("m", handler)
+    session = Session(frames.append, router=router)
+
+    inline = []
+
+    async def main():
+        for number, kind in enumerate(kinds):
+            session.feed(request(number, "m", {"kind": kind}))
+            # Answered before feed returns: not awaited (an awaited one runs as a task).
+            inline.append(len(frames) == number + 1)
+            await until(lambda count=number + 1: len(frames) == count)
+
+    logging.disable(logging.ERROR)  # the refused encodes are logged with their tracebacks
+    try:
+        asyncio.run(main())
+    finally:
+        logging.disable(logging.NOTSET)
+    for number, (kind, value, frame) in enumerate(zip(kinds, made, frames)):
+        answer = json.loads(frame)
+        assert inline[number] is not inspect.isawaitable(value), kind
+        if inspect.isawaitable(value):
+            assert answer == result(number, kind), kind
+        else:
+            # Not awaited: encoded as it is, which such a value cannot be.
+            assert answer["error"]["code"] == -32603, kind
 
 
 def test_sync_handler_returning_future(wire):
