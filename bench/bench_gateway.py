@@ -3,7 +3,7 @@ called directly, and through FastMCP 4's proxy and mcp-proxy, paired and interle
 
     python bench/bench_gateway.py [--rounds 6] [--seconds 2] [--transports stdio,http]
                                   [--in-flight 1,256] [--peers fastmcp,mcp-proxy]
-                                  [--output results.json]
+                                  [--loop uvloop|asyncio] [--output results.json]
 
 For each transport (stdio: client -> gateway over stdio -> upstream over stdio; http:
 client -> gateway over Streamable HTTP -> upstream over Streamable HTTP) the upstream is
@@ -26,6 +26,9 @@ upstream over Streamable HTTP, in the HTTP row it serves Streamable HTTP and sta
 upstream over stdio (its rows say so). Each peer's row gives its round trips per second
 and the gateway's throughput as a multiple of the peer's (median of the paired rounds).
 
+The client runs on uvloop when it is installed (``--loop uvloop``, the default, as in
+bench/bench_e2e.py and as the gateway and the servers run), else on asyncio's own loop.
+
 Targets (issue 37): at most 100 us added per sequential call over HTTP; with 256 in
 flight at least 0.5x direct throughput; at least 50x FastMCP's proxy. On a loaded shared
 machine the figures are indicative only.
@@ -43,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -247,6 +251,23 @@ def print_row(row: dict) -> None:
               flush=True)
 
 
+def uvloop_installed() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run(coroutine: Any, loop: str) -> Any:
+    """Run ``coroutine`` on the event loop ``loop`` names (asyncio's when uvloop is missing)."""
+    if loop == "uvloop" and uvloop_installed():
+        import uvloop
+
+        return uvloop.run(coroutine)
+    return asyncio.run(coroutine)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
@@ -255,6 +276,8 @@ def main() -> int:
     parser.add_argument("--in-flight", default="1,256")
     parser.add_argument("--peers", default=",".join(PEERS),
                         help="peer proxies timed in the same rounds (\"\" for none): " + ", ".join(PEERS))
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop",
+                        help="the client's event loop (uvloop when installed)")
     parser.add_argument("--output", default=None, help="write the rows as JSON here")
     args = parser.parse_args()
     peers = tuple(name for name in args.peers.split(",") if name)
@@ -264,7 +287,8 @@ def main() -> int:
     rows = []
     for transport in args.transports.split(","):
         for in_flight in map(int, args.in_flight.split(",")):
-            row = asyncio.run(bench_row(transport, in_flight, args.rounds, args.seconds, peers))
+            row = run(bench_row(transport, in_flight, args.rounds, args.seconds, peers), args.loop)
+            row["loop"] = args.loop if args.loop == "asyncio" or uvloop_installed() else "asyncio"
             rows.append(row)
             print_row(row)
     if args.output:
