@@ -6,6 +6,7 @@ that happened to call last."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 
@@ -59,34 +60,41 @@ async def serve_http(app: Server) -> tuple[str, asyncio.Task]:
     return f"http://127.0.0.1:{await bound}/mcp", task
 
 
+@contextlib.asynccontextmanager
+async def gateway_over_http(app: Server):
+    """A running gateway mounting ``app`` (namespace ``up``), served over Streamable HTTP."""
+    url, served = await serve_http(app)
+    try:
+        gateway = Server("gateway")
+        gateway.mount(url, namespace="up")
+        async with gateway.running():
+            yield gateway
+    finally:
+        served.cancel()
+        await asyncio.gather(served, return_exceptions=True)
+
+
 def test_each_client_gets_only_its_own_calls_questions_from_an_http_upstream():
     async def main():
         gates = {"first": asyncio.Event(), "second": asyncio.Event()}
         started: list[str] = []
-        url, served = await serve_http(asking_app(gates, started))
-        try:
-            gateway = Server("gateway")
-            gateway.mount(url, namespace="up")
-            asked: list[tuple[str, str]] = []
-            async with gateway.running():
-                async with mcpfast.connect(gateway, **answering("A", asked)) as a, \
-                        mcpfast.connect(gateway, **answering("B", asked)) as b:
-                    first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
-                    await eventually(lambda: started == ["first"])
-                    # B calls later: the most recent caller, but not the one asked.
-                    second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
-                    await eventually(lambda: started == ["first", "second"])
-                    gates["first"].set()
-                    answered = await first
-                    assert answered["structuredContent"] == {"name": "A", "sampled": "from A"}
-                    assert asked == [("A", "Name for first?"), ("A", "Sample for first")]
-                    gates["second"].set()
-                    answered = await second
-                    assert answered["structuredContent"] == {"name": "B", "sampled": "from B"}
-                    assert asked[2:] == [("B", "Name for second?"), ("B", "Sample for second")]
-        finally:
-            served.cancel()
-            await asyncio.gather(served, return_exceptions=True)
+        asked: list[tuple[str, str]] = []
+        async with gateway_over_http(asking_app(gates, started)) as gateway:
+            async with mcpfast.connect(gateway, **answering("A", asked)) as a, \
+                    mcpfast.connect(gateway, **answering("B", asked)) as b:
+                first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
+                await eventually(lambda: started == ["first"])
+                # B calls later: the most recent caller, but not the one asked.
+                second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
+                await eventually(lambda: started == ["first", "second"])
+                gates["first"].set()
+                answered = await first
+                assert answered["structuredContent"] == {"name": "A", "sampled": "from A"}
+                assert asked == [("A", "Name for first?"), ("A", "Sample for first")]
+                gates["second"].set()
+                answered = await second
+                assert answered["structuredContent"] == {"name": "B", "sampled": "from B"}
+                assert asked[2:] == [("B", "Name for second?"), ("B", "Sample for second")]
 
     run(main())
 
@@ -96,28 +104,21 @@ def test_interleaved_calls_of_two_clients_each_get_their_own_questions_over_http
         labels = [f"{who}{n}" for n in range(4) for who in ("a", "b")]
         gates = {label: asyncio.Event() for label in labels}
         started: list[str] = []
-        url, served = await serve_http(asking_app(gates, started))
-        try:
-            gateway = Server("gateway")
-            gateway.mount(url, namespace="up")
-            asked: list[tuple[str, str]] = []
-            async with gateway.running():
-                async with mcpfast.connect(gateway, **answering("a", asked)) as a, \
-                        mcpfast.connect(gateway, **answering("b", asked)) as b:
-                    clients = {"a": a, "b": b}
-                    calls = {label: asyncio.ensure_future(clients[label[0]].call_tool("up_ask", {"label": label}))
-                             for label in labels}
-                    await eventually(lambda: sorted(started) == sorted(labels))
-                    for gate in gates.values():  # every question at once
-                        gate.set()
-                    for label, call in calls.items():
-                        answered = await call
-                        assert answered["structuredContent"]["name"] == label[0], label
-                    assert all(question.split(" for ")[1].rstrip("?")[0] == who for who, question in asked), asked
-                    assert len(asked) == 2 * len(labels)
-        finally:
-            served.cancel()
-            await asyncio.gather(served, return_exceptions=True)
+        asked: list[tuple[str, str]] = []
+        async with gateway_over_http(asking_app(gates, started)) as gateway:
+            async with mcpfast.connect(gateway, **answering("a", asked)) as a, \
+                    mcpfast.connect(gateway, **answering("b", asked)) as b:
+                clients = {"a": a, "b": b}
+                calls = {label: asyncio.ensure_future(clients[label[0]].call_tool("up_ask", {"label": label}))
+                         for label in labels}
+                await eventually(lambda: sorted(started) == sorted(labels))
+                for gate in gates.values():  # every question at once
+                    gate.set()
+                for label, call in calls.items():
+                    answered = await call
+                    assert answered["structuredContent"]["name"] == label[0], label
+                assert all(question.split(" for ")[1].rstrip("?")[0] == who for who, question in asked), asked
+                assert len(asked) == 2 * len(labels)
 
     run(main())
 
@@ -126,29 +127,22 @@ def test_a_question_whose_client_cannot_answer_it_is_put_to_no_other_client_over
     async def main():
         gates = {"first": asyncio.Event(), "second": asyncio.Event()}
         started: list[str] = []
-        url, served = await serve_http(asking_app(gates, started))
-        try:
-            gateway = Server("gateway")
-            gateway.mount(url, namespace="up")
-            asked: list[tuple[str, str]] = []
-            async with gateway.running():
-                # A declares neither elicitation nor sampling; B, calling later, does.
-                async with mcpfast.connect(gateway) as a, \
-                        mcpfast.connect(gateway, **answering("B", asked)) as b:
-                    first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
-                    await eventually(lambda: started == ["first"])
-                    second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
-                    await eventually(lambda: started == ["first", "second"])
-                    gates["first"].set()
-                    refused = await first
-                    assert refused["isError"] is True
-                    assert "elicitation" in refused["content"][0]["text"]
-                    assert asked == []
-                    gates["second"].set()
-                    assert (await second)["structuredContent"] == {"name": "B", "sampled": "from B"}
-        finally:
-            served.cancel()
-            await asyncio.gather(served, return_exceptions=True)
+        asked: list[tuple[str, str]] = []
+        async with gateway_over_http(asking_app(gates, started)) as gateway:
+            # A declares neither elicitation nor sampling; B, calling later, does.
+            async with mcpfast.connect(gateway) as a, \
+                    mcpfast.connect(gateway, **answering("B", asked)) as b:
+                first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
+                await eventually(lambda: started == ["first"])
+                second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
+                await eventually(lambda: started == ["first", "second"])
+                gates["first"].set()
+                refused = await first
+                assert refused["isError"] is True
+                assert "elicitation" in refused["content"][0]["text"]
+                assert asked == []
+                gates["second"].set()
+                assert (await second)["structuredContent"] == {"name": "B", "sampled": "from B"}
 
     run(main())
 
