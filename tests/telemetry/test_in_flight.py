@@ -16,11 +16,11 @@ from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
 
 import mcpfast  # noqa: E402
+from loop import until  # noqa: E402
 from mcpfast import Server  # noqa: E402
 from mcpfast.telemetry import OTelMetrics, PrometheusMetrics, ServerTelemetry  # noqa: E402
 from mcpfast.telemetry import attributes as a  # noqa: E402
 from mcpfast.telemetry.metrics import Gauge, TrackedCounts  # noqa: E402
-from loop import until  # noqa: E402
 
 
 class Adding:
