@@ -362,9 +362,7 @@ class FastTracer:
         found = current.get(key)
         span = self._made(name, kind, None if found is None else found.get_span_context(), attributes, links,
                           start_time)
-        values = dict(current)
-        values[key] = span
-        context = self._context_type(values)
+        context = self._context_type({**current, key: span} if current else {key: span})
         return span, context, self._set(context)
 
     def _made(self, name: str, kind: Any, parent: Optional[SpanContext], attributes: dict,
