@@ -99,11 +99,19 @@ class Aggregator:
             exemplar = None
         else:
             current = self._current
-            if mode == "trace" and context is not None and current is not None and current[3] is not None and type(
-                    context.get(current[3])) in current[6]:
-                # A span of a class that is always sampled (a fast span): the trace-based
-                # filter passes it without reading its flags.
-                exemplar = (context, True)
+            if mode == "trace" and current is not None and current[3] is not None:
+                # The trace-based filter in line for what most values have: no span at
+                # all (never passes), or one of a class always sampled (a fast span:
+                # passes without reading its flags).
+                if context is None:
+                    context = current[0]()
+                span = context.get(current[3])
+                if span is None:
+                    exemplar = None
+                elif type(span) in current[6]:
+                    exemplar = (context, True)
+                else:
+                    exemplar = self._exemplar(context)
             else:
                 exemplar = self._exemplar(context)
         lock = self._lock

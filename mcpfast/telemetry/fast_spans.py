@@ -293,6 +293,8 @@ class FastTracer:
         self.instrumentation_info = info
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
         self._random_ids = tracer.id_generator.is_trace_id_random()
+        # A root span's flags when the decision does not depend on its trace id.
+        self._root_flags: Any = None if self._root is None else _FLAGS[self._root, self._random_ids]
         #: Whether span contexts are made as SpanContext's tuple directly (else its constructor).
         self.tuple_contexts = span_context_layout_fits()
         #: Whether contexts are entered through the API's context variable itself.
@@ -371,11 +373,13 @@ class FastTracer:
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = IDS.bits(128) or IDS.trace_id()
-            random_id = self._random_ids
             trace_state = DEFAULT_TRACE_STATE
             sampled = self._root
             if sampled is None:
                 sampled = _sampled(self._plan, None, trace_id)
+                flags = _FLAGS[sampled, self._random_ids]
+            else:
+                flags = self._root_flags
         else:
             trace_id = parent.trace_id
             random_id = parent.trace_flags.random_trace_id
@@ -383,14 +387,14 @@ class FastTracer:
             if trace_state is None:
                 trace_state = DEFAULT_TRACE_STATE
             sampled = _sampled(self._plan, parent, trace_id)
+            flags = _FLAGS[sampled, random_id]
         span_id = IDS.bits(64) or IDS.span_id()
         if self.tuple_contexts:
             # SpanContext's own tuple (its constructor's result for these ids, valid
             # by construction: see span_context_layout_fits).
-            context = _new_tuple(SpanContext, (trace_id, span_id, False, _FLAGS[sampled, random_id],
-                                               trace_state, True))
+            context = _new_tuple(SpanContext, (trace_id, span_id, False, flags, trace_state, True))
         else:
-            context = SpanContext(trace_id, span_id, False, _FLAGS[sampled, random_id], trace_state)
+            context = SpanContext(trace_id, span_id, False, flags, trace_state)
         if not sampled:
             return NonRecordingSpan(context)
         return FastSpan(self, name, kind, context, parent, attributes, links, start_time)
