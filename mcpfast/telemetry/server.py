@@ -138,7 +138,16 @@ class ServerTelemetry(Middleware):
         method = ctx.method
         params = ctx.params
         request_id = ctx.request_id
-        target = self._target_of(method, params, ctx.state.protocol_version)
+        # The target's memo looked up here (the call is for the first request of one).
+        name = None
+        if type(params) is dict and (method == methods.TOOLS_CALL or method == methods.PROMPTS_GET):
+            name = params.get("name")
+            if type(name) is not str:
+                name = None
+        version = ctx.state.protocol_version
+        target = self._targets.get((method, name, version))
+        if target is None:
+            target = self._target_of(method, name, version)
         connection = ctx.connection
         tracer = self._tracer
         span: Any = None
@@ -149,7 +158,7 @@ class ServerTelemetry(Middleware):
         if tracer is not None:
             # The attributes go in once, at start (the sampler sees them; one validation
             # pass instead of one per set_attribute): the target's, then this request's.
-            span_attrs = dict(target.span_attributes)
+            span_attrs = target.span_attributes.copy()
             if request_id is not None:
                 span_attrs[a.JSONRPC_REQUEST_ID] = str(request_id)
             if connection is not None:
@@ -199,8 +208,9 @@ class ServerTelemetry(Middleware):
         sinks = self.metrics
         if sinks:
             self._in_flight.value += 1
-            for sink in self._adding:
-                sink.add(a.SERVER_ACTIVE_REQUESTS, 1)
+            if self._adding:
+                for sink in self._adding:
+                    sink.add(a.SERVER_ACTIVE_REQUESTS, 1)
             if span is None:
                 started = time_ns()
         error_type: Optional[str] = None
@@ -253,8 +263,9 @@ class ServerTelemetry(Middleware):
                 span.end(ended)
             if sinks:
                 self._in_flight.value -= 1
-                for sink in self._adding:
-                    sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
+                if self._adding:
+                    for sink in self._adding:
+                        sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
                 if request_id is not None:
                     # The span's own duration where there is one (the same two clock reads).
                     seconds = (ended - started) / 1e9
@@ -262,14 +273,9 @@ class ServerTelemetry(Middleware):
                     for sink in sinks:
                         sink.server_operation(seconds, attrs, span_context)
 
-    def _target_of(self, method: str, params: Any, version: Optional[str]) -> Target:
+    def _target_of(self, method: str, name: Optional[str], version: Optional[str]) -> Target:
         # What every request of this method, tool or prompt and version shares: computed
         # once (bounded: the names come from the peer).
-        name = None
-        if type(params) is dict and (method == methods.TOOLS_CALL or method == methods.PROMPTS_GET):
-            name = params.get("name")
-            if type(name) is not str:
-                name = None
         key = (method, name, version)
         target = self._targets.get(key)
         if target is None:
