@@ -298,3 +298,30 @@ def test_the_span_of_a_context_is_found_alike_through_the_variable_and_the_publi
     # trace: the sampled spans only (3 of 6, and the 2 fast spans); on: every value, 8 of
     # them with a span.
     assert len(taken[0]) == (5 if mode == "trace" else len(contexts)) and with_span == (5 if mode == "trace" else 8)
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast", "public"])
+def test_a_traced_requests_duration_is_its_spans(fast_path):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    app = make_app()
+    app.telemetry = False
+    app.add_middleware(ServerTelemetry(provider, [OTelMetrics(MeterProvider(metric_readers=[reader]),
+                                                              fast_path=fast_path)], fast_path=fast_path))
+
+    async def main() -> None:
+        async with mcpfast.connect(app, observer=None) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    (span,) = [span for span in exporter.get_finished_spans() if span.name == "tools/call add"]
+    (point,) = [value for key, value in points_of(reader).items() if key[0] == a.SERVER_OPERATION_DURATION
+                and dict(key[1]).get(a.GEN_AI_TOOL_NAME) == "add"]
+    # One clock read each for the span's start and end and the duration metric.
+    assert point[1] == 1 and point[2] == round((span.end_time - span.start_time) / 1e9, 9)
