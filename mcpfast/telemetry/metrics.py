@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Protocol
 
 from mcpfast.telemetry import attributes as a
 
-__all__ = ["Gauge", "MetricsSink", "OTelMetrics", "TrackedCounts"]
+__all__ = ["Gauge", "MetricsSink", "OTelMetrics", "TrackedCounts", "gauge_for"]
 
 
 class Gauge:
@@ -51,6 +51,20 @@ class MetricsSink(Protocol):
     def track(self, name: str, gauge: Gauge) -> None:
         """Report ``gauge.value`` as part of the count ``name`` from now on (added to what
         ``add`` changed), for as long as the gauge lives."""
+
+
+def gauge_for(sinks: Iterable[Any], name: str) -> tuple[Gauge, tuple]:
+    """A new :class:`Gauge` every sink that can ``track`` reports as the count ``name``,
+    and the sinks that cannot (to be told each change through ``add``)."""
+    gauge = Gauge()
+    adding = []
+    for sink in sinks:
+        track = getattr(sink, "track", None)
+        if track is not None:
+            track(name, gauge)
+        else:
+            adding.append(sink)
+    return gauge, tuple(adding)
 
 
 class TrackedCounts:

@@ -47,7 +47,7 @@ from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 from mcpfast.telemetry import attributes as a
-from mcpfast.telemetry.metrics import Gauge, MetricsSink
+from mcpfast.telemetry.metrics import MetricsSink, gauge_for
 from mcpfast.telemetry.targets import Target
 
 if TYPE_CHECKING:
@@ -83,15 +83,7 @@ class ServerTelemetry(Middleware):
         self.metrics = tuple(metrics)
         # Requests in flight, counted here and read by the sinks when they report (no
         # call per change); a sink that cannot track a gauge is told each change.
-        self._in_flight = Gauge()
-        adding = []
-        for sink in self.metrics:
-            track = getattr(sink, "track", None)
-            if track is not None:
-                track(a.SERVER_ACTIVE_REQUESTS, self._in_flight)
-            else:
-                adding.append(sink)
-        self._adding = tuple(adding)
+        self._in_flight, self._adding = gauge_for(self.metrics, a.SERVER_ACTIVE_REQUESTS)
         self.capture_content = bool(capture_content)
         base: dict[str, Any] = {a.JSONRPC_PROTOCOL_VERSION: "2.0"}
         base.update(transport_attributes or {})

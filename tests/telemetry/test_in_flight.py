@@ -1,4 +1,4 @@
-"""The requests in flight: counted by the server's telemetry itself (a Gauge the sinks
+"""The requests in flight: counted by the server's (and the client's) telemetry itself (a Gauge the sinks
 track, no call per change) and reported as before: the OpenTelemetry observable up-down
 counter, the Prometheus gauge, and ``add`` for a sink that cannot track."""
 
@@ -20,6 +20,7 @@ from loop import until  # noqa: E402
 from mcpfast import Server  # noqa: E402
 from mcpfast.telemetry import OTelMetrics, PrometheusMetrics, ServerTelemetry  # noqa: E402
 from mcpfast.telemetry import attributes as a  # noqa: E402
+from mcpfast.telemetry.client import ClientTelemetry  # noqa: E402
 from mcpfast.telemetry.metrics import Gauge, TrackedCounts  # noqa: E402
 
 
@@ -39,6 +40,12 @@ class Adding:
         pass
 
     def server_session(self, seconds: float, attributes: Mapping[str, Any]) -> None:
+        pass
+
+    def client_operation(self, seconds: float, attributes: Mapping[str, Any], context: Any = None) -> None:
+        pass
+
+    def client_session(self, seconds: float, attributes: Mapping[str, Any]) -> None:
         pass
 
 
@@ -68,23 +75,31 @@ def test_requests_in_flight_are_reported_by_every_kind_of_sink():
         return "done"
 
     app.add_middleware(ServerTelemetry(None, [otel, prometheus, adding]))
+    client_prometheus = PrometheusMetrics()
+    client_adding = Adding()
     during: list[tuple] = []
 
+    def client_count() -> tuple:
+        return (client_prometheus.snapshot()["gauges"][a.CLIENT_ACTIVE_REQUESTS],
+                client_adding.counts.get(a.CLIENT_ACTIVE_REQUESTS, 0))
+
     async def main() -> None:
-        async with mcpfast.connect(app, observer=None) as client:
+        observer = ClientTelemetry(None, [client_prometheus, client_adding])
+        async with mcpfast.connect(app, observer=observer) as client:
             calls = [asyncio.ensure_future(client.call_tool("wait")) for _ in range(3)]
             await until(lambda: len(entered) == 3)
             during.append((_observed(reader), prometheus.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS],
-                           adding.counts[a.SERVER_ACTIVE_REQUESTS]))
+                           adding.counts[a.SERVER_ACTIVE_REQUESTS]) + client_count())
             release.set()
             await asyncio.gather(*calls)
 
     asyncio.run(main())
-    # Three calls waiting (the handshake's requests ended before).
-    assert during == [(3, 3, 3)]
+    # Three calls waiting (the handshake's requests ended before), on both sides.
+    assert during == [(3, 3, 3, 3, 3)]
     assert _observed(reader) == 0
     assert prometheus.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] == 0
     assert adding.counts[a.SERVER_ACTIVE_REQUESTS] == 0 and max(adding.seen) == 3
+    assert client_count() == (0, 0)
 
 
 def test_tracked_counts_add_the_gauges_and_forget_the_gone():
