@@ -71,7 +71,7 @@ class Aggregator:
     """Values per attribute set with explicit bucket ``bounds``, taken out by
     :meth:`take` (thread safe: records on the event loop, takes in a reader's thread)."""
 
-    __slots__ = ("bounds", "exemplars", "_series", "_keys", "_lock", "_current", "_direct")
+    __slots__ = ("bounds", "exemplars", "_series", "_by_id", "_lock", "_current", "_direct")
 
     def __init__(self, bounds: Sequence[float], *, direct_context: bool = True) -> None:
         """``direct_context``: find the span of a context as
@@ -83,9 +83,10 @@ class Aggregator:
         self.exemplars = "off"
         self._current: Any = None
         self._series: dict[tuple, Series] = {}
-        # id(attribute dict) -> (the dict, its content key): the callers hand the same
-        # cached dict again and again, so its content is hashed once.
-        self._keys: dict[int, tuple[Mapping[str, Any], tuple]] = {}
+        # id(attribute dict) -> (the dict, its series) until the next take: the callers
+        # hand the same cached dict again and again, so its content is sorted and hashed
+        # once per collection (the entry holds the dict: its id stays its own).
+        self._by_id: dict[int, tuple[Mapping[str, Any], Series]] = {}
         self._lock = threading.Lock()
 
     def record(self, value: float, attributes: Mapping[str, Any], context: Any = None) -> None:
@@ -93,18 +94,34 @@ class Aggregator:
         Negative and non-finite values are ignored, as the SDK's histogram does."""
         if not 0.0 <= value < inf:
             return
-        exemplar = self._exemplar(context) if self.exemplars != "off" else None
-        known = self._keys.get(id(attributes))
-        if known is None or known[0] is not attributes:
-            key = tuple(sorted(attributes.items()))
-            if len(self._keys) < _ID_MEMO_LIMIT:
-                self._keys[id(attributes)] = (attributes, key)
+        mode = self.exemplars
+        if mode == "off":
+            exemplar = None
         else:
-            key = known[1]
-        with self._lock:
-            series = self._series.get(key)
-            if series is None:
-                series = self._series[key] = Series(dict(attributes), len(self.bounds) + 1)
+            current = self._current
+            if mode == "trace" and current is not None and current[3] is not None:
+                # The trace-based filter in line for what most values have: no span at
+                # all (never passes), or one of a class always sampled (a fast span:
+                # passes without reading its flags).
+                if context is None:
+                    context = current[0]()
+                span = context.get(current[3])
+                if span is None:
+                    exemplar = None
+                elif type(span) in current[6]:
+                    exemplar = (context, True)
+                else:
+                    exemplar = self._exemplar(context)
+            else:
+                exemplar = self._exemplar(context)
+        lock = self._lock
+        lock.acquire()
+        try:
+            found = self._by_id.get(id(attributes))
+            if found is not None and found[0] is attributes:
+                series = found[1]
+            else:
+                series = self._series_of(attributes)
             index = bisect_left(self.bounds, value)
             series.counts[index] += 1
             series.total += value
@@ -115,6 +132,18 @@ class Aggregator:
                 series.high = value
             if exemplar is not None:
                 self._offer(series, index, value, exemplar)
+        finally:
+            lock.release()
+
+    def _series_of(self, attributes: Mapping[str, Any]) -> Series:
+        # (Under the lock.) The series of this content, found or made, remembered by id.
+        key = tuple(sorted(attributes.items()))
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = Series(dict(attributes), len(self.bounds) + 1)
+        if len(self._by_id) < _ID_MEMO_LIMIT:
+            self._by_id[id(attributes)] = (attributes, series)
+        return series
 
     def _offer(self, series: Series, index: int, value: float, exemplar: tuple) -> None:
         slots = series.exemplars
@@ -160,20 +189,22 @@ class Aggregator:
         with self._lock:
             taken = self._series
             self._series = {}
+            self._by_id = {}
         return list(taken.values())
 
 
 def _span_lookup(direct_wanted: bool) -> tuple:
     # (get_current, get_current_span, INVALID_SPAN, the span's key in a Context or None
-    # for the public get_current_span, the API's Span class, the classes seen to be Spans).
+    # for the public get_current_span, the API's Span class, the classes seen to be Spans,
+    # the span classes always sampled).
     from opentelemetry import context as otel_context
     from opentelemetry import trace as otel_trace
 
-    from mcpfast.telemetry.fast_spans import direct_context_parts
+    from mcpfast.telemetry.fast_spans import FastSpan, direct_context_parts
 
     direct = direct_context_parts() if direct_wanted else None
     return (otel_context.get_current, otel_trace.get_current_span, otel_trace.INVALID_SPAN,
-            direct[1] if direct is not None else None, otel_trace.Span, set())
+            direct[1] if direct is not None else None, otel_trace.Span, set(), frozenset((FastSpan,)))
 
 
 def _histogram_aggregation_fits(match: Any, bounds: tuple) -> bool:

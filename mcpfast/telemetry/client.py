@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Optional
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.telemetry import attributes as a
-from mcpfast.telemetry.metrics import MetricsSink
+from mcpfast.telemetry.metrics import MetricsSink, gauge_for
 from mcpfast.telemetry.targets import Target
 
 __all__ = ["ClientTelemetry"]
@@ -54,6 +54,8 @@ class ClientTelemetry:
                  transport_attributes: Optional[Mapping[str, Any]] = None,
                  capture_content: bool = False, fast_path: bool = True) -> None:
         self.metrics = tuple(metrics)
+        # Requests awaiting an answer, counted here and read by the sinks when they report.
+        self._in_flight, self._adding = gauge_for(self.metrics, a.CLIENT_ACTIVE_REQUESTS)
         self.capture_content = bool(capture_content)
         base: dict[str, Any] = {a.JSONRPC_PROTOCOL_VERSION: "2.0"}
         base.update(transport_attributes or {})
@@ -103,8 +105,10 @@ class ClientTelemetry:
                 # start_span copies the attributes: the target's own can be passed as they are.
                 span = tracer.start_span(target.name, kind=self._client_kind, attributes=span_attrs)
             params = self._inject(params, self._set_span(span))
-        for sink in self.metrics:
-            sink.add(a.CLIENT_ACTIVE_REQUESTS, 1)
+        if self.metrics:
+            self._in_flight.value += 1
+            for sink in self._adding:
+                sink.add(a.CLIENT_ACTIVE_REQUESTS, 1)
         return params, _Call(method, span, target, time.perf_counter())
 
     def _target_of(self, method: str, params: Any) -> Target:
@@ -158,8 +162,10 @@ class ClientTelemetry:
         if self.metrics:
             seconds = time.perf_counter() - call.started
             attrs = call.target.metric_attributes(error_type, False)
-            for sink in self.metrics:
+            self._in_flight.value -= 1
+            for sink in self._adding:
                 sink.add(a.CLIENT_ACTIVE_REQUESTS, -1)
+            for sink in self.metrics:
                 sink.client_operation(seconds, attrs)
 
     def session_started(self, client: Any) -> None:

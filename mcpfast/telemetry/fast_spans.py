@@ -293,6 +293,8 @@ class FastTracer:
         self.instrumentation_info = info
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
         self._random_ids = tracer.id_generator.is_trace_id_random()
+        # A root span's flags when the decision does not depend on its trace id.
+        self._root_flags: Any = None if self._root is None else _FLAGS[self._root, self._random_ids]
         #: Whether span contexts are made as SpanContext's tuple directly (else its constructor).
         self.tuple_contexts = span_context_layout_fits()
         #: Whether contexts are entered through the API's context variable itself.
@@ -329,27 +331,55 @@ class FastTracer:
         return self.ends
 
     def start(self, name: str, kind: Any, parent_context: Any, attributes: dict,
-              links: Optional[Sequence[Any]] = None) -> Optional[Any]:
+              links: Optional[Sequence[Any]] = None, start_time: Optional[int] = None) -> Optional[Any]:
         """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
         sampled), or None when the public path must be taken. ``attributes``: the span's
-        own dict from now on (not copied)."""
+        own dict from now on (not copied); ``start_time``: ns since the epoch (None: now)."""
         if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
                 self._multi._span_processors is not self._processors and self.processors() is None):
             return None
-        parent: Optional[SpanContext]
         if self.direct:
             found = (self._get() if parent_context is None else parent_context).get(self._key)
             parent = None if found is None else found.get_span_context()
         else:
             parent = trace_api.get_current_span(parent_context).get_span_context()
+        return self._made(name, kind, parent, attributes, links, start_time)
+
+    def begin(self, name: str, kind: Any, parent_context: Any, attributes: dict,
+              links: Optional[Sequence[Any]] = None, start_time: Optional[int] = None) -> Optional[tuple]:
+        """:meth:`start` and :meth:`enter` in one (the parent context read once): (the
+        span, the context it is current in, the token for :meth:`leave`), or None when the
+        public path must be taken."""
+        if not self.direct:
+            span = self.start(name, kind, parent_context, attributes, links, start_time)
+            if span is None:
+                return None
+            context, token = self.enter(span, parent_context)
+            return span, context, token
+        if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
+                self._multi._span_processors is not self._processors and self.processors() is None):
+            return None
+        current = self._get() if parent_context is None else parent_context
+        key = self._key
+        found = current.get(key)
+        span = self._made(name, kind, None if found is None else found.get_span_context(), attributes, links,
+                          start_time)
+        context = self._context_type({**current, key: span} if current else {key: span})
+        return span, context, self._set(context)
+
+    def _made(self, name: str, kind: Any, parent: Optional[SpanContext], attributes: dict,
+              links: Optional[Sequence[Any]], start_time: Optional[int]) -> Any:
+        # The span under ``parent`` (None or invalid: a root), sampled by the plan.
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = IDS.bits(128) or IDS.trace_id()
-            random_id = self._random_ids
             trace_state = DEFAULT_TRACE_STATE
             sampled = self._root
             if sampled is None:
                 sampled = _sampled(self._plan, None, trace_id)
+                flags = _FLAGS[sampled, self._random_ids]
+            else:
+                flags = self._root_flags
         else:
             trace_id = parent.trace_id
             random_id = parent.trace_flags.random_trace_id
@@ -357,18 +387,17 @@ class FastTracer:
             if trace_state is None:
                 trace_state = DEFAULT_TRACE_STATE
             sampled = _sampled(self._plan, parent, trace_id)
+            flags = _FLAGS[sampled, random_id]
         span_id = IDS.bits(64) or IDS.span_id()
         if self.tuple_contexts:
             # SpanContext's own tuple (its constructor's result for these ids, valid
             # by construction: see span_context_layout_fits).
-            context = _new_tuple(SpanContext, (trace_id, span_id, False, _FLAGS[sampled, random_id],
-                                               trace_state, True))
+            context = _new_tuple(SpanContext, (trace_id, span_id, False, flags, trace_state, True))
         else:
-            context = SpanContext(trace_id, span_id, False, _FLAGS[sampled, random_id], trace_state)
+            context = SpanContext(trace_id, span_id, False, flags, trace_state)
         if not sampled:
             return NonRecordingSpan(context)
-        return FastSpan(self, name, kind, context, parent, attributes, links)
-
+        return FastSpan(self, name, kind, context, parent, attributes, links, start_time)
 
     def enter(self, span: Any, parent_context: Any) -> tuple[Any, Any]:
         """``span`` made current in (a copy of) ``parent_context`` (None: the current
@@ -407,7 +436,8 @@ class FastSpan(trace_api.Span, ReadableSpan):
                  "_instrumentation_info", "_instrumentation_scope")
 
     def __init__(self, owner: FastTracer, name: str, kind: Any, context: SpanContext,
-                 parent: Optional[SpanContext], attributes: dict, links: Optional[Sequence[Any]]) -> None:
+                 parent: Optional[SpanContext], attributes: dict, links: Optional[Sequence[Any]],
+                 start_time: Optional[int] = None) -> None:
         # (ReadableSpan.__init__ is not called: these are all of its fields.)
         self._owner = owner
         self._name = name
@@ -422,7 +452,7 @@ class FastSpan(trace_api.Span, ReadableSpan):
         self._resource = owner.resource
         self._instrumentation_info = owner.instrumentation_info
         self._instrumentation_scope = owner.scope
-        self._start_time = time_ns()
+        self._start_time = time_ns() if start_time is None else start_time
 
     def get_span_context(self) -> SpanContext:
         # (Never None here; ReadableSpan types its field as optional.)

@@ -1,6 +1,8 @@
 """Where the telemetry middleware and client observer record their metrics.
 
-A :class:`MetricsSink` takes the convention's durations and mcpfast's up-down counts;
+A :class:`MetricsSink` takes the convention's durations and mcpfast's up-down counts
+(changed through ``add``, or kept by their owner in a :class:`Gauge` the sink tracks and
+reads when it reports: the requests in flight, changed twice per request);
 :class:`OTelMetrics` records them on an OpenTelemetry meter (histograms with the
 convention's bucket boundaries as advice; the counts as observable up-down counters, read
 when the meter collects), and
@@ -11,11 +13,22 @@ the same outcome: never changed (nor copied) here.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+import weakref
+from typing import Any, Iterable, Mapping, Protocol
 
 from mcpfast.telemetry import attributes as a
 
-__all__ = ["MetricsSink", "OTelMetrics"]
+__all__ = ["Gauge", "MetricsSink", "OTelMetrics", "TrackedCounts", "gauge_for"]
+
+
+class Gauge:
+    """A count its owner changes in place (``value``), read by the sinks that
+    :meth:`~MetricsSink.track` it when they report: no call per change."""
+
+    __slots__ = ("value", "__weakref__")
+
+    def __init__(self) -> None:
+        self.value = 0
 
 
 class MetricsSink(Protocol):
@@ -34,6 +47,53 @@ class MetricsSink(Protocol):
     def add(self, name: str, delta: int) -> None:
         """Change one of the up-down counts (``attributes.SERVER_ACTIVE_*``,
         ``CLIENT_ACTIVE_*``): cheap, called twice per request."""
+
+    def track(self, name: str, gauge: Gauge) -> None:
+        """Report ``gauge.value`` as part of the count ``name`` from now on (added to what
+        ``add`` changed), for as long as the gauge lives."""
+
+
+def gauge_for(sinks: Iterable[Any], name: str) -> tuple[Gauge, tuple]:
+    """A new :class:`Gauge` every sink that can ``track`` reports as the count ``name``,
+    and the sinks that cannot (to be told each change through ``add``)."""
+    gauge = Gauge()
+    adding = []
+    for sink in sinks:
+        track = getattr(sink, "track", None)
+        if track is not None:
+            track(name, gauge)
+        else:
+            adding.append(sink)
+    return gauge, tuple(adding)
+
+
+class TrackedCounts:
+    """The up-down counts of a sink: what ``add`` changed plus the tracked gauges' values
+    (held weakly: a gauge whose owner is gone counts no more)."""
+
+    __slots__ = ("_counts", "_gauges")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._counts = dict.fromkeys(names, 0)
+        self._gauges: dict[str, weakref.WeakSet[Gauge]] = {name: weakref.WeakSet() for name in self._counts}
+
+    def add(self, name: str, delta: int) -> None:
+        """``name``'s count changed by ``delta`` (a KeyError for a name not counted)."""
+        self._counts[name] += delta
+
+    def track(self, name: str, gauge: Gauge) -> None:
+        """``gauge.value`` is part of ``name``'s count while the gauge lives."""
+        if name not in self._counts:
+            raise KeyError(name)
+        self._gauges[name].add(gauge)
+
+    def value(self, name: str) -> int:
+        """``name``'s count now."""
+        return self._counts[name] + sum(gauge.value for gauge in list(self._gauges[name]))
+
+    def values(self) -> dict[str, int]:
+        """Every count now."""
+        return {name: self.value(name) for name in self._counts}
 
 
 _UP_DOWN = {
@@ -78,7 +138,9 @@ class OTelMetrics:
             self.client_session = aggregators[3].record
         # The counts are kept here and observed when the meter collects: an SDK measurement
         # per change would cost as much as a span (two per request).
-        self._counts = dict.fromkeys(_UP_DOWN, 0)
+        self._counts = TrackedCounts(_UP_DOWN)
+        self.add = self._counts.add
+        self.track = self._counts.track
         for name, text in _UP_DOWN.items():
             meter.create_observable_up_down_counter(name, callbacks=[self._observer_of(name)],
                                                     unit="{count}", description=text)
@@ -110,9 +172,6 @@ class OTelMetrics:
         from opentelemetry.metrics import Observation
 
         def observe(options: Any) -> list:
-            return [Observation(self._counts[name])]
+            return [Observation(self._counts.value(name))]
 
         return observe
-
-    def add(self, name: str, delta: int) -> None:
-        self._counts[name] += delta

@@ -22,6 +22,7 @@ import threading
 from typing import Any, Callable, Iterable, Mapping
 
 from mcpfast.telemetry import attributes as a
+from mcpfast.telemetry.metrics import TrackedCounts
 
 __all__ = ["CONTENT_TYPE", "DEFAULT_MAX_SERIES", "PrometheusMetrics", "merge_snapshots", "metrics_route",
            "render_snapshot"]
@@ -168,7 +169,9 @@ class PrometheusMetrics:
         if isinstance(max_series, bool) or not isinstance(max_series, int) or max_series < 1:
             raise ValueError(f"max_series must be an int >= 1, got {max_series!r}")
         self._histograms = {name: _Histogram(max_series) for name in _HISTOGRAMS}
-        self._gauges = dict.fromkeys(_GAUGES, 0)
+        self._gauges = TrackedCounts(_GAUGES)
+        self.add = self._gauges.add
+        self.track = self._gauges.track
         # Rendering may run in another thread (a scrape served elsewhere); records happen
         # on the event loop. The lock keeps one render consistent with itself.
         self._lock = threading.Lock()
@@ -177,14 +180,11 @@ class PrometheusMetrics:
         self.server_session = self._histograms[a.SERVER_SESSION_DURATION].record
         self.client_session = self._histograms[a.CLIENT_SESSION_DURATION].record
 
-    def add(self, name: str, delta: int) -> None:
-        self._gauges[name] += delta
-
     def snapshot(self) -> Snapshot:
         """This process's numbers as plain data (JSON as it is): what a worker reports."""
         with self._lock:
             return {"histograms": {name: histogram.snapshot() for name, histogram in self._histograms.items()},
-                    "gauges": dict(self._gauges),
+                    "gauges": self._gauges.values(),
                     "dropped": sum(histogram.dropped for histogram in self._histograms.values())}
 
     def render(self) -> bytes:

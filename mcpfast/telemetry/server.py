@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import json
 import time
+from time import time_ns
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.errors import JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 from mcpfast.telemetry import attributes as a
-from mcpfast.telemetry.metrics import MetricsSink
+from mcpfast.telemetry.metrics import MetricsSink, gauge_for
 from mcpfast.telemetry.targets import Target
 
 if TYPE_CHECKING:
@@ -80,6 +81,9 @@ class ServerTelemetry(Middleware):
                  transport_attributes: Optional[Mapping[str, Any]] = None,
                  capture_content: bool = False, fast_path: bool = True) -> None:
         self.metrics = tuple(metrics)
+        # Requests in flight, counted here and read by the sinks when they report (no
+        # call per change); a sink that cannot track a gauge is told each change.
+        self._in_flight, self._adding = gauge_for(self.metrics, a.SERVER_ACTIVE_REQUESTS)
         self.capture_content = bool(capture_content)
         base: dict[str, Any] = {a.JSONRPC_PROTOCOL_VERSION: "2.0"}
         base.update(transport_attributes or {})
@@ -126,61 +130,81 @@ class ServerTelemetry(Middleware):
         method = ctx.method
         params = ctx.params
         request_id = ctx.request_id
+        # The target's memo looked up here (the call is for the first request of one).
+        name = None
+        if type(params) is dict and (method == methods.TOOLS_CALL or method == methods.PROMPTS_GET):
+            name = params.get("name")
+            if type(name) is not str:
+                name = None
         version = ctx.state.protocol_version
-        target = self._target_of(method, params, version)
+        target = self._targets.get((method, name, version))
+        if target is None:
+            target = self._target_of(method, name, version)
         connection = ctx.connection
         tracer = self._tracer
         span: Any = None
         token: Any = None
         span_context: Any = None
+        fast: Any = None
+        started = 0
         if tracer is not None:
-            # The attributes go in once, at start_span (the sampler sees them; one
-            # validation pass instead of one per set_attribute).
-            span_attrs = dict(target.span_attributes)
+            # The attributes go in once, at start (the sampler sees them; one validation
+            # pass instead of one per set_attribute): the target's, then this request's.
+            span_attrs = target.span_attributes.copy()
             if request_id is not None:
                 span_attrs[a.JSONRPC_REQUEST_ID] = str(request_id)
-            session_id = getattr(connection, "session_id", None)
-            if session_id is not None:
-                span_attrs[a.MCP_SESSION_ID] = session_id
-            peer = getattr(connection, "peer_address", None)
-            if peer is not None:
-                _add_peer(span_attrs, peer, getattr(connection, "peer_port", None))
+            if connection is not None:
+                session_id = getattr(connection, "session_id", None)
+                if session_id is not None:
+                    span_attrs[a.MCP_SESSION_ID] = session_id
+                peer = getattr(connection, "peer_address", None)
+                if peer is not None:
+                    _add_peer(span_attrs, peer, getattr(connection, "peer_port", None))
+            parent = None
+            links = None
             if type(params) is dict:
                 if target.resource and type(params.get("uri")) is str:
                     span_attrs[a.MCP_RESOURCE_URI] = params["uri"]
                 if self.capture_content and method == methods.TOOLS_CALL and "arguments" in params:
                     span_attrs[a.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(params["arguments"])
-            # (Calls only where there is something to find: most requests carry neither.)
-            parent = self._extract(params) if type(params) is dict and "_meta" in params else None
+                # (Calls only where there is something to find: most requests carry neither.)
+                if "_meta" in params:
+                    parent = self._extract(params)
+                if method in _TASK_METHODS or "requestState" in params:
+                    links = self._links_for(method, params)
             if parent is None:
                 # Over HTTP the reply channel holds the POST's trace headers (else, on an
                 # endpoint made by hand, the 2026-07-28 leg's headers): the parent when
                 # the message's _meta has none.
                 channel = ctx.channel
-                headers = getattr(channel, "trace_headers", None) or getattr(channel, "headers", None)
-                if headers is not None:
-                    parent = self._extract_headers(headers)
-            links = self._links_for(method, params) if type(params) is dict and (
-                method in _TASK_METHODS or "requestState" in params) else None
+                if channel is not None:
+                    headers = getattr(channel, "trace_headers", None) or getattr(channel, "headers", None)
+                    if headers is not None:
+                        parent = self._extract_headers(headers)
+            # One clock read for the span's start and the duration metric's.
+            started = time_ns()
             fast = self._fast
-            if fast is not None:
-                span = fast.start(target.name, self._server_kind, parent, span_attrs, links)
-                if span is not None:
-                    span_context, token = fast.enter(span, parent)
-                else:
-                    fast = None
-            if span is None:
+            begun = None if fast is None else fast.begin(target.name, self._server_kind, parent, span_attrs, links,
+                                                         started)
+            if begun is not None:
+                span, span_context, token = begun
+            else:
+                fast = None
                 span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
-                                         attributes=span_attrs, links=links)
+                                         attributes=span_attrs, links=links, start_time=started)
                 span_context = self._set_span(span, parent)
                 token = self._attach(span_context)
             if ctx.progress is not None:
                 # notifications/progress the handler sends become events of this span.
                 ctx.progress = _TracedProgress(ctx.progress, span)
         sinks = self.metrics
-        for sink in sinks:
-            sink.add(a.SERVER_ACTIVE_REQUESTS, 1)
-        started = time.perf_counter()
+        if sinks:
+            self._in_flight.value += 1
+            if self._adding:
+                for sink in self._adding:
+                    sink.add(a.SERVER_ACTIVE_REQUESTS, 1)
+            if span is None:
+                started = time_ns()
         error_type: Optional[str] = None
         refused = False
         try:
@@ -222,28 +246,28 @@ class ServerTelemetry(Middleware):
                         self._session_opened(connection, negotiated)
             return result
         finally:
+            ended = time_ns()
             if span is not None:
                 if fast is not None:
                     fast.leave(token)
                 else:
                     self._detach(token)
-                span.end()
+                span.end(ended)
             if sinks:
-                seconds = time.perf_counter() - started
-                attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
-                for sink in sinks:
-                    sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
-                    if request_id is not None:
+                self._in_flight.value -= 1
+                if self._adding:
+                    for sink in self._adding:
+                        sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
+                if request_id is not None:
+                    # The span's own duration where there is one (the same two clock reads).
+                    seconds = (ended - started) / 1e9
+                    attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
+                    for sink in sinks:
                         sink.server_operation(seconds, attrs, span_context)
 
-    def _target_of(self, method: str, params: Any, version: Optional[str]) -> Target:
+    def _target_of(self, method: str, name: Optional[str], version: Optional[str]) -> Target:
         # What every request of this method, tool or prompt and version shares: computed
         # once (bounded: the names come from the peer).
-        name = None
-        if type(params) is dict and (method == methods.TOOLS_CALL or method == methods.PROMPTS_GET):
-            name = params.get("name")
-            if type(name) is not str:
-                name = None
         key = (method, name, version)
         target = self._targets.get(key)
         if target is None:

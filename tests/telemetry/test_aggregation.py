@@ -65,15 +65,29 @@ def points_of(reader: InMemoryMetricReader) -> dict:
 def _contexts() -> list:
     # No context (the current one: no span), a sampled span's, an unsampled span's.
     from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+    from mcpfast.telemetry.fast_spans import FastSpan, fast_tracer
+
+    # And contexts of fast spans (always sampled: the trace-based filter's shortcut).
+    fast = fast_tracer(TracerProvider(), "test", "1")
+    assert fast is not None
+    fast_contexts = []
+    for n in range(2):
+        span, context, token = fast.begin(f"s{n}", trace.SpanKind.SERVER, None, {})
+        fast.leave(token)
+        assert type(span) is FastSpan
+        fast_contexts.append(context)
     return [None] + [trace.set_span_in_context(NonRecordingSpan(SpanContext(
-        n + 1, n + 7, False, TraceFlags(TraceFlags.SAMPLED if n % 2 else 0)))) for n in range(6)]
+        n + 1, n + 7, False, TraceFlags(TraceFlags.SAMPLED if n % 2 else 0)))) for n in range(6)] + fast_contexts
 
 
 @pytest.mark.parametrize("exemplar_filter", ["trace_based", "always_on", "always_off"])
 @pytest.mark.parametrize("delta", [False, True], ids=["cumulative", "delta"])
 def test_the_fast_path_reads_as_record_per_value(delta, exemplar_filter, monkeypatch):
+    from opentelemetry import context as otel_context
+
     monkeypatch.setenv("OTEL_METRICS_EXEMPLAR_FILTER", exemplar_filter)
     fast_reader, public_reader = _reader(delta), _reader(delta)
     fast = OTelMetrics(MeterProvider(metric_readers=[fast_reader]))
@@ -95,11 +109,16 @@ def test_the_fast_path_reads_as_record_per_value(delta, exemplar_filter, monkeyp
             value = rng.choice([rng.uniform(0, 400), rng.choice(a.DURATION_BUCKETS), 0.0])
             method = rng.choice(["server_operation", "client_operation", "server_session", "client_session"])
             context = rng.choice(contexts)
+            # Sometimes no context given while one with a span is the current one.
+            current = rng.choice(contexts[1:]) if context is None and rng.random() < 0.5 else None
+            token = otel_context.attach(current) if current is not None else None
             for sink in (fast, public):
                 if context is None:
                     getattr(sink, method)(value, attrs)
                 else:
                     getattr(sink, method)(value, attrs, context)
+            if token is not None:
+                otel_context.detach(token)
         if collection == 2:
             continue  # two intervals' worth before the next collection
         ours = points_of(fast_reader)
@@ -182,6 +201,22 @@ def test_the_aggregator_alone():
     assert aggregator.take() == []
 
 
+def test_equal_attribute_sets_share_a_series_whatever_dict_holds_them():
+    aggregator = Aggregator((1.0,))
+    cached = {"b": 2, "a": 1}
+    aggregator.record(0.5, cached)
+    aggregator.record(2.0, {"a": 1, "b": 2})
+    aggregator.record(0.5, cached)
+    aggregator.record(0.5, {"a": 2})
+    taken = {tuple(sorted(series.attributes.items())): series.counts for series in aggregator.take()}
+    assert taken == {(("a", 1), ("b", 2)): [2, 1], (("a", 2),): [1, 0]}
+    # After a take the same dict starts a new series (and a dict changed since counts as
+    # what it holds now, though the callers never change theirs).
+    cached["a"] = 3
+    aggregator.record(0.5, cached)
+    assert [(series.attributes, series.counts) for series in aggregator.take()] == [({"a": 3, "b": 2}, [1, 0])]
+
+
 def test_a_servers_metrics_on_the_fast_path_count_every_request():
     reader = InMemoryMetricReader()
     metrics = OTelMetrics(MeterProvider(metric_readers=[reader]))
@@ -260,5 +295,33 @@ def test_the_span_of_a_context_is_found_alike_through_the_variable_and_the_publi
                       for bucket, slot in (series.exemplars or {}).items()})
     assert taken[0] == taken[1]
     with_span = sum(1 for slot in taken[0].values() if slot[0][2])
-    # trace: the sampled spans only (3 of 6); on: every value, 6 of them with a span.
-    assert len(taken[0]) == (3 if mode == "trace" else len(contexts)) and with_span == (3 if mode == "trace" else 6)
+    # trace: the sampled spans only (3 of 6, and the 2 fast spans); on: every value, 8 of
+    # them with a span.
+    assert len(taken[0]) == (5 if mode == "trace" else len(contexts)) and with_span == (5 if mode == "trace" else 8)
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast", "public"])
+def test_a_traced_requests_duration_is_its_spans(fast_path):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    app = make_app()
+    app.telemetry = False
+    app.add_middleware(ServerTelemetry(provider, [OTelMetrics(MeterProvider(metric_readers=[reader]),
+                                                              fast_path=fast_path)], fast_path=fast_path))
+
+    async def main() -> None:
+        async with mcpfast.connect(app, observer=None) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+
+    asyncio.run(main())
+    (span,) = [span for span in exporter.get_finished_spans() if span.name == "tools/call add"]
+    (point,) = [value for key, value in points_of(reader).items() if key[0] == a.SERVER_OPERATION_DURATION
+                and dict(key[1]).get(a.GEN_AI_TOOL_NAME) == "add"]
+    # One clock read each for the span's start and end and the duration metric.
+    assert point[1] == 1 and point[2] == round((span.end_time - span.start_time) / 1e9, 9)

@@ -239,13 +239,21 @@ def test_entering_a_span_is_attach_of_set_span_in_context(direct):
         before = otel_context.get_current()
         remote = trace.set_span_in_context(trace.NonRecordingSpan(
             SpanContext(7, 8, True, TraceFlags(TraceFlags.SAMPLED))), otel_context.Context())
-        for parent in (None, remote):
-            span = fast.start("x", trace.SpanKind.SERVER, parent, {})
+        for parent, together in ((None, False), (remote, False), (None, True), (remote, True)):
+            if together:
+                # begin: start and enter in one, with the span's start time given.
+                begun = fast.begin("x", trace.SpanKind.SERVER, parent, {}, None, 12345)
+                assert begun is not None
+                span, context, token = begun
+                assert span.start_time == 12345
+            else:
+                span = fast.start("x", trace.SpanKind.SERVER, parent, {})
             assert type(span) is FastSpan
             expected_trace = 7 if parent is not None else span.get_span_context().trace_id
             assert span.get_span_context().trace_id == expected_trace
             assert span.parent == (None if parent is None else trace.get_current_span(remote).get_span_context())
-            context, token = fast.enter(span, parent)
+            if not together:
+                context, token = fast.enter(span, parent)
             # What the public calls make: the span current, the rest of the base context kept.
             assert context == trace.set_span_in_context(span, parent)
             assert otel_context.get_current() is context and trace.get_current_span() is span
