@@ -26,6 +26,9 @@ the call they belong to, never to another client:
   POST stream; the client's :class:`~mcpfast.client.handlers.ServerRequest` names it as
   ``related_request_id``, matched to the downstream request it was sent for) goes to that
   request's client, or fails when that client did not declare the capability;
+- one asked in the InputRequiredResult rounds of a forwarded request to a 2026-07-28
+  upstream (which the client answers in the task awaiting that request) goes to that
+  request's client, likewise;
 - over stdio, TCP, WebSocket, in process, or on the HTTP GET stream nothing ties a
   server's request to the call that caused it: it goes to the most recent forwarded
   request still waiting on this upstream whose client declared the capability (the one a
@@ -48,6 +51,7 @@ import logging
 import math
 import time
 from asyncio import CancelledError
+from contextvars import ContextVar
 from typing import Any, Awaitable, Callable, Optional
 
 from mcpfast._core.messages import Verbatim
@@ -72,6 +76,9 @@ __all__ = ["KINDS", "Upstream", "UpstreamUnavailable"]
 #: The catalogue kinds and the server capability each needs.
 KINDS = {"tools": "tools", "prompts": "prompts", "resources": "resources"}
 _LOGGER = logging.getLogger("mcpfast.gateway")
+# The downstream request a 2026-07-28 upstream's InputRequiredResult rounds belong to: the
+# client answers the rounds in the task awaiting its call, so its handlers see it here.
+_ROUNDS_ORIGIN: ContextVar[Any] = ContextVar("mcpfast_gateway_rounds_origin", default=None)
 # The params of the common tools/call, sent by the client's call_tool.
 _PLAIN_CALL = frozenset({"name", "arguments"})
 #: The most items of one kind read from an upstream (a hostile one may list without end).
@@ -346,9 +353,14 @@ class Upstream:
                                         progress=progress)
             else:
                 call = client.request(method, params, timeout=limit, progress=progress)
-            if interruptible:
-                return await self._interruptible(origin, call)
-            return await call
+            rounds_of = _ROUNDS_ORIGIN.set(origin) if client.discover_result is not None else None
+            try:
+                if interruptible:
+                    return await self._interruptible(origin, call)  # (its task copies the context)
+                return await call
+            finally:
+                if rounds_of is not None:
+                    _ROUNDS_ORIGIN.reset(rounds_of)
         except ConnectionClosed as exc:
             raise JSONRPCError(TRANSPORT_ERROR, f"upstream {self.key!r} closed its connection during "
                                f"{method}: {exc.message}", {"upstream": self.key}) from None
@@ -395,14 +407,15 @@ class Upstream:
                 return answer
         needs = asked_capabilities(method, params)
         related = request.related_request_id
-        if related is not None:
-            # It came on the reply stream of one of the gateway's requests: it is that
+        origin = _ROUNDS_ORIGIN.get() if related is None else self._sent.get(related)
+        if related is not None and origin is None:
+            raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client: it "
+                               f"belongs to request {related!r}, which no client's request waits on "
+                               f"(upstream {self.key!r})", {"upstream": self.key})
+        if origin is not None:
+            # It came on the reply stream of one of the gateway's requests, or in the
+            # InputRequiredResult rounds of one sent to a 2026-07-28 upstream: it is that
             # request's client's to answer, or no one's.
-            origin = self._sent.get(related)
-            if origin is None:
-                raise JSONRPCError(METHOD_NOT_FOUND, f"the gateway cannot put {method} to a client: it "
-                                   f"belongs to request {related!r}, which no client's request waits on "
-                                   f"(upstream {self.key!r})", {"upstream": self.key})
             interrupt = self._interrupts.get(origin)
             if interrupt is not None:
                 return await self._ask_in_rounds(origin, interrupt, needs, method, params)

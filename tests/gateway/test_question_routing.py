@@ -231,3 +231,31 @@ def test_a_task_question_whose_owner_left_is_answered_with_an_error():
                 await held
 
     run(main())
+
+
+def test_a_2026_upstreams_input_rounds_go_to_the_client_of_the_call_not_the_latest_caller():
+    async def main():
+        gates = {"first": asyncio.Event(), "second": asyncio.Event()}
+        started: list[str] = []
+        gateway = Server("gateway")
+        gateway.mount(asking_app(gates, started), namespace="up", protocol_version="2026-07-28")
+        asked: list[tuple[str, str]] = []
+        async with gateway.running():
+            async with mcpfast.connect(gateway, **answering("A", asked)) as a, \
+                    mcpfast.connect(gateway, **answering("B", asked)) as b:
+                assert a.protocol_version == b.protocol_version == "2025-11-25"
+                first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
+                await eventually(lambda: started == ["first"])
+                # B calls later: the most recent caller, but the rounds are A's call's.
+                second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
+                await eventually(lambda: started == ["first", "second"])
+                gates["first"].set()
+                answered = await first
+                assert answered["structuredContent"] == {"name": "A", "sampled": "from A"}
+                assert asked == [("A", "Name for first?"), ("A", "Sample for first")]
+                gates["second"].set()
+                answered = await second
+                assert answered["structuredContent"] == {"name": "B", "sampled": "from B"}
+                assert asked[2:] == [("B", "Name for second?"), ("B", "Sample for second")]
+
+    run(main())
