@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import sys
 from pathlib import Path
+from typing import Optional
 
 import mcpfast
 from mcpfast import Context, Server
@@ -74,27 +75,35 @@ async def gateway_over_http(app: Server):
         await asyncio.gather(served, return_exceptions=True)
 
 
+async def a_then_b_each_asked_their_own(gateway: Server, gates: dict[str, asyncio.Event], started: list[str],
+                                        asked: list[tuple[str, str]], version: Optional[str] = None) -> None:
+    """Client A calls ``up_ask`` first and B later (B is then the most recent caller); A's
+    call's questions must go to A and B's to B. ``version``: what both clients must speak."""
+    async with mcpfast.connect(gateway, **answering("A", asked)) as a, \
+            mcpfast.connect(gateway, **answering("B", asked)) as b:
+        if version is not None:
+            assert a.protocol_version == b.protocol_version == version
+        first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
+        await eventually(lambda: started == ["first"])
+        second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
+        await eventually(lambda: started == ["first", "second"])
+        gates["first"].set()
+        answered = await first
+        assert answered["structuredContent"] == {"name": "A", "sampled": "from A"}
+        assert asked == [("A", "Name for first?"), ("A", "Sample for first")]
+        gates["second"].set()
+        answered = await second
+        assert answered["structuredContent"] == {"name": "B", "sampled": "from B"}
+        assert asked[2:] == [("B", "Name for second?"), ("B", "Sample for second")]
+
+
 def test_each_client_gets_only_its_own_calls_questions_from_an_http_upstream():
     async def main():
         gates = {"first": asyncio.Event(), "second": asyncio.Event()}
         started: list[str] = []
         asked: list[tuple[str, str]] = []
         async with gateway_over_http(asking_app(gates, started)) as gateway:
-            async with mcpfast.connect(gateway, **answering("A", asked)) as a, \
-                    mcpfast.connect(gateway, **answering("B", asked)) as b:
-                first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
-                await eventually(lambda: started == ["first"])
-                # B calls later: the most recent caller, but not the one asked.
-                second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
-                await eventually(lambda: started == ["first", "second"])
-                gates["first"].set()
-                answered = await first
-                assert answered["structuredContent"] == {"name": "A", "sampled": "from A"}
-                assert asked == [("A", "Name for first?"), ("A", "Sample for first")]
-                gates["second"].set()
-                answered = await second
-                assert answered["structuredContent"] == {"name": "B", "sampled": "from B"}
-                assert asked[2:] == [("B", "Name for second?"), ("B", "Sample for second")]
+            await a_then_b_each_asked_their_own(gateway, gates, started, asked)
 
     run(main())
 
@@ -241,21 +250,6 @@ def test_a_2026_upstreams_input_rounds_go_to_the_client_of_the_call_not_the_late
         gateway.mount(asking_app(gates, started), namespace="up", protocol_version="2026-07-28")
         asked: list[tuple[str, str]] = []
         async with gateway.running():
-            async with mcpfast.connect(gateway, **answering("A", asked)) as a, \
-                    mcpfast.connect(gateway, **answering("B", asked)) as b:
-                assert a.protocol_version == b.protocol_version == "2025-11-25"
-                first = asyncio.ensure_future(a.call_tool("up_ask", {"label": "first"}))
-                await eventually(lambda: started == ["first"])
-                # B calls later: the most recent caller, but the rounds are A's call's.
-                second = asyncio.ensure_future(b.call_tool("up_ask", {"label": "second"}))
-                await eventually(lambda: started == ["first", "second"])
-                gates["first"].set()
-                answered = await first
-                assert answered["structuredContent"] == {"name": "A", "sampled": "from A"}
-                assert asked == [("A", "Name for first?"), ("A", "Sample for first")]
-                gates["second"].set()
-                answered = await second
-                assert answered["structuredContent"] == {"name": "B", "sampled": "from B"}
-                assert asked[2:] == [("B", "Name for second?"), ("B", "Sample for second")]
+            await a_then_b_each_asked_their_own(gateway, gates, started, asked, version="2025-11-25")
 
     run(main())
