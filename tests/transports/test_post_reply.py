@@ -14,6 +14,7 @@ from mcpfast._core.encode import encode_error, encode_response
 from mcpfast.transports.http import HTTPResponse
 from mcpfast.transports.http.post_reply import (
     IDLE_CONNECTIONS,
+    DeferredAnswer,
     ErrorStatuses,
     Leg,
     PostReply,
@@ -265,15 +266,15 @@ class Endpoint:
     def _new_lone_stream(self) -> Stream:
         return Stream()
 
-    def _await_answer(self, session: Any, connection: Any, reply: Any, message: Any,
-                      admit: Any, lease: Any) -> str:
-        self.calls.append(("await", reply))
-        return "awaited"
+    keepalive_interval = 15.0
 
     def _answer(self, session: Any, connection: Any, reply: Any, message: Any, admit: Any,
                 lease: Any) -> str:
         self.calls.append(("answer", reply))
         return "answered"
+
+    def _cancel(self, connection: Any, message: Any, reason: str) -> None:
+        self.calls.append(("cancel", reason))
 
 
 class Fed(Connection):
@@ -399,12 +400,176 @@ def test_nothing_owed_is_202():
     assert len(leg) == 1
 
 
-def test_an_answer_not_known_yet_is_awaited_by_the_endpoint():
+def test_an_answer_not_known_yet_is_deferred():
     endpoint = Endpoint()
     connection = Fed("later")
     leg, lease = lease_of(connection)
-    assert feed_post(endpoint, None, connection, "m", b"", False, None, lease) == "awaited"
-    assert endpoint.calls[0][0] == "await" and len(leg) == 0  # still leased
+    deferred = feed_post(endpoint, None, connection, "m", b"", False, None, lease)
+    assert isinstance(deferred, DeferredAnswer) and endpoint.calls == [] and len(leg) == 0  # still leased
+    assert deferred.reply is connection.fed[0][1] and deferred.lease is lease and deferred.message == "m"
+    with pytest.raises(TypeError):
+        DeferredAnswer()
+
+
+def deferred_post(json_only: bool = False, endpoint: Optional[Endpoint] = None) -> tuple[Endpoint, Any, Any]:
+    """(the endpoint, the DeferredAnswer of a POST not answered while fed, its lease)."""
+    endpoint = endpoint or Endpoint()
+    connection = Fed("later")
+    _, lease = lease_of(connection)
+    return endpoint, feed_post(endpoint, None, connection, "m", b"", json_only, None, lease), lease
+
+
+def test_a_deferred_answer_is_made_on_the_loop_turn_after_its_reply_is_decided():
+    async def main() -> None:
+        endpoint, deferred, _ = deferred_post()
+        heard: list[Any] = []
+        deferred.listen(heard.append, asyncio.get_running_loop())
+        await asyncio.sleep(0)
+        assert heard == [] and endpoint.calls == []  # undecided: nothing yet
+        deferred.reply.respond(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        assert heard == []  # not while the session is still finishing the request
+        await asyncio.sleep(0)
+        assert heard == ["answered"] and endpoint.calls == [("answer", deferred.reply)]
+        assert deferred.reply.outcome == ("json", b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        with pytest.raises(RuntimeError, match="once"):
+            deferred.listen(heard.append, asyncio.get_running_loop())
+        deferred.cancel()  # answered: nothing happens
+        assert endpoint.calls == [("answer", deferred.reply)]
+
+    asyncio.run(main())
+
+
+def test_a_reply_decided_before_anyone_listens_is_answered_when_listened_to():
+    async def main() -> None:
+        endpoint, deferred, _ = deferred_post()
+        deferred.reply.respond(None)
+        heard: list[Any] = []
+        deferred.listen(heard.append, asyncio.get_running_loop())
+        await asyncio.sleep(0)
+        assert heard == ["answered"]
+
+    asyncio.run(main())
+
+
+class Timer:
+    def __init__(self, delay: float, callback: Any) -> None:
+        self.delay = delay
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeLoop:
+    """What a DeferredAnswer asks of its loop, run by hand: a fake clock for its timer."""
+
+    def __init__(self) -> None:
+        self.ready: list[Any] = []
+        self.timers: list[Timer] = []
+
+    def call_soon(self, callback: Any) -> None:
+        self.ready.append(callback)
+
+    def call_later(self, delay: float, callback: Any) -> Timer:
+        self.timers.append(Timer(delay, callback))
+        return self.timers[-1]
+
+    def run_ready(self) -> None:
+        ready, self.ready = self.ready, []
+        for callback in ready:
+            callback()
+
+    def fire_timers(self) -> None:
+        for timer in self.timers:
+            if not timer.cancelled:
+                timer.cancelled = True
+                timer.callback()
+
+
+def test_a_deferred_answer_undecided_for_the_keepalive_interval_becomes_a_stream():
+    endpoint, deferred, _ = deferred_post()
+    loop, heard = FakeLoop(), []
+    deferred.listen(heard.append, loop)
+    assert [timer.delay for timer in loop.timers] == [endpoint.keepalive_interval]
+    loop.run_ready()
+    assert heard == []
+    loop.fire_timers()
+    assert deferred.reply.outcome == ("sse", None)
+    loop.run_ready()
+    assert heard == ["answered"]
+
+
+def test_a_decided_deferred_answer_stops_its_timer():
+    endpoint, deferred, _ = deferred_post()
+    loop, heard = FakeLoop(), []
+    deferred.listen(heard.append, loop)
+    deferred.reply.respond(b"{}")
+    assert loop.timers[0].cancelled
+    loop.run_ready()
+    assert heard == ["answered"] and deferred.reply.outcome == ("json", b"{}")
+
+
+def test_a_json_only_deferred_answer_has_no_timer():
+    endpoint, deferred, _ = deferred_post(json_only=True)
+    loop, heard = FakeLoop(), []
+    deferred.listen(heard.append, loop)
+    assert loop.timers == []
+    deferred.reply.respond(b"{}")
+    loop.run_ready()
+    assert heard == ["answered"] and deferred.reply.outcome == ("json", b"{}")
+
+
+def test_a_cancelled_deferred_answer_cancels_the_request_and_closes_its_lease():
+    async def main() -> None:
+        endpoint, deferred, lease = deferred_post()
+        closed: list[bool] = []
+        lease.connection.close = lambda: closed.append(True)
+        heard: list[Any] = []
+        deferred.listen(heard.append, asyncio.get_running_loop())
+        deferred.cancel()
+        assert endpoint.calls == [("cancel", "the HTTP client disconnected")] and closed == [True]
+        deferred.reply.respond(b"{}")  # the session's answer after all: nobody is told
+        await asyncio.sleep(0)
+        assert heard == [] and endpoint.calls == [("cancel", "the HTTP client disconnected")]
+        deferred.cancel()
+        assert closed == [True]
+
+    asyncio.run(main())
+
+
+def test_a_deferred_answer_can_be_awaited_and_its_awaiter_cancelled():
+    async def main() -> None:
+        endpoint, deferred, _ = deferred_post()
+        waiting = asyncio.ensure_future(deferred)
+        await asyncio.sleep(0)
+        deferred.reply.respond(b"{}")
+        assert await waiting == "answered"
+        endpoint, deferred, _ = deferred_post()
+        waiting = asyncio.ensure_future(deferred)
+        await asyncio.sleep(0)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert endpoint.calls == [("cancel", "the HTTP client disconnected")]
+
+    asyncio.run(main())
+
+
+def test_a_failing_answer_becomes_a_500():
+    class Failing(Endpoint):
+        def _answer(self, *args: Any) -> str:
+            raise RuntimeError("broken")
+
+    async def main() -> None:
+        _, deferred, _ = deferred_post(endpoint=Failing())
+        heard: list[Any] = []
+        deferred.listen(heard.append, asyncio.get_running_loop())
+        deferred.reply.respond(b"{}")
+        await asyncio.sleep(0)
+        assert heard[0].status == 500
+
+    asyncio.run(main())
 
 
 def test_a_stream_answer_is_the_endpoints():

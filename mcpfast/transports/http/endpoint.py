@@ -664,19 +664,6 @@ class StreamableHTTPEndpoint:
             leg = self._legs[spoken] = Leg(make, self._lone_stream)
         return leg
 
-    async def _await_answer(self, session: Optional[HTTPSession], connection: Connection,
-                            reply: PostReply, message: Any, admit: Any,
-                            close_after: Optional[Lease]) -> HTTPResponse:
-        try:
-            await reply.wait(self.keepalive_interval)
-        except asyncio.CancelledError:
-            # The client went away before any answer.
-            self._cancel(connection, message, "the HTTP client disconnected")
-            if close_after is not None:
-                close_after.close()
-            raise
-        return self._answer(session, connection, reply, message, admit, close_after)
-
     def _answer(self, session: Optional[HTTPSession], connection: Connection, reply: PostReply,
                 message: Any, admit: Any, close_after: Optional[Lease]) -> HTTPResponse:
         kind, frame = reply.outcome  # type: ignore[misc]

@@ -5,6 +5,7 @@ cimport cython
 
 from mcpfast._core.http_framing cimport HTTPRequestFramer
 from mcpfast._core.http_messages cimport HTTPResponse
+from mcpfast.transports.http.post_reply cimport DeferredAnswer
 
 
 @cython.final
@@ -32,6 +33,10 @@ cdef class HTTPServerProtocol:
     # An answer is in progress in a task (readonly: the benchmark harnesses wait on them).
     cdef readonly bint _busy
     cdef readonly object _task
+    # The answer of a POST still being handled, listened to (see _next), and whether the
+    # connection stays open after it.
+    cdef DeferredAnswer _deferred
+    cdef bint _deferred_keep_alive
     # The streamed response being written, if any.
     cdef HTTPResponse _response
     cdef bint _closed
@@ -60,5 +65,6 @@ cdef class HTTPServerProtocol:
     cdef int _next(self) except -1
     cdef int _set_drained(self) except -1
     cdef int _write_whole(self, HTTPResponse response, bint keep_alive) except -1
+    cdef int _answered_whole(self, HTTPResponse response, bint keep_alive) except -1
     cdef int _fail(self, int status, str message) except -1
     cdef int _arm_idle(self) except -1

@@ -59,6 +59,8 @@ cdef class HTTPServerProtocol:
         self._paused = False
         self._busy = False
         self._task = None
+        self._deferred = None
+        self._deferred_keep_alive = False
         self._response = None
         self._closed = False
         self._writable = None
@@ -98,6 +100,10 @@ cdef class HTTPServerProtocol:
             self._grace = None
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        cdef DeferredAnswer deferred = self._deferred
+        if deferred is not None:
+            self._deferred = None
+            deferred.cancel()
         cdef HTTPResponse response = self._response
         self._response = None
         if response is not None:
@@ -231,6 +237,13 @@ cdef class HTTPServerProtocol:
                 continue
             self._busy = True
             self._answering = request.method
+            if type(outcome) is DeferredAnswer:
+                # A POST still being handled: answered when its reply is decided, without a
+                # task of its own (see DeferredAnswer).
+                self._deferred = <DeferredAnswer>outcome
+                self._deferred_keep_alive = keep_alive
+                (<DeferredAnswer>outcome).listen(self._deferred_answered, self.loop)
+                return 0
             self._task = self.loop.create_task(self._answer(outcome, keep_alive))
             return 0
         if not self._closed and self.transport is not None:
@@ -263,15 +276,37 @@ cdef class HTTPServerProtocol:
             response.close(True)
             return
         if response.stream is None:
+            self._answered_whole(response, keep_alive)
+            return
+        await self._write_stream(response, keep_alive)
+        self._task = None
+        self._answered_whole(None, keep_alive)
+
+    def _deferred_answered(self, response):
+        # A DeferredAnswer's listener: its response, on the loop turn after its reply was
+        # decided (never after connection_lost, which cancels it).
+        cdef bint keep_alive = self._deferred_keep_alive
+        self._deferred = None
+        if self._closed:
+            response.close(True)
+            return
+        if type(response) is HTTPResponse and (<HTTPResponse>response).stream is None:
+            self._answered_whole(<HTTPResponse>response, keep_alive)
+            return
+        self._task = self.loop.create_task(self._answer(response, keep_alive))
+
+    cdef int _answered_whole(self, HTTPResponse response, bint keep_alive) except -1:
+        # The answer in progress is written (``response``: a whole one to write now, else
+        # None): the connection is free for the next request.
+        if response is not None:
             self._write_whole(response, keep_alive)
-        else:
-            await self._write_stream(response, keep_alive)
         self._busy = False
         self._task = None
         self._answering = None
         self._set_drained()
         if keep_alive and not self._closed:
             self._next()
+        return 0
 
     cdef int _set_drained(self) except -1:
         drained = self._drained

@@ -3,6 +3,10 @@
 from mcpfast._core.dispatch cimport ReplyChannelCore
 from mcpfast._core.http_messages cimport HTTPResponse
 
+# (Declared below; named by the classes before them.)
+cdef class DeferredAnswer
+cdef class Lease
+
 
 cdef class PostReply(ReplyChannelCore):
     cdef public bint json_only
@@ -15,9 +19,34 @@ cdef class PostReply(ReplyChannelCore):
     cdef object _side
     cdef object _new_stream
     cdef object _waiter
+    # The DeferredAnswer told once the outcome is known, if one listens.
+    cdef DeferredAnswer _deferred
 
     cpdef object to_stream(self)
     cdef int _decide(self, tuple outcome) except -1
+
+
+cdef class DeferredAnswer:
+    # What the endpoint's _answer makes the HTTP answer from (feed_post's arguments).
+    cdef readonly object endpoint
+    cdef readonly object session
+    cdef readonly object connection
+    cdef readonly PostReply reply
+    cdef readonly object message
+    cdef readonly object admit
+    cdef readonly Lease lease
+    # listener(response), once; the loop it runs on; the keep-alive timer while undecided.
+    cdef object _listener
+    cdef object _loop
+    cdef object _timer
+    # The answer was made (or the client went away): nothing more happens.
+    cdef bint _settled
+    # _ready is on the loop's queue.
+    cdef bint _scheduled
+
+    cpdef listen(self, object listener, object loop)
+    cpdef cancel(self)
+    cdef int _schedule(self) except -1
 
 
 cdef class Leg:

@@ -1,7 +1,8 @@
 """The reply channel of one POST, the stateless legs' connections, and the feeding of a
 POST's message into its connection (stubs; see the compiled module's docstring)."""
 
-from typing import Any, Awaitable, Callable, Iterable, Optional, Union, final
+import asyncio
+from typing import Any, Awaitable, Callable, Generator, Iterable, Optional, Union, final
 
 from mcpfast._core.dispatch import ReplyChannelCore
 from mcpfast._core.http_messages import HTTPResponse
@@ -36,6 +37,33 @@ class PostReply(ReplyChannelCore):
     async def wait(self, timeout: Optional[float]) -> None:
         """Until the outcome is known; after ``timeout`` seconds the answer becomes a
         stream (so that keep-alive comments can flow) unless it must be JSON."""
+
+@final
+class DeferredAnswer:
+    """The HTTP answer to a POST whose request is still being handled (see the compiled
+    module): ``listen(listener, loop)`` calls ``listener(response)`` once it is known;
+    ``cancel()`` when the client went away first; awaitable."""
+
+    @property
+    def endpoint(self) -> Any: ...
+    @property
+    def session(self) -> Any: ...
+    @property
+    def connection(self) -> Connection: ...
+    @property
+    def reply(self) -> PostReply: ...
+    @property
+    def message(self) -> Any: ...
+    @property
+    def admit(self) -> Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]]: ...
+    @property
+    def lease(self) -> Optional[Lease]: ...
+    def __init__(self) -> None: ...
+    def listen(self, listener: Callable[[HTTPResponse], None], loop: asyncio.AbstractEventLoop) -> None:
+        """Call ``listener(response)`` on ``loop`` once the answer is known."""
+    def cancel(self) -> None:
+        """The client went away before its answer; nothing once answered."""
+    def __await__(self) -> Generator[Any, None, HTTPResponse]: ...
 
 class Leg:
     """The idle connections of one stateless leg (see the compiled module)."""
@@ -82,7 +110,7 @@ def feed_post(endpoint: Any, session: Any, connection: Connection, message: Any,
               json_only: bool, admit: Optional[Callable[[HTTPResponse, Optional[bytes]], HTTPResponse]],
               lease: Optional[Lease] = None, headers: Optional[dict[str, str]] = None,
               trace: Optional[dict[str, str]] = None
-              ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
+              ) -> Union[HTTPResponse, DeferredAnswer, Awaitable[HTTPResponse]]:
     """Feed a POST's decoded message into its connection (see the compiled module)."""
 
 def bind_token(connection: Connection, token: Any) -> None:
@@ -96,7 +124,7 @@ def feed_leased(endpoint: Any, lease: Lease, message: Any, body: bytes, json_onl
                 token: Any, headers: Optional[dict[str, str]] = None,
                 client: Optional[tuple[str, int]] = None,
                 trace: Optional[dict[str, str]] = None
-                ) -> Union[HTTPResponse, Awaitable[HTTPResponse]]:
+                ) -> Union[HTTPResponse, DeferredAnswer, Awaitable[HTTPResponse]]:
     """feed_post of a stateless POST into its leased connection, bound to ``token`` and
     ``client`` first."""
 

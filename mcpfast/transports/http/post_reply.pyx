@@ -14,7 +14,9 @@ taken from its leg's idle connections (or made) and given back once the POST is 
 
 :func:`feed_post`: the message of a POST into its connection, with a fresh PostReply;
 the answer when it is known at once (202, or the JSON response of a request answered
-while fed), else what the endpoint's slower methods make of it. :func:`feed_leased`: the
+while fed), else a :class:`DeferredAnswer` (the request is still being handled), or the
+answer the endpoint's ``_answer`` makes of a reply decided otherwise (an SSE stream).
+:func:`feed_leased`: the
 same for a stateless POST's leased connection, bound to the caller's token first
 (:func:`bind_token`).
 
@@ -36,6 +38,7 @@ from sys import intern
 
 from mcpfast.protocol import trace_context as _trace_context
 from mcpfast.transports.http.messages import JSON_CONTENT_TYPE as _JSON_HEADER
+from mcpfast.transports.http.messages import json_error_response as _json_error_response
 
 _LOGGER = logging.getLogger("mcpfast.transports.http")
 
@@ -81,7 +84,7 @@ cdef class PostReply:
         # respond(frame), which the session's request path calls in C (ReplyChannelCore).
         stream = self.stream
         if stream is None:
-            if self.outcome is None and self._waiter is None:
+            if self.outcome is None and self._waiter is None and self._deferred is None:
                 # Answered while fed (nobody waits yet): the common case.
                 self.outcome = ("json", frame)
             else:
@@ -102,11 +105,16 @@ cdef class PostReply:
         return stream
 
     cdef int _decide(self, tuple outcome) except -1:
+        cdef DeferredAnswer deferred
         if self.outcome is None:
             self.outcome = outcome
             waiter = self._waiter
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+            deferred = self._deferred
+            if deferred is not None:
+                self._deferred = None
+                deferred._schedule()
         return 0
 
     async def wait(self, timeout):
@@ -141,6 +149,7 @@ cdef inline int _fill(PostReply reply, bint json_only, object side, object new_s
     reply._side = side
     reply._new_stream = new_stream
     reply._waiter = None
+    reply._deferred = None
     return 0
 
 
@@ -150,6 +159,120 @@ cdef inline PostReply _new_reply(bint json_only, object side, object new_stream,
     cdef PostReply reply = PostReply.__new__(PostReply)
     _fill(reply, json_only, side, new_stream, headers, trace)
     return reply
+
+
+@cython.auto_pickle(False)
+@cython.final
+cdef class DeferredAnswer:
+    """The HTTP answer to a POST whose request is still being handled (what
+    :func:`feed_post` returns then): made by the endpoint's ``_answer`` once the POST's
+    reply is decided, and handed to one listener.
+
+    ``listen(listener, loop)``: ``listener(response)`` is called on ``loop`` once the
+    answer is known -- on the loop turn after the reply was decided, so that the session
+    has finished the request before its connection is answered (and, stateless, given
+    back). Undecided for the endpoint's ``keepalive_interval`` seconds, the answer becomes
+    an SSE stream (keep-alive comments can then flow), unless it must be JSON.
+    ``cancel()``: the client went away first: the request is cancelled (the server is
+    sent notifications/cancelled) and a leased connection closed; the listener is not
+    called. Awaiting it (the ASGI adapter, a wrapper of the endpoint) gives the response
+    and cancels the answer when the awaiting task is cancelled.
+
+    Why not a task awaiting the reply: a task, a shield and a wait_for per POST were five
+    loop turns and a dozen Python frames for every request answered after it was fed (an
+    async tool awaiting I/O, a gateway's forwarded call).
+    """
+
+    def __init__(self):
+        raise TypeError("DeferredAnswer is made by feed_post")
+
+    cpdef listen(self, object listener, object loop):
+        """Call ``listener(response)`` on ``loop`` once the answer is known (class docstring)."""
+        if self._listener is not None or self._settled:
+            raise RuntimeError("a DeferredAnswer is listened to once")
+        self._listener = listener
+        self._loop = loop
+        reply = self.reply
+        if reply.outcome is not None:
+            self._schedule()
+            return
+        reply._deferred = self
+        if not reply.json_only:
+            timeout = self.endpoint.keepalive_interval
+            if timeout is not None:
+                self._timer = loop.call_later(timeout, self._undecided)
+
+    cpdef cancel(self):
+        """The client went away before its answer (class docstring); nothing once answered."""
+        if self._settled:
+            return
+        self._settled = True
+        self._listener = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.reply._deferred is self:
+            self.reply._deferred = None
+        self.endpoint._cancel(self.connection, self.message, "the HTTP client disconnected")
+        if self.lease is not None:
+            self.lease.close()
+
+    cdef int _schedule(self) except -1:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._scheduled and not self._settled:
+            self._scheduled = True
+            self._loop.call_soon(self._ready)
+        return 0
+
+    def _undecided(self):
+        # The keep-alive interval passed with no outcome: a stream from now on.
+        self._timer = None
+        if self.reply.outcome is None and not self._settled:
+            self.reply.to_stream()
+
+    def _ready(self):
+        if self._settled:
+            return
+        self._settled = True
+        listener = self._listener
+        self._listener = None
+        try:
+            response = self.endpoint._answer(self.session, self.connection, self.reply, self.message,
+                                             self.admit, self.lease)
+        except Exception:
+            _LOGGER.exception("the MCP endpoint failed making an answer")
+            response = _json_error_response(500, -32603, "Internal error")
+        listener(response)
+
+    def __await__(self):
+        return self._awaited().__await__()
+
+    async def _awaited(self):
+        future = asyncio.get_running_loop().create_future()
+        self.listen(future.set_result, future.get_loop())
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self.cancel()
+            raise
+
+    def __repr__(self):
+        return f"<DeferredAnswer {'answered' if self._settled else 'waiting'}>"
+
+
+cdef DeferredAnswer _deferred_answer(object endpoint, object session, object connection,
+                                     PostReply reply, object message, object admit, Lease lease):
+    cdef DeferredAnswer deferred = DeferredAnswer.__new__(DeferredAnswer)
+    deferred.endpoint = endpoint
+    deferred.session = session
+    deferred.connection = connection
+    deferred.reply = reply
+    deferred.message = message
+    deferred.admit = admit
+    deferred.lease = lease
+    return deferred
 
 
 cpdef dict trace_context_of(dict headers):
@@ -278,8 +401,8 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
     ``lease`` for a stateless POST) with a fresh PostReply (its ``headers`` and
     ``trace_headers`` these two; see PostReply); the HTTPResponse when the answer
     is known at once (202 when nothing is owed; the JSON response of a request answered
-    while fed, through ``admit(response, frame)`` when given), else the endpoint's
-    ``_await_answer`` / ``_answer`` (a coroutine, or a response) take over."""
+    while fed, through ``admit(response, frame)`` when given), a :class:`DeferredAnswer`
+    while the request is being handled, else the endpoint's ``_answer`` of the reply."""
     cdef PostReply reply
     cdef HTTPResponse response
     if session is not None:
@@ -315,7 +438,7 @@ cpdef object feed_post(object endpoint, object session, object connection, objec
         return new_response(202, [], b"")
     outcome = reply.outcome
     if outcome is None:
-        return endpoint._await_answer(session, connection, reply, message, admit, lease)
+        return _deferred_answer(endpoint, session, connection, reply, message, admit, lease)
     frame = (<tuple>outcome)[1]
     if frame is not None and (<tuple>outcome)[0] == "json":
         # Answered while fed (a sync handler, an error): the common case, inline.
