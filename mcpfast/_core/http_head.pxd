@@ -1,11 +1,10 @@
 # One header line of a plain HTTP/1.1 head, read in place: shared by the request framer's
 # and the client response reader's strict fast paths (inline: no module of its own).
-from libc.stdint cimport uint64_t
-
-
 cdef extern from "mcpfast/ascii_scan.h":
     # Where a run of bytes 0x20..0x7e (a header value's, on the fast path) ends.
     const char *mf_visible_run_end(const char *p, const char *end) noexcept nogil
+    # 1 for the RFC 9110 token characters (header names), else 0.
+    const unsigned char mf_tchar[256]
 
 
 # Where a header's name and value lie in the bytes read.
@@ -14,16 +13,6 @@ cdef struct HeaderSpan:
     Py_ssize_t name_size
     const char *value
     Py_ssize_t value_size
-
-
-cdef inline bint is_tchar(unsigned char c) noexcept nogil:
-    # RFC 9110 token characters (header names): !#$%&'*+-.^_`|~, digits and letters, as
-    # a bitmap of the 128 ASCII bytes.
-    if c < 64:
-        return (<uint64_t>0x3ff6cfa00000000 >> c) & 1
-    if c < 128:
-        return (<uint64_t>0x57ffffffc7fffffe >> (c - 64)) & 1
-    return False
 
 
 cdef inline int head_line(const char **at, const char *end, HeaderSpan *span) noexcept nogil:
@@ -41,7 +30,7 @@ cdef inline int head_line(const char **at, const char *end, HeaderSpan *span) no
             return -1
         at[0] = q + 2
         return 0
-    while q < end and is_tchar(<unsigned char>q[0]):
+    while q < end and mf_tchar[<unsigned char>q[0]]:
         q += 1
     span.name = name
     span.name_size = q - name
