@@ -1,7 +1,8 @@
 /*
- * Scans of ASCII text for the HTTP framer's strict fast path: where a run of visible
- * ASCII and spaces (0x20..0x7e, the bytes a header value may hold there) ends, sixteen
- * bytes at a time where SSE2 is there (every x86-64 CPU), a byte at a time elsewhere.
+ * Scans of ASCII text for the strict fast paths of the HTTP request framer and response
+ * reader: where a run of visible ASCII and spaces (0x20..0x7e, the bytes a header value may
+ * hold there) ends, sixteen bytes at a time where SSE2 is there (every x86-64 CPU), a byte
+ * at a time elsewhere; which bytes are token characters.
  */
 #ifndef MCPFAST_ASCII_SCAN_H
 #define MCPFAST_ASCII_SCAN_H
@@ -28,5 +29,18 @@ MF_ALWAYS_INLINE const char *mf_visible_run_end(const char *p, const char *end) 
     while (p < end && (unsigned char)*p >= 0x20 && (unsigned char)*p <= 0x7e) p++;
     return p;
 }
+
+/* RFC 9110 token characters (header names): 1 for each byte that is one,
+   !#$%&'*+-.^_`|~, digits and letters. */
+static const unsigned char mf_tchar[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
 
 #endif /* MCPFAST_ASCII_SCAN_H */

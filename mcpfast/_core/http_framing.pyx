@@ -21,6 +21,7 @@ from http import HTTPStatus
 from sys import intern
 
 from mcpfast._core.cpython cimport mf_dict_new_presized, mf_internals_enable, mf_member_descriptor
+from mcpfast._core.http_head cimport HeaderSpan, head_line, length_value
 from mcpfast._core.http_messages cimport HTTPRequest, new_request
 
 from httptools import HttpParserError, HttpParserUpgrade, HttpRequestParser, parse_url
@@ -39,11 +40,6 @@ cdef extern from "mcpfast/dict_shapes.h":
     uint64_t mf_shape_step(uint64_t h, PyObject *key)
     dict mf_dict_of_shape(mf_shape_slot *slot, PyObject **keys, PyObject **values,
                           Py_ssize_t n, uint64_t h)
-
-
-cdef extern from "mcpfast/ascii_scan.h":
-    # Where a run of bytes 0x20..0x7e (a header value's, on the fast path) ends.
-    const char *mf_visible_run_end(const char *p, const char *end)
 
 
 cdef extern from "<strings.h>":
@@ -159,17 +155,14 @@ cdef tuple split_url(bytes url):
 # request waiting for the rest of its body costs no objects.
 
 cdef enum:
-    # Which table(s) a byte belongs to.
-    TCHAR = 1        # RFC 9110 token characters: header names
-    TARGET = 2       # unreserved, sub-delims, ':', '@', '/', '?', '%': origin-form targets
-    # (Header values: visible ASCII and space, 0x20..0x7e, by mf_visible_run_end.)
+    # The bytes of origin-form targets (unreserved, sub-delims, ':', '@', '/', '?', '%'),
+    # in CHARS. (Header lines are read by mcpfast/_core/http_head.pxd.)
+    TARGET = 2
     # Header names cached by their raw bytes (names over NAME_SLOT_SIZE bytes are not).
     NAME_SLOTS = 64
     NAME_SLOT_SIZE = 40
     # A cached name also keeps the last value read for it, up to this many bytes.
     VALUE_SLOT_SIZE = 64
-    # Content-Length values with more digits than this are left to llhttp.
-    MAX_LENGTH_DIGITS = 15
 
 cdef unsigned char CHARS[256]
 
@@ -178,8 +171,6 @@ cdef void fill_chars():
     cdef int c
     for c in range(256):
         CHARS[c] = 0
-    for c in b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz":
-        CHARS[c] |= TCHAR
     for c in b"-._~!$&'()*+,;=:@/?%0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz":
         CHARS[c] |= TARGET
 
@@ -268,15 +259,6 @@ cdef inline int add_plain_header(dict headers, const char *name, Py_ssize_t name
     if entry == NULL:
         return add_header(headers, ascii_str(name, name_size).lower(), ascii_str(value, value_size))
     return add_header(headers, <object>entry.key, header_value(entry, value, value_size))
-
-
-# Where a plain request's headers lie in the bytes read (the head is read whole before
-# any of its objects is made).
-cdef struct HeaderSpan:
-    const char *name
-    Py_ssize_t name_size
-    const char *value
-    Py_ssize_t value_size
 
 
 cdef mf_shape_slot HEADER_SHAPES[HEADER_SHAPE_SLOTS]
@@ -538,6 +520,8 @@ cdef class HTTPRequestFramer:
         cdef Py_ssize_t length = -1
         cdef Py_ssize_t i
         cdef HeaderSpan spans[MAX_PLAIN_HEADERS]
+        cdef HeaderSpan line
+        cdef int found
         cdef Py_ssize_t count = 0
         cdef int hosts = 0
         cdef dict headers
@@ -573,42 +557,26 @@ cdef class HTTPRequestFramer:
         if end - q < 10 or memcmp(q, b"HTTP/1.1\r\n", 10) != 0:
             return 0
         q += 10
-        # Headers: token ":" OWS value CRLF, the value non-empty, without trailing spaces.
+        # Headers (the lines head_line reads), up to the blank line.
         while True:
-            if end - q < 2:
+            found = head_line(&q, end, &line)
+            if found < 0:
                 return 0
-            if q[0] == b'\r':
-                if q[1] != b'\n':
-                    return 0
-                q += 2
+            if found == 0:
                 break
-            name = q
-            while q < end and CHARS[<unsigned char>q[0]] & TCHAR:
-                q += 1
-            name_size = q - name
-            if q >= end or q[0] != b':' or name_size == 0:
-                return 0
-            q += 1
-            while q < end and (q[0] == b' ' or q[0] == b'\t'):
-                q += 1
-            value = q
-            q = mf_visible_run_end(q, end)
-            value_size = q - value
-            if (end - q < 2 or q[0] != b'\r' or q[1] != b'\n' or value_size == 0
-                    or value[value_size - 1] == b' '):
-                return 0
-            q += 2
+            name = line.name
+            name_size = line.name_size
+            value = line.value
+            value_size = line.value_size
             head_size += name_size + value_size
             if head_size > self.max_head_size:
                 return 0
             if name_size == 14 and strncasecmp(name, b"content-length", 14) == 0:
-                if length >= 0 or value_size > MAX_LENGTH_DIGITS:
+                if length >= 0:
                     return 0
-                length = 0
-                for i in range(value_size):
-                    if value[i] < b'0' or value[i] > b'9':
-                        return 0
-                    length = length * 10 + (value[i] - 48)  # - '0'
+                length = length_value(value, value_size)
+                if length < 0:
+                    return 0
             elif ((name_size == 10 and strncasecmp(name, b"connection", 10) == 0)
                     or (name_size == 16 and strncasecmp(name, b"proxy-connection", 16) == 0)):
                 # Only the default of HTTP/1.1 is read here; "close" and the rest change
@@ -623,10 +591,7 @@ cdef class HTTPRequestFramer:
                 hosts += 1
             if count == MAX_PLAIN_HEADERS:
                 return 0
-            spans[count].name = name
-            spans[count].name_size = name_size
-            spans[count].value = value
-            spans[count].value_size = value_size
+            spans[count] = line
             count += 1
         if length < 0:
             length = 0

@@ -188,6 +188,43 @@ def test_an_answer_to_another_id_fails_the_call():
     asyncio.run(asyncio.wait_for(main(), 30))
 
 
+class HostileServer(BreakingServer):
+    """BreakingServer whose calls after the first are answered with ``raw``, bytes as
+    they are, the connection kept open."""
+
+    def __init__(self, raw: bytes) -> None:
+        super().__init__(None)
+        self.raw = raw
+
+    async def answer(self, method, target, headers, body, writer) -> None:
+        message = json.loads(body) if method == "POST" else {}
+        if self.calls == 0 or "id" not in message or message.get("method") == "initialize":
+            await super().answer(method, target, headers, body, writer)
+        else:
+            writer.write(self.raw)
+
+
+@pytest.mark.parametrize("raw, reason", [
+    (b"HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\n{}", "malformed HTTP answer: .*status"),
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: " + b"p" * 70000
+     + b"\r\nContent-Length: 2\r\n\r\n{}", "malformed HTTP answer: the answer's head is over 65536 bytes"),
+])
+def test_a_malformed_or_oversized_answer_fails_the_call_naming_why(raw, reason):
+    async def main():
+        server = HostileServer(raw)
+        url = await server.start()
+        client = await connect(url)
+        try:
+            assert await client.call_tool("anything", {}, timeout=30) == {"content": []}
+            with pytest.raises(JSONRPCError, match=f"cannot reach .*: {reason}"):
+                await client.call_tool("anything", {}, timeout=30)
+        finally:
+            await client.aclose()
+            server.server.close()
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
 def test_answers_reads_the_response_layout_in_place():
     assert answers(b'{"jsonrpc":"2.0","id":7,"result":{"a":1}}', 7)
     assert answers(b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}', 7)

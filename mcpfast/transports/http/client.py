@@ -9,8 +9,9 @@ them on every later request (``Mcp-Session-Id``, ``MCP-Protocol-Version``); once
 session exists it opens the GET stream for the server's own messages, reconnecting with
 ``Last-Event-ID`` when it drops. ``close()`` ends the session with DELETE.
 
-HTTP/1.1 on asyncio (uvloop) with httptools' response parser; connections are kept alive
-and reused, one request at a time each (an SSE answer holds its connection until it ends).
+HTTP/1.1 on asyncio (uvloop) with a compiled response reader
+(:mod:`~mcpfast.transports.http.response_reader`); connections are kept alive and reused,
+one request at a time each (an SSE answer holds its connection until it ends).
 A request that may leave at once is written on an idle pooled connection and its plain
 JSON answer read in the connection's callbacks, with no task
 (:mod:`~mcpfast.transports.http.client_plain`); other messages, answers and the GET stream
@@ -226,7 +227,7 @@ class HTTPClientStream:
     def _keep(self, connection: ClientConnection, keep_alive: bool) -> None:
         # A connection whose answer has been read: back to the pool, or closed.
         if keep_alive and not connection.lost and not self._closed:
-            connection.answer = None
+            connection.reader.answer = None
             self._idle.append(connection)
         else:
             connection.close()
@@ -397,20 +398,19 @@ class HTTPClientStream:
         self._plain.discard(post)
         self._slot_back()
 
-    def plain_answered(self, post: PlainPost, keep_alive: bool) -> None:
-        """A plain POST's answer (200, JSON) has all come: fed to the connection, its
-        request failed when it does not answer it (PlainPost's callback)."""
+    def plain_answered(self, post: PlainPost, body: Optional[bytes], keep_alive: bool) -> None:
+        """A plain POST's answer (200, JSON) has all come (``body``; None: over the frame
+        limit): fed to the connection, its request failed when it does not answer it
+        (PlainPost's callback)."""
         connection = post.connection
         assert connection is not None
         self._keep(connection, keep_alive)
         self._plain_ended(post)
         message = post.message
-        if post.over:
+        if body is None:
             self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} bytes",
                        MESSAGE_TOO_LARGE)
             return
-        parts = post.parts
-        body = parts[0] if len(parts) == 1 else b"".join(parts)
         if body and answers(body, message.id):
             if not self._closed:
                 self.conn.feed(body)
@@ -427,7 +427,7 @@ class HTTPClientStream:
         fails (PlainPost's callback)."""
         connection = post.connection
         if connection is not None:
-            connection.answer = None
+            connection.reader.answer = None
             connection.close()
         self._plain_ended(post)
         self._fail(post.message, f"cannot reach {self.url}: {reason}")
@@ -674,7 +674,7 @@ class HTTPClientStream:
             # Under way: its connection closed (the connection's close fails its call).
             post.done = True
             if post.connection is not None:
-                post.connection.answer = None
+                post.connection.reader.answer = None
                 post.connection.close()
         self._plain.clear()
         if self._tasks:

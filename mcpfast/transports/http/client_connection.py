@@ -1,12 +1,14 @@
 """The HTTP/1.1 client connection of the Streamable HTTP and legacy SSE clients.
 
 :class:`ClientConnection` is an asyncio protocol over one keep-alive connection, one
-request at a time, reading answers with httptools' response parser. What it reads goes to
-the connection's current ``answer``, an :class:`AnswerSink`: its callbacks (``header``,
-``headers_done``, ``body``, ``complete``, ``lost``, ``broken``) run inside
-``data_received``. :class:`StreamedAnswer` is the sink a task awaits (a future for the
-head, a queue of body chunks, SSE events); a sink may also finish the whole answer in
-those callbacks, with no task (the client's plain JSON answers,
+request at a time, reading answers with the compiled
+:class:`~mcpfast.transports.http.response_reader.ResponseReader` (its ``reader``). What it
+reads goes to the reader's current ``answer``, an :class:`AnswerSink`: its callbacks run
+inside ``data_received`` -- ``whole`` for an answer read in one step, else ``header``,
+``headers_done``, ``body``, ``complete`` as it arrives; ``lost`` and ``broken`` when the
+connection ends or the answer is malformed. :class:`StreamedAnswer` is the sink a task
+awaits (a future for the head, a queue of body chunks, SSE events); a sink may also finish
+the whole answer in those callbacks, with no task (the client's plain JSON answers,
 :mod:`mcpfast.transports.http.client`), and hand over to a StreamedAnswer after the head
 when the answer turns out to need one.
 """
@@ -20,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from mcpfast.transports.http.response_reader import ResponseReader
 from mcpfast.transports.http.sse import SSEEvent, split_events
 
 __all__ = ["AnswerSink", "ClientConnection", "HTTPTarget", "StreamedAnswer"]
@@ -46,6 +49,8 @@ class HTTPTarget:
 class AnswerSink(Protocol):
     """What a connection tells the answer it is reading (module docstring)."""
 
+    def whole(self, status: int, headers: list[tuple[bytes, bytes]], content_type: Optional[bytes],
+              body: bytes, keep_alive: bool) -> None: ...
     def header(self, name: bytes, value: bytes) -> None: ...
     def headers_done(self, status: int) -> None: ...
     def body(self, chunk: bytes) -> None: ...
@@ -69,6 +74,15 @@ class StreamedAnswer:
         self.keep_alive = False
 
     # -- AnswerSink --------------------------------------------------------------------
+
+    def whole(self, status: int, headers: list[tuple[bytes, bytes]], content_type: Optional[bytes],
+              body: bytes, keep_alive: bool) -> None:
+        for name, value in headers:
+            self.header(name, value)
+        self.headers_done(status)
+        if body:
+            self.body(body)
+        self.complete(keep_alive)
 
     def header(self, name: bytes, value: bytes) -> None:
         self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
@@ -131,12 +145,11 @@ class StreamedAnswer:
 
 class ClientConnection(asyncio.Protocol):
     """A keep-alive HTTP/1.1 connection answering one request at a time; what it reads
-    goes to ``answer`` (module docstring)."""
+    goes to ``reader.answer`` (module docstring)."""
 
     def __init__(self) -> None:
         self.transport: Optional[asyncio.Transport] = None
-        self.parser = httptools.HttpResponseParser(self)
-        self.answer: Optional[AnswerSink] = None
+        self.reader = ResponseReader()
         self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -144,45 +157,24 @@ class ClientConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         self.lost = True
-        answer = self.answer
+        answer = self.reader.answer
         if answer is not None:
             answer.lost()
 
     def data_received(self, data: bytes) -> None:
         try:
-            self.parser.feed_data(data)
+            self.reader.feed(data)
         except httptools.HttpParserError as exc:
-            answer = self.answer
+            answer = self.reader.answer
             if answer is not None:
                 answer.broken(f"malformed HTTP answer: {exc}")
             if self.transport is not None:
                 self.transport.close()
 
-    # httptools callbacks
-    def on_header(self, name: bytes, value: bytes) -> None:
-        answer = self.answer
-        if answer is not None:
-            answer.header(name, value)
-
-    def on_headers_complete(self) -> None:
-        answer = self.answer
-        if answer is not None:
-            answer.headers_done(self.parser.get_status_code())
-
-    def on_body(self, body: bytes) -> None:
-        answer = self.answer
-        if answer is not None:
-            answer.body(body)
-
-    def on_message_complete(self) -> None:
-        answer = self.answer
-        if answer is not None:
-            answer.complete(self.parser.should_keep_alive())
-
     def send(self, data: bytes, answer: AnswerSink) -> None:
         """Write a request; its answer goes to ``answer``."""
         assert self.transport is not None
-        self.answer = answer
+        self.reader.answer = answer
         self.transport.write(data)
 
     def start(self, head: bytes, body: bytes) -> StreamedAnswer:

@@ -1,10 +1,11 @@
 """The Streamable HTTP client's common POST, with no task: :class:`PlainPost`.
 
 A request POSTed over a pooled keep-alive connection is written at once, and its answer
-read in the connection's protocol callbacks (``data_received`` -> httptools -> the
-:class:`~mcpfast.transports.http.client_connection.AnswerSink` callbacks here): a
-``200 application/json`` answer -- the common case -- is gathered and, at its end, fed to
-the client's connection, which completes the waiting call. An answer of any other kind
+read in the connection's protocol callbacks (``data_received`` -> the response reader ->
+the :class:`~mcpfast.transports.http.client_connection.AnswerSink` callbacks here): a
+``200 application/json`` answer -- the common case -- is handed over whole (``whole``, when
+it came in one read) or gathered, and fed to the client's connection, which completes the
+waiting call. An answer of any other kind
 (an SSE stream, an error status, a 202) is handed after its head to a
 :class:`~mcpfast.transports.http.client_connection.StreamedAnswer` and a task, which read
 it as every POST's answer used to be read. :class:`PostSlots` counts the POSTs in progress
@@ -25,9 +26,16 @@ from typing import Any, Optional, Protocol
 
 from mcpfast.transports.http.client_connection import ClientConnection, StreamedAnswer
 
-__all__ = ["PlainPost", "PlainPoster", "PostSlots", "answers"]
+__all__ = ["PlainPost", "PlainPoster", "PostSlots", "answers", "is_json"]
 
 _JSON = b"application/json"
+
+
+def is_json(content_type: Optional[bytes]) -> bool:
+    """Whether a Content-Type value is application/json (parameters aside)."""
+    if content_type is None:
+        return False
+    return content_type == _JSON or content_type.split(b";", 1)[0].strip().lower() == _JSON
 
 
 def answers(payload: bytes, request_id: Any) -> bool:
@@ -48,7 +56,7 @@ class PlainPoster(Protocol):
 
     max_frame_size: int
 
-    def plain_answered(self, post: PlainPost, keep_alive: bool) -> None: ...
+    def plain_answered(self, post: PlainPost, body: Optional[bytes], keep_alive: bool) -> None: ...
     def plain_lost(self, post: PlainPost, reason: str) -> None: ...
     def plain_streams(self, post: PlainPost, answer: StreamedAnswer) -> None: ...
 
@@ -57,7 +65,7 @@ class PlainPost:
     """One request's POST read in its connection's callbacks (module docstring):
     ``message`` (the decoded Request), ``data`` (head and body, as written),
     ``connection`` once it is written; then ``status``, ``parts`` of the body and
-    ``over`` (past the frame limit: not kept)."""
+    ``over`` (past the frame limit: not kept) as an answer arrives in steps."""
 
     __slots__ = ("poster", "message", "data", "connection", "status", "headers", "content_type",
                  "framed", "parts", "size", "over", "done")
@@ -85,6 +93,21 @@ class PlainPost:
 
     # -- AnswerSink --------------------------------------------------------------------
 
+    def whole(self, status: int, headers: list[tuple[bytes, bytes]], content_type: Optional[bytes],
+              body: bytes, keep_alive: bool) -> None:
+        if self.done:
+            return
+        self.status = status
+        if status == 200 and (content_type == _JSON or is_json(content_type)):
+            self.done = True
+            self.poster.plain_answered(self, body if len(body) <= self.poster.max_frame_size else None,
+                                       keep_alive)
+            return
+        answer = self._hand_over(status, headers)
+        if body:
+            answer.body(body)
+        answer.complete(keep_alive)
+
     def header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
         if len(name) == 12 and name.lower() == b"content-type":
@@ -94,18 +117,20 @@ class PlainPost:
 
     def headers_done(self, status: int) -> None:
         self.status = status
-        kind = self.content_type
-        if status == 200 and kind is not None and kind.split(b";", 1)[0].strip().lower() == _JSON:
-            return
+        if status != 200 or not is_json(self.content_type):
+            self._hand_over(status, self.headers)
+
+    def _hand_over(self, status: int, headers: list[tuple[bytes, bytes]]) -> StreamedAnswer:
         # Not the common answer: read by a task, as any POST's (its head already in).
         answer = StreamedAnswer()
-        for name, value in self.headers:
+        for name, value in headers:
             answer.header(name, value)
         answer.headers_done(status)
         self.done = True
         assert self.connection is not None
-        self.connection.answer = answer
+        self.connection.reader.answer = answer
         self.poster.plain_streams(self, answer)
+        return answer
 
     def body(self, chunk: bytes) -> None:
         if self.over:
@@ -120,7 +145,9 @@ class PlainPost:
     def complete(self, keep_alive: bool) -> None:
         if not self.done:
             self.done = True
-            self.poster.plain_answered(self, keep_alive)
+            parts = self.parts
+            body = None if self.over else parts[0] if len(parts) == 1 else b"".join(parts)
+            self.poster.plain_answered(self, body, keep_alive)
 
     def lost(self) -> None:
         if self.done:

@@ -161,7 +161,7 @@ class LegacySSEClientStream:
             self._fail(frame, f"cannot post to {target.url if target else self.stream_target.url}: {exc}")
             return
         if response.keep_alive and not connection.lost and not self._closed:
-            connection.answer = None
+            connection.reader.answer = None
             self._idle.append(connection)
         elif connection.transport is not None:
             connection.transport.close()
