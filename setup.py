@@ -136,6 +136,7 @@ EXTENSIONS = [
     ext("mcpfast._core.decode", uses_simdjson=True),
     ext("mcpfast._core.encode"),
     ext("mcpfast._core.calls"),
+    ext("mcpfast._core.driven"),
     ext("mcpfast._core.dispatch"),
     ext("mcpfast.server.core_fields"),
     ext("mcpfast.server.connection_core"),

@@ -1,11 +1,17 @@
 # SessionCore: the fields the compiled request path reads, set by the Python Session
 # (mcpfast.jsonrpc.session) through member descriptors (dispatch.pyx); RouteCore and
 # ContextCore: the same for a route and a request's context.
-cdef class SessionCore:
+from mcpfast._core.driven cimport DrivenCall, DrivenEnd
+from mcpfast._core.messages cimport Request, Response
+
+
+cdef class SessionCore(DrivenEnd):
     # False while open, True once closed.
     cdef object _closed
     # Incoming requests whose async handler is running, by request id.
     cdef object _in_flight
+    # The most of them at once (sys.maxsize: no limit).
+    cdef object _in_flight_limit
     # The router's dict of request routes (method -> Route).
     cdef object _requests
     # The book of outgoing requests (mcpfast.jsonrpc.outgoing.OutgoingRequests).
@@ -19,6 +25,14 @@ cdef class SessionCore:
     # The last context class found to keep it.
     cdef object _plain_context_class
     cdef bint _finishes_plainly(self, object cls) except -1
+    cdef int request(self, Request req, object channel, object batch) except -1
+    cdef int response(self, Response resp) except -1
+    # A request whose handler's chain goes on as a DrivenCall: registered and started.
+    # ctx.finish() (without its frame where the context keeps RequestContext's).
+    cdef object _detach(self, object ctx)
+    cdef int start_driven(self, object ctx, object batch, DrivenCall call) except -1
+    # Complete a request answered later: bookkeeping, then its reply (None: none).
+    cdef int finish(self, object ctx, object frame) except -1
     # is_idle() without a Python call.
     cdef bint idle(self) except -1
 

@@ -3,17 +3,19 @@ what SessionCore does and why)."""
 
 from typing import Any, Callable, Optional, TypeVar
 
+from mcpfast._core.driven import DrivenCall, DrivenEnd
 from mcpfast._core.messages import Request
 
 # Result types that are certainly not awaitable.
 PLAIN_RESULT_TYPES: frozenset[type]
 
-class SessionCore:
+class SessionCore(DrivenEnd):
     """The fields and the request path of a JSON-RPC session; subclassed by
     :class:`mcpfast.jsonrpc.session.Session`."""
 
     _closed: bool
     _in_flight: dict[Any, Any]
+    _in_flight_limit: int
     _requests: dict[str, Any]
     _send: Callable[[bytes], Any]
     context_factory: Callable[..., Any]
@@ -26,9 +28,18 @@ class SessionCore:
         """True while open with no incoming request running and no outgoing one
         waiting."""
 
+    def feed(self, frame: Any, channel: Any = None) -> bool:
+        """Process one received frame; True when it owes a reply."""
+
     def feed_request(self, req: Request, channel: Any = None, batch: Any = None) -> None:
         """Process one decoded Request (it owes a reply): routed to its handler, the
         response written when the handler answers at once."""
+
+    def _start_driven(self, ctx: Any, batch: Any, call: DrivenCall) -> None:
+        """Run the rest of a request's handler as ``call`` (no task)."""
+
+    def _finish(self, ctx: Any, frame: Optional[bytes]) -> None:
+        """Complete an async request: bookkeeping, then its reply (None: none)."""
 
 class RouteCore:
     """What the request path reads of a route; the base of

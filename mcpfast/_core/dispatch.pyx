@@ -18,9 +18,13 @@ from cpython.object cimport PyObject, PyTypeObject
 
 from mcpfast._core.cpython cimport mf_is_member_descriptor, mf_member_get, mf_writable_member_descriptor
 from mcpfast._core.encode cimport Extension, encode_extended_response, encode_response
-from mcpfast._core.messages cimport Request
+from mcpfast._core.driven cimport DrivenCall, DrivenEnd
+from mcpfast._core.messages cimport Request, Response
+from mcpfast._core.pending cimport OutgoingCore, PendingTable
 
 from inspect import isawaitable as _isawaitable
+from mcpfast._core.decode import DecodeError
+from mcpfast._core.decode import decode as _decode
 from types import GeneratorType
 
 # Result types that are certainly not awaitable: the usual results of handlers and
@@ -50,29 +54,66 @@ cdef bint _awaitable(object result) except -1:
     return True
 
 
+cdef object _result_frame(object request_id, object result, object ctx):
+    # The response to a request whose handler returned ``result``, shaped by the
+    # context's shape_result.
+    shape = (<ContextCore>ctx).shape_result if isinstance(ctx, ContextCore) \
+        else ctx.shape_result
+    if shape is None:
+        return encode_response(request_id, result)
+    if type(shape) is Extension:
+        # Members appended while encoding (no shaped value made).
+        return encode_extended_response(request_id, result, <Extension>shape)
+    return encode_response(request_id, shape(result))
+
+
 @cython.auto_pickle(False)
-cdef class SessionCore:
+cdef class SessionCore(DrivenEnd):
     """The fields and the request path of a JSON-RPC session (module docstring); not
     made alone: :class:`mcpfast.jsonrpc.session.Session` subclasses it."""
+
+    def feed(self, frame, channel=None):
+        """Process one received frame; True when it owes a reply (the session's docstring)."""
+        if self._closed is not False:
+            self._refuse_closed("feed")
+        try:
+            msg = _decode(frame)
+        except DecodeError as exc:
+            return self._refused(frame, exc, channel)
+        cls = type(msg)
+        if cls is Request:
+            # The commonest messages, served without feed_message's frame.
+            self.request(<Request>msg, channel, None)
+            return True
+        if cls is Response:
+            self.response(<Response>msg)
+            return False
+        return self.feed_message(msg, channel)
 
     def feed_request(self, Request req not None, channel=None, batch=None):
         """Process one decoded Request: what ``feed_message`` does with one (it owes a
         reply), for a transport that tells requests apart itself -- one call less per
         request. ``batch`` is the session's own (the batch the request is an item of)."""
+        self.request(req, channel, batch)
+
+    cdef int request(self, Request req, object channel, object batch) except -1:
         cdef object request_id = req.id
         cdef str method = req.method
         cdef object ctx = None
         cdef object frame
         if batch is None:
             if self._closed is not False:
-                self._refuse_closed()
+                self._refuse_closed("feed_request")
         else:
             # A batch's items: the session was open when the batch was fed.
             batch.owed = True
         # The payload without the property's attribute lookup (a subclass may override it).
         params = req.payload() if type(req) is Request else req.params
         try:
-            if _any(self._in_flight):
+            in_flight = self._in_flight
+            if _any(in_flight) and (request_id in in_flight
+                                    or len(in_flight) >= self._in_flight_limit):
+                # Refused (the session says how): the id is in use or the limit reached.
                 self._check_in_flight(request_id)
             factory = self.context_factory
             if isinstance(factory, ContextFactory):
@@ -95,23 +136,18 @@ cdef class SessionCore:
                 handler = route.handler
             if is_async:
                 self._start(ctx, batch, handler, params, None)
-                return None
+                return 0
             if isinstance(handler, RouteHandler):
                 result = (<RouteHandler>handler).handle(params, ctx)
             else:
                 result = handler(params, ctx)
+            if type(result) is DrivenCall:
+                self.start_driven(ctx, batch, <DrivenCall>result)
+                return 0
             if type(result) not in _PLAIN_RESULT_TYPES and _awaitable(result):
                 self._start(ctx, batch, None, None, result)
-                return None
-            shape = (<ContextCore>ctx).shape_result if isinstance(ctx, ContextCore) \
-                else ctx.shape_result
-            if shape is None:
-                frame = encode_response(request_id, result)
-            elif type(shape) is Extension:
-                # Members appended while encoding (no shaped value made).
-                frame = encode_extended_response(request_id, result, <Extension>shape)
-            else:
-                frame = encode_response(request_id, shape(result))
+                return 0
+            frame = _result_frame(request_id, result, ctx)
         except Exception as exc:
             frame = self._failure_frame(request_id, method, exc)
         except BaseException as exc:
@@ -119,12 +155,7 @@ cdef class SessionCore:
             frame = self._cancelled_frame(request_id, method, exc)
         # Answered inline (sync handler or error): no task, no bookkeeping.
         if ctx is not None:
-            if isinstance(ctx, ContextCore) and (<ContextCore>ctx).progress is None \
-                    and self._finishes_plainly(type(ctx)):
-                # What RequestContext.finish does here, without its frame.
-                (<ContextCore>ctx)._channel = None
-            else:
-                ctx.finish()
+            self._detach(ctx)
         if batch is not None:
             batch.add(frame)
         elif channel is None:
@@ -133,7 +164,93 @@ cdef class SessionCore:
             (<ReplyChannelCore>channel).respond_frame(frame)
         else:
             channel.respond(frame)
-        return None
+        return 0
+
+    cdef object _detach(self, object ctx):
+        # ctx.finish(): the request is answered or dropped; its reply channel returned.
+        if isinstance(ctx, ContextCore) and (<ContextCore>ctx).progress is None \
+                and self._finishes_plainly(type(ctx)):
+            # What RequestContext.finish does here, without its frame.
+            channel = (<ContextCore>ctx)._channel
+            (<ContextCore>ctx)._channel = None
+            return channel
+        return ctx.finish()
+
+    def _start_driven(self, ctx, batch, DrivenCall call not None):
+        """Run the rest of a request's handler as ``call`` (by its futures' callbacks, no
+        task): the session's ``_start`` for a DrivenCall."""
+        self.start_driven(ctx, batch, call)
+
+    cdef int start_driven(self, object ctx, object batch, DrivenCall call) except -1:
+        ctx._batch = batch
+        ctx._started = True
+        ctx._task = call
+        in_flight = self._in_flight
+        in_flight[ctx.request_id] = ctx
+        if batch is not None:
+            batch.hold()
+        return call.start_for(self, ctx)
+
+    cdef int driven_end(self, object ctx, object result, object exc) except -1:
+        # A DrivenCall's end, answered as the session's _run answers a task's (a failure
+        # by the session's _driven_failed).
+        if exc is not None:
+            self._driven_failed(ctx, exc)
+            return 0
+        request_id = ctx.request_id
+        try:
+            frame = _result_frame(request_id, result, ctx)
+        except Exception as error:
+            frame = self._failure_frame(request_id, ctx.method, error)
+        return self.finish(ctx, frame)
+
+    def _finish(self, ctx, frame):
+        """Complete an async request: bookkeeping, then its reply (None: none)."""
+        self.finish(ctx, frame)
+
+    cdef int finish(self, object ctx, object frame) except -1:
+        request_id = ctx.request_id
+        in_flight = self._in_flight
+        if in_flight.get(request_id) is ctx:
+            del in_flight[request_id]
+        channel = self._detach(ctx)
+        if ctx.cancelled:
+            frame = None
+        batch = ctx._batch
+        try:
+            if batch is not None:
+                batch.release(frame)
+            elif channel is None:
+                if frame is not None and self._closed is False:
+                    self._send(frame)
+            else:
+                if self._closed is not False:
+                    frame = None
+                if isinstance(channel, ReplyChannelCore):
+                    (<ReplyChannelCore>channel).respond_frame(frame)
+                else:
+                    channel.respond(frame)
+        except Exception:
+            self._logger.exception("sending the reply to request id %r failed", request_id)
+        return 0
+
+    cdef int response(self, Response resp) except -1:
+        # OutgoingRequests.on_response without its frame: the waiting request's future
+        # resolved (an unknown id: the book's own on_response logs it).
+        outgoing = self._outgoing
+        table = _table_of(outgoing)
+        out = (<PendingTable>table).pop(resp.id) if type(table) is PendingTable else None
+        if out is None:
+            # An unknown id (or a book of another kind): the book's own rule.
+            outgoing.on_response(resp)
+            return 0
+        request = <OutgoingCore?>out
+        if request.on_progress is not None:
+            outgoing._progress.pop(request.id, None)
+        future = request.future
+        if not future.done():
+            future.set_result(resp if request.raw else resp.result)
+        return 0
 
     def is_idle(self):
         """True while open with no incoming request running and no outgoing one waiting
@@ -291,6 +408,7 @@ cdef extern from *:
     #define MF_EXPOSE_FIELDS(s_, r_, c_) (( \
     MF_SESSION(s_, _closed) || \
     MF_SESSION(s_, _in_flight) || \
+    MF_SESSION(s_, _in_flight_limit) || \
     MF_SESSION(s_, _requests) || \
     MF_SESSION(s_, _send) || \
     MF_SESSION(s_, context_factory) || \

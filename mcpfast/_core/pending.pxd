@@ -57,3 +57,17 @@ cdef class PendingTable:
     cdef object pop_id(self, int64_t id)
     # Remove every waiter, dropping the table's references (dealloc and GC clear).
     cdef void release_all(self) noexcept
+
+
+# The fields of one outgoing request (mcpfast.jsonrpc.outgoing.OutgoingRequest, its
+# Python subclass, documents them): the waiter a session keeps in its PendingTable, read
+# in C where the session resolves it (mcpfast._core.dispatch).
+cdef class OutgoingCore:
+    cdef object book
+    cdef object id
+    cdef object method
+    cdef object future
+    cdef object on_progress
+    cdef object origin
+    cdef object timeout
+    cdef object raw

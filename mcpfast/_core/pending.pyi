@@ -7,7 +7,7 @@ seconds.  No asyncio here: the table only stores and hands back waiters.
 """
 
 from types import GenericAlias
-from typing import Final, Generic, TypeVar, final
+from typing import Any, Final, Generic, TypeVar, final
 
 _W = TypeVar("_W")
 
@@ -91,3 +91,18 @@ class PendingTable(Generic[_W]):
         """``PendingTable[Future]`` in annotations."""
     def __contains__(self, id: object, /) -> bool:
         """Whether id is pending (False for anything that is not an int id)."""
+
+class OutgoingCore:
+    """The fields of a request this side sent and is waiting for; the base of
+    :class:`mcpfast.jsonrpc.outgoing.OutgoingRequest`, which documents them."""
+
+    book: Any
+    id: Any
+    method: Any
+    future: Any
+    on_progress: Any
+    origin: Any
+    timeout: Any
+    raw: Any
+    def __init__(self, book: Any, id: Any, method: Any, future: Any, on_progress: Any,
+                 origin: Any, timeout: Any, raw: Any = False) -> None: ...

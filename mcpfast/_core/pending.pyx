@@ -11,6 +11,8 @@ from cpython.bool cimport PyBool_Check
 from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
+
+from mcpfast._core.cpython cimport mf_writable_member_descriptor
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, uint32_t
 from libc.stdlib cimport free, malloc
@@ -332,3 +334,36 @@ cdef int _clear(PyObject *o) noexcept:
 
 (<PyTypeObject *>PendingTable).tp_traverse = _traverse
 (<PyTypeObject *>PendingTable).tp_clear = _clear
+
+
+@cython.auto_pickle(False)
+cdef class OutgoingCore:
+    """The fields of a request this side sent and is waiting for: ``book``, ``id``,
+    ``method``, ``future``, ``on_progress``, ``origin``, ``timeout``, ``raw`` (the base of
+    :class:`mcpfast.jsonrpc.outgoing.OutgoingRequest`, which documents them). Set by a
+    constructor in C: one request made per outgoing request, without a Python frame."""
+
+    def __init__(self, book, id, method, future, on_progress, origin, timeout, raw=False):
+        self.book = book
+        self.id = id
+        self.method = method
+        self.future = future
+        self.on_progress = on_progress
+        self.origin = origin
+        self.timeout = timeout
+        self.raw = raw
+
+
+# The fields as writable member descriptors (Python reads them often: the session's book),
+# instead of the getset properties Cython makes for `cdef public object` fields.
+cdef extern from *:
+    """
+    #define MF_OUTGOING(tp, f) MF_EXPOSE(tp, __pyx_obj_7mcpfast_5_core_7pending_OutgoingCore, f)
+    #define MF_EXPOSE_OUTGOING(t_) (( \
+    MF_OUTGOING(t_, book) || MF_OUTGOING(t_, id) || MF_OUTGOING(t_, method) || \
+    MF_OUTGOING(t_, future) || MF_OUTGOING(t_, on_progress) || MF_OUTGOING(t_, origin) || \
+    MF_OUTGOING(t_, timeout) || MF_OUTGOING(t_, raw)) ? -1 : 0)
+    """
+    int MF_EXPOSE_OUTGOING(object outgoing) except -1
+
+MF_EXPOSE_OUTGOING(OutgoingCore)

@@ -34,7 +34,7 @@ from mcpfast._core.codec import (
     encode_notification,
     encode_request,
 )
-from mcpfast._core.pending import DEFAULT_CAPACITY, PendingTable
+from mcpfast._core.pending import DEFAULT_CAPACITY, OutgoingCore, PendingTable
 from mcpfast.jsonrpc.contract import ReplyChannel, Send
 from mcpfast.jsonrpc.errors import (
     ABSENT,
@@ -102,27 +102,26 @@ def _with_progress_token(params: Any, token: int) -> dict:
     return params
 
 
-class OutgoingRequest:
+class OutgoingRequest(OutgoingCore):
     """A request this side sent and is waiting for.
 
     ``id`` (int), ``method``, ``future`` (resolved with the result or failed with the
     exception ``Session.request`` documents), ``timeout`` (seconds or None), ``raw``
-    (the future is resolved with the Response message itself, its result unread).
+    (the future is resolved with the Response message itself, its result unread); also
+    ``book`` (the OutgoingRequests it is in), ``on_progress`` and ``origin``. The fields
+    and the constructor ``(book, id, method, future, on_progress, origin, timeout,
+    raw=False)`` are the compiled OutgoingCore's.
     """
 
-    __slots__ = ("book", "id", "method", "future", "on_progress", "origin", "timeout", "raw")
-
-    def __init__(self, book: OutgoingRequests, id: int, method: str, future: FutureLike,
-                 on_progress: Optional[Callable[..., Any]], origin: Optional[RequestContext],
-                 timeout: Optional[float], raw: bool = False) -> None:
-        self.book = book
-        self.id = id
-        self.method = method
-        self.future = future
-        self.on_progress = on_progress
-        self.origin = origin
-        self.timeout = timeout
-        self.raw = raw
+    __slots__ = ()
+    book: OutgoingRequests
+    id: int
+    method: str
+    future: FutureLike
+    on_progress: Optional[Callable[..., Any]]
+    origin: Optional[RequestContext]
+    timeout: Optional[float]
+    raw: bool
 
     @property
     def done(self) -> bool:

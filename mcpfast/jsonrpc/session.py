@@ -122,7 +122,6 @@ import inspect
 import logging
 import sys
 from asyncio import CancelledError
-from functools import partial
 from typing import Any, Callable, Coroutine, Iterable, Optional
 
 from mcpfast._core.codec import (
@@ -131,7 +130,6 @@ from mcpfast._core.codec import (
     Notification,
     Request,
     Response,
-    decode,
     encode_error,
     encode_notification,
     encode_response,
@@ -355,23 +353,9 @@ class Session(SessionCore):
 
     # -- transport side ----------------------------------------------------------------
 
-    def feed(self, frame: Frame, channel: Optional[ReplyChannel] = None) -> bool:
-        """Process one received frame; True when it owes a reply (module docstring)."""
-        if self._closed:
-            raise ConnectionClosed("feed() called on a closed session")
-        try:
-            msg: Any = decode(frame)
-        except DecodeError as exc:
-            return self._refused(frame, exc, channel)
-        cls = type(msg)
-        if cls is Request:
-            # The commonest messages, served without feed_message's frame.
-            self.feed_request(msg, channel)
-            return True
-        if cls is Response:
-            self._outgoing.on_response(msg)
-            return False
-        return self.feed_message(msg, channel)
+    # feed(frame, channel=None) -> bool (SessionCore, compiled): one received frame
+    # decoded and processed, True when it owes a reply (module docstring); requests and
+    # responses in C, everything else through feed_message.
 
     def feed_message(self, msg: Any, channel: Optional[ReplyChannel] = None) -> bool:
         """Process one message the transport decoded already (``decode(frame)``'s result:
@@ -558,8 +542,8 @@ class Session(SessionCore):
     # feed_request (SessionCore, compiled): a decoded request routed and, when answered
     # at once, its reply written; it calls the methods below for anything else.
 
-    def _refuse_closed(self) -> None:
-        raise ConnectionClosed("feed_request() called on a closed session")
+    def _refuse_closed(self, call: str) -> None:
+        raise ConnectionClosed(f"{call}() called on a closed session")
 
     def _check_in_flight(self, request_id: Any) -> None:
         """Refuse a request whose id a running request uses, or one past the limit."""
@@ -603,15 +587,10 @@ class Session(SessionCore):
                params: Any, awaitable: Any) -> None:
         """Run an async handler (or the awaitable a sync one returned) as a task (a
         DrivenCall: by its futures' callbacks, no task)."""
-        ctx._batch = batch
         if type(awaitable) is DrivenCall:
-            ctx._started = True
-            ctx._task = awaitable
-            self._in_flight[ctx.request_id] = ctx
-            if batch is not None:
-                batch.hold()
-            awaitable.start(partial(self._driven_done, ctx))  # (a partial: no frame of its own)
+            self._start_driven(ctx, batch, awaitable)  # (compiled, as feed_request does it)
             return
+        ctx._batch = batch
         ctx._started = False
         coroutine = self._run(ctx, handler, params, awaitable)
         try:
@@ -656,19 +635,11 @@ class Session(SessionCore):
             frame = self._internal_error_frame(request_id, ctx.method, exc)
         self._finish(ctx, frame)
 
-    def _driven_done(self, ctx: RequestContext, result: Any, exc: Optional[BaseException]) -> None:
-        # A DrivenCall's end, answered as _run answers a task's.
+    def _driven_failed(self, ctx: RequestContext, exc: BaseException) -> None:
+        # A DrivenCall that raised, answered as _run answers a task's (SessionCore's
+        # driven_end answers one that returned and calls this for the rest).
         request_id: Any = ctx.request_id
-        if exc is None:
-            try:
-                if ctx.shape_result is not None:
-                    result = ctx.shape_result(result)
-                frame = encode_response(request_id, result)
-            except JSONRPCError as error:
-                frame = self._error_frame(request_id, ctx.method, error)
-            except Exception as error:
-                frame = self._internal_error_frame(request_id, ctx.method, error)
-        elif isinstance(exc, CancelledError):
+        if isinstance(exc, CancelledError):
             if ctx.cancelled or self._closed:
                 frame = None
             else:
@@ -684,26 +655,8 @@ class Session(SessionCore):
             raise exc  # KeyboardInterrupt, SystemExit: not the request's to keep
         self._finish(ctx, frame)
 
-    def _finish(self, ctx: RequestContext, frame: Optional[bytes]) -> None:
-        """Complete an async request: bookkeeping, then its reply (None: none)."""
-        request_id = ctx.request_id
-        if self._in_flight.get(request_id) is ctx:
-            del self._in_flight[request_id]
-        channel = ctx.finish()
-        if ctx.cancelled:
-            frame = None
-        batch = ctx._batch
-        try:
-            if batch is not None:
-                batch.release(frame)
-            elif channel is None:
-                # (_deliver_reply inlined: every async request's path.)
-                if frame is not None and not self._closed:
-                    self._send(frame)
-            else:
-                channel.respond(None if self._closed else frame)
-        except Exception:
-            self._logger.exception("sending the reply to request id %r failed", request_id)
+    # _finish(ctx, frame) (SessionCore, compiled): an async request completed, its
+    # bookkeeping, then its reply (None: none).
 
     def _deliver_reply(self, channel: Optional[ReplyChannel], frame: Optional[bytes]) -> None:
         if self._closed:

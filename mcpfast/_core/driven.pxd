@@ -1,0 +1,31 @@
+# DrivenCall: a request handler's coroutine driven by its awaited futures' callbacks
+# (driven.pyx). DrivenEnd: who a DrivenCall reports its end to in C (the session).
+
+# The receiver of a DrivenCall's end without a Python call: ``tag`` is what the receiver
+# gave with the call (the request's context), ``exc`` None when the coroutine returned.
+cdef class DrivenEnd:
+    cdef int driven_end(self, object tag, object result, object exc) except -1
+
+
+cdef class DrivenCall:
+    cdef object _coroutine
+    # The contextvars.Context every step runs in.
+    cdef object _context
+    # What the first step yielded, until start().
+    cdef object _yielded
+    # The future the coroutine waits on (None between steps).
+    cdef object _waiter
+    # Where the end goes: _owner.driven_end(_tag, ...) when set, else _on_done(...).
+    cdef object _on_done
+    cdef DrivenEnd _owner
+    cdef object _tag
+    cdef bint _done
+    cdef bint _cancelling
+    cdef object _cancel_message
+
+    # start() for a receiver in C.
+    cdef int start_for(self, DrivenEnd owner, object tag) except -1
+    cdef int _wait(self, object yielded) except -1
+    cdef int _step(self, bint throw, object value) except -1
+    cdef int _end(self, object result, object exc) except -1
+

@@ -1,0 +1,25 @@
+"""DrivenCall: the rest of a request handler's coroutine, driven by the done-callbacks of
+the futures it awaits instead of by an asyncio task of its own (stubs; the compiled
+module's docstring says more)."""
+
+import contextvars
+from typing import Any, Callable, Generator, Optional, final
+
+class DrivenEnd:
+    """Receives a DrivenCall's end in C; the base of
+    :class:`mcpfast._core.dispatch.SessionCore`."""
+
+@final
+class DrivenCall:
+    """A suspended coroutine and what it awaits; the session's TaskLike."""
+
+    def __init__(self, coroutine: Any, context: contextvars.Context, yielded: Any) -> None: ...
+    def start(self, on_done: Callable[[Any, Optional[BaseException]], None]) -> None:
+        """Wait for what the first step awaited; ``on_done(result, exc)`` at the end."""
+    def done(self) -> bool:
+        """Whether the coroutine has ended."""
+    def cancel(self, msg: Any = None) -> bool:
+        """Throw CancelledError(msg) into the coroutine where it waits; False when done."""
+    def add_done_callback(self, fn: Callable[[Any], Any]) -> None:
+        """Not supported (TaskLike): the session takes the end through ``start``."""
+    def __await__(self) -> Generator[Any, None, Any]: ...

@@ -1,0 +1,207 @@
+"""DrivenCall: the rest of a request handler's coroutine, driven by the done-callbacks of
+the futures it awaits instead of by an asyncio task of its own.
+
+A handler begun inline (the server pipeline's eager chain) that suspends on a future
+(a forwarded request's answer) would otherwise cost a task per request: its creation,
+its registration, a frame per resumed step. A DrivenCall steps the coroutine, in the
+contextvars context its first step ran in, straight from the awaited future's callback
+and reports the outcome to ``on_done(result, exc)`` (or, for a session in C, to a
+:class:`DrivenEnd`); the session finishes the request from there. ``cancel(msg)``
+cancels the awaited future, whose CancelledError is then thrown into the coroutine, as
+asyncio.Task.cancel does.
+
+Only for code that needs no current task (``asyncio.current_task()`` is not this call;
+``asyncio.timeout`` needs one): the chain opts in per request (see
+mcpfast.server.middleware.pipeline.without_task).
+
+Why compiled: every forwarded call's wake-up and end ran here, four Python frames per
+request; in C a step is the context entered, ``PyIter_Send`` (no StopIteration made for
+the coroutine's return) and the context left.
+"""
+cimport cython
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF
+
+from asyncio import CancelledError as _CancelledError
+from asyncio import get_running_loop as _get_running_loop
+from contextvars import Context as _Context
+
+
+cdef extern from "Python.h":
+    # Public API since 3.7 (contexts) and 3.10 (PyIter_Send; the project needs 3.10).
+    int PyContext_Enter(object context) except -1
+    int PyContext_Exit(object context) except -1
+    # PYGEN_RETURN (0): *result is the return value; PYGEN_NEXT (1): what it yielded;
+    # PYGEN_ERROR (-1): an exception is set. *result is a new reference unless an error.
+    int PyIter_Send(object iterator, object arg, PyObject **result) except? -1
+    int PYGEN_RETURN
+
+
+@cython.auto_pickle(False)
+cdef class DrivenEnd:
+    """Receives a DrivenCall's end in C (its ``driven_end``, which a compiled subclass
+    defines: :class:`mcpfast._core.dispatch.SessionCore`)."""
+
+    cdef int driven_end(self, object tag, object result, object exc) except -1:
+        raise NotImplementedError(f"{type(self).__name__} does not define driven_end()")
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class DrivenCall:
+    """A suspended coroutine and what it awaits (module docstring); the session's TaskLike.
+
+    ``DrivenCall(coroutine, context, yielded)``: ``yielded`` is what the coroutine's first
+    step (run in ``context``, a contextvars.Context) yielded.
+    """
+
+    def __init__(self, coroutine, context, yielded):
+        if type(context) is not _Context:
+            raise TypeError(f"context must be a contextvars.Context, not {type(context).__name__}")
+        self._coroutine = coroutine
+        self._context = context
+        self._yielded = yielded
+        self._waiter = None
+        self._on_done = None
+        self._owner = None
+        self._tag = None
+        self._done = False
+        self._cancelling = False
+        self._cancel_message = None
+
+    def start(self, on_done):
+        """Wait for what the first step awaited; ``on_done(result, exc)`` at the end."""
+        self._on_done = on_done
+        yielded = self._yielded
+        self._yielded = None
+        self._wait(yielded)
+
+    cdef int start_for(self, DrivenEnd owner, object tag) except -1:
+        self._owner = owner
+        self._tag = tag
+        yielded = self._yielded
+        self._yielded = None
+        return self._wait(yielded)
+
+    cdef int _wait(self, object yielded) except -1:
+        if yielded is None:
+            # A bare yield (asyncio.sleep(0)): the next step on the loop's next turn.
+            _get_running_loop().call_soon(self._next_step)
+            return 0
+        if getattr(yielded, "_asyncio_future_blocking", None) is None:
+            return self._step(True, RuntimeError(f"a driven call awaited {yielded!r}, not a future"))
+        yielded._asyncio_future_blocking = False
+        self._waiter = yielded
+        if self._cancelling:
+            yielded.cancel(self._cancel_message)
+        yielded.add_done_callback(self._wakeup)
+        return 0
+
+    def _next_step(self):
+        # After a bare yield: the coroutine goes on, nothing sent.
+        self._step(False, None)
+
+    def _wakeup(self, future):
+        # The awaited future is done: its outcome sent (or thrown) into the coroutine.
+        try:
+            value = future.result()
+        except BaseException as exc:  # thrown into the coroutine, as a task does
+            self._step(True, exc)
+            return
+        self._step(False, value)
+
+    cdef int _step(self, bint throw, object value) except -1:
+        cdef PyObject *out = NULL
+        cdef int sent
+        self._waiter = None
+        if self._cancelling and not throw:
+            # Cancelled between two steps (no future to cancel then): thrown in now.
+            throw = True
+            value = _CancelledError(self._cancel_message)
+        self._cancelling = False
+        context = self._context
+        if throw:
+            try:
+                PyContext_Enter(context)
+                try:
+                    yielded = self._coroutine.throw(value)
+                finally:
+                    PyContext_Exit(context)
+            except StopIteration as stop:
+                return self._end(stop.value, None)
+            except BaseException as exc:  # the request's outcome, reported
+                return self._end(None, exc)
+            return self._wait(yielded)
+        try:
+            PyContext_Enter(context)
+            try:
+                sent = PyIter_Send(self._coroutine, value, &out)
+            finally:
+                PyContext_Exit(context)
+        except BaseException as exc:  # the request's outcome, reported
+            return self._end(None, exc)
+        yielded = <object>out
+        Py_XDECREF(out)
+        if sent == PYGEN_RETURN:
+            return self._end(yielded, None)
+        return self._wait(yielded)
+
+    cdef int _end(self, object result, object exc) except -1:
+        self._done = True
+        owner = self._owner
+        if owner is not None:
+            tag = self._tag
+            self._owner = None
+            self._tag = None
+            return (<DrivenEnd>owner).driven_end(tag, result, exc)
+        on_done = self._on_done
+        self._on_done = None
+        if on_done is not None:
+            on_done(result, exc)
+        return 0
+
+    def done(self):
+        """Whether the coroutine has ended."""
+        return self._done
+
+    def cancel(self, msg=None):
+        """Throw CancelledError(msg) into the coroutine where it waits; False when done."""
+        if self._done:
+            return False
+        self._cancelling = True
+        self._cancel_message = msg
+        waiter = self._waiter
+        if waiter is not None:
+            waiter.cancel(msg)
+        return True
+
+    def add_done_callback(self, fn):
+        """Not supported (TaskLike): the session takes the end through ``start``."""
+        raise NotImplementedError("a DrivenCall reports its end to the session's on_done")
+
+    def __await__(self):
+        # Awaited by a caller that is not the session: its outcome through a future.
+        return _outcome(self).__await__()
+
+
+async def _outcome(DrivenCall call):
+    # What awaiting a DrivenCall returns (or raises): its end, through a future.
+    outcome = _get_running_loop().create_future()
+
+    def settle(result, exc):
+        if outcome.done():
+            return
+        if exc is None:
+            outcome.set_result(result)
+        elif isinstance(exc, _CancelledError):
+            outcome.cancel()
+        else:
+            outcome.set_exception(exc)
+
+    call.start(settle)
+    try:
+        return await outcome
+    except _CancelledError:
+        call.cancel()
+        raise
+

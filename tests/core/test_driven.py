@@ -1,0 +1,257 @@
+"""mcpfast._core.driven.DrivenCall: a coroutine driven by its futures' callbacks ends as
+the same coroutine run by an asyncio.Task does (the behaviour the Python DrivenCall had):
+futures that answer or fail, bare yields, awaits of something that is no future,
+cancellation while waiting and between steps, context variables kept across steps."""
+
+import asyncio
+import contextvars
+
+import pytest
+
+from mcpfast._core.driven import DrivenCall
+
+VAR: contextvars.ContextVar[str] = contextvars.ContextVar("driven_test_var", default="unset")
+
+
+def outcome_of(result, exc):
+    """An end as a comparable value: the result, or the exception's type and args."""
+    if exc is None:
+        return ("returned", result)
+    return ("raised", type(exc), exc.args)
+
+
+def driven(coroutine):
+    """A DrivenCall of ``coroutine`` after its first step (as the pipeline makes one) and
+    a future of its end; (None, the end) when the first step ended it."""
+    context = contextvars.copy_context()
+    try:
+        yielded = context.run(coroutine.send, None)
+    except StopIteration as stop:
+        return None, outcome_of(stop.value, None)
+    call = DrivenCall(coroutine, context, yielded)
+    end = asyncio.get_running_loop().create_future()
+    call.start(lambda result, exc: end.set_result(outcome_of(result, exc)))
+    return call, end
+
+
+async def task_end(task):
+    try:
+        return outcome_of(await task, None)
+    except BaseException as exc:  # noqa: BLE001 -- the end compared
+        return outcome_of(None, exc)
+
+
+async def both(make, act=None):
+    """The ends of make() driven by a DrivenCall and run as a Task, ``act(handle)`` done
+    to each after its first step, before the loop runs its next (None: nothing)."""
+    call, end = driven(make())
+    if act is not None and call is not None:
+        act(call)
+    task = asyncio.ensure_future(make())
+    await asyncio.sleep(0)  # the task's first step
+    if act is not None:
+        act(task)
+    driven_end = end if call is None else await end
+    return driven_end, await task_end(task)
+
+
+def later(value=None, error=None):
+    """A future answered (or failed) on the loop's next turn."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    if error is None:
+        loop.call_soon(future.set_result, value)
+    else:
+        loop.call_soon(future.set_exception, error)
+    return future
+
+
+class NotAFuture:
+    """An awaitable that yields a value that is no future (a Task refuses it too)."""
+
+    def __await__(self):
+        yield 42
+
+
+async def answered():
+    first = await later(2)
+    second = await later(3)
+    return first * second
+
+
+async def failed_and_caught():
+    try:
+        await later(error=ValueError("bad"))
+    except ValueError as exc:
+        return ("caught", exc.args)
+
+
+async def failed():
+    await later(error=KeyError("missing"))
+
+
+async def bare_yields():
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    return "slept"
+
+
+async def awaits_no_future():
+    try:
+        await NotAFuture()
+    except RuntimeError:
+        return await later("went on")
+
+
+async def awaits_no_future_uncaught():
+    await NotAFuture()
+
+
+async def keeps_its_context():
+    VAR.set("set in the first step")
+    await later()
+    seen = VAR.get()
+    VAR.set("set in the second step")
+    await asyncio.sleep(0)
+    return (seen, VAR.get())
+
+
+async def returns_at_once():
+    return "inline"
+
+
+async def waits_forever():
+    await asyncio.get_running_loop().create_future()
+
+
+async def waits_forever_and_catches():
+    try:
+        await asyncio.get_running_loop().create_future()
+    except asyncio.CancelledError as exc:
+        return ("cancelled", exc.args)
+
+
+async def yields_then_catches():
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError as exc:
+        return ("cancelled between steps", exc.args)
+    return "not cancelled"
+
+
+def compare(make, act=None):
+    return asyncio.run(both(make, act))
+
+
+@pytest.mark.parametrize("make", [answered, failed_and_caught, failed, bare_yields, keeps_its_context,
+                                  returns_at_once])
+def test_ends_as_a_task_running_the_coroutine_ends(make):
+    by_driven, by_task = compare(make)
+    assert by_driven == by_task
+
+
+def test_the_ends_themselves():
+    assert compare(answered)[0] == ("returned", 6)
+    assert compare(failed)[0] == ("raised", KeyError, ("missing",))
+    assert compare(keeps_its_context)[0] == ("returned", ("set in the first step", "set in the second step"))
+
+
+@pytest.mark.parametrize("make", [awaits_no_future, awaits_no_future_uncaught])
+def test_an_await_of_no_future_throws_runtime_error_in_as_a_task_does(make):
+    by_driven, by_task = compare(make)
+    # (The messages differ: each names its driver.)
+    assert by_driven[:2] == by_task[:2]
+    if make is awaits_no_future:
+        assert by_driven == ("returned", "went on")
+    else:
+        assert by_driven[1] is RuntimeError and "not a future" in by_driven[2][0]
+
+
+@pytest.mark.parametrize("make", [waits_forever, waits_forever_and_catches])
+def test_cancelled_while_waiting_as_a_task(make):
+    by_driven, by_task = compare(make, lambda handle: handle.cancel("why"))
+    assert by_driven == by_task
+    expected = ("raised", asyncio.CancelledError, ("why",)) if make is waits_forever \
+        else ("returned", ("cancelled", ("why",)))
+    assert by_driven == expected
+
+
+def test_cancelled_between_steps_as_a_task():
+    by_driven, by_task = compare(yields_then_catches, lambda handle: handle.cancel("late"))
+    assert by_driven == by_task == ("returned", ("cancelled between steps", ("late",)))
+
+
+def test_context_variables_stay_in_the_call():
+    async def main():
+        call, end = driven(keeps_its_context())
+        await end
+        return VAR.get()
+
+    assert asyncio.run(main()) == "unset"
+
+
+def test_done_and_cancel_after_the_end():
+    async def main():
+        call, end = driven(answered())
+        assert call.done() is False
+        await end
+        assert call.done() is True
+        assert call.cancel() is False
+
+    asyncio.run(main())
+
+
+def test_the_end_is_reported_once():
+    ends = []
+
+    async def main():
+        call = undriven(waits_forever_and_catches())
+        call.start(lambda result, exc: ends.append((result, exc)))
+        assert call.cancel() is True
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert call.cancel() is False
+
+    asyncio.run(main())
+    assert ends == [(("cancelled", ()), None)]
+
+
+def undriven(coroutine):
+    """A DrivenCall of ``coroutine`` after its first step, not started."""
+    context = contextvars.copy_context()
+    return DrivenCall(coroutine, context, context.run(coroutine.send, None))
+
+
+def test_awaited_by_a_task_and_cancelled_with_it():
+    async def main():
+        assert await undriven(answered()) == 6
+        blocked = undriven(waits_forever())
+
+        async def wait():
+            return await blocked
+
+        waiter = asyncio.ensure_future(wait())
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        await asyncio.sleep(0)
+        assert blocked.done()
+
+    asyncio.run(main())
+
+
+def test_refuses_a_context_that_is_no_context():
+    with pytest.raises(TypeError, match="contextvars.Context"):
+        DrivenCall(None, {}, None)
+
+
+def test_add_done_callback_is_refused():
+    async def main():
+        call, end = driven(answered())
+        with pytest.raises(NotImplementedError):
+            call.add_done_callback(print)
+        await end
+
+    asyncio.run(main())
+
