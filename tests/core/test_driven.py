@@ -5,6 +5,7 @@ cancellation while waiting and between steps, context variables kept across step
 
 import asyncio
 import contextvars
+import sys
 
 import pytest
 
@@ -170,7 +171,11 @@ def test_an_await_of_no_future_throws_runtime_error_in_as_a_task_does(make):
 @pytest.mark.parametrize("make", [waits_forever, waits_forever_and_catches])
 def test_cancelled_while_waiting_as_a_task(make):
     by_driven, by_task = compare(make, lambda handle: handle.cancel("why"))
-    assert by_driven == by_task
+    if sys.version_info >= (3, 11):
+        assert by_driven == by_task
+    else:
+        # asyncio 3.10's task throws the cancellation in without its message.
+        assert by_driven[0] == by_task[0]
     expected = ("raised", asyncio.CancelledError, ("why",)) if make is waits_forever \
         else ("returned", ("cancelled", ("why",)))
     assert by_driven == expected
