@@ -22,6 +22,9 @@ cdef class DrivenCall:
     cdef bint _done
     cdef bint _cancelling
     cdef object _cancel_message
+    # A call made by driven_future (no coroutine): settle(future, _argument) gives its end.
+    cdef object _settle
+    cdef object _argument
 
     # start() for a receiver in C.
     cdef int start_for(self, DrivenEnd owner, object tag) except -1

@@ -10,6 +10,12 @@ and reports the outcome to ``on_done(result, exc)`` (or, for a session in C, to 
 cancels the awaited future, whose CancelledError is then thrown into the coroutine, as
 asyncio.Task.cancel does.
 
+``driven_future(future, settle, argument)`` is the same call with no coroutine at all: its
+end is what ``settle(future, argument)`` returns (or raises) once the future is done, the
+whole handler where the answer needs one call of Python to be made (the gateway's
+forwarded call). Why ``argument``: settle can then be one bound method for every call
+(no closure and cells made per call, each a container the garbage collector tracks).
+
 Only for code that needs no current task (``asyncio.current_task()`` is not this call;
 ``asyncio.timeout`` needs one): the chain opts in per request (see
 mcpfast.server.middleware.pipeline.without_task).
@@ -68,6 +74,8 @@ cdef class DrivenCall:
         self._done = False
         self._cancelling = False
         self._cancel_message = None
+        self._settle = None
+        self._argument = None
 
     def start(self, on_done):
         """Wait for what the first step awaited; ``on_done(result, exc)`` at the end."""
@@ -103,6 +111,22 @@ cdef class DrivenCall:
 
     def _wakeup(self, future):
         # The awaited future is done: its outcome sent (or thrown) into the coroutine.
+        settle = self._settle
+        if settle is not None:
+            # (driven_future) The end is what settle makes of the future. Both let go
+            # first: the argument may hold the request, whose context holds this call.
+            argument = self._argument
+            self._settle = None
+            self._argument = None
+            self._waiter = None
+            self._cancelling = False
+            try:
+                result = settle(future, argument)
+            except BaseException as exc:  # the request's outcome, reported
+                self._end(None, exc)
+                return
+            self._end(result, None)
+            return
         try:
             value = future.result()
         except BaseException as exc:  # thrown into the coroutine, as a task does
@@ -182,6 +206,21 @@ cdef class DrivenCall:
     def __await__(self):
         # Awaited by a caller that is not the session: its outcome through a future.
         return _outcome(self).__await__()
+
+
+def driven_future(future, settle, argument=None):
+    """A DrivenCall waiting on ``future`` (an asyncio future) alone: its end is what
+    ``settle(future, argument)`` returns or raises once the future is done; ``cancel(msg)``
+    cancels the future (settle then sees it cancelled)."""
+    if getattr(future, "_asyncio_future_blocking", None) is None:
+        raise TypeError(f"driven_future needs an asyncio future, not {type(future).__name__}")
+    if not callable(settle):
+        raise TypeError(f"settle must be callable, not {type(settle).__name__}")
+    cdef DrivenCall call = DrivenCall.__new__(DrivenCall)
+    call._yielded = future
+    call._settle = settle
+    call._argument = argument
+    return call
 
 
 async def _outcome(DrivenCall call):

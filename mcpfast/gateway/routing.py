@@ -17,6 +17,12 @@ response's tape under the downstream request's id) when no middleware sits outsi
 (it would read the result), the downstream's era shapes no result (``ctx.shape_result``)
 and its version is one whose results :func:`~mcpfast.gateway.eras.shaped_result` leaves
 as they are. Lists are never passed through: their names are the gateway's.
+
+The commonest of those, a plain tools/call (name and arguments only) of a mounted tool
+from a handshake-era client that asked for no progress, takes a direct route
+(:meth:`GatewayMiddleware.direct_route`): one call sends it upstream and the session
+waits on the answer's future itself (:meth:`~mcpfast.gateway.upstream.Upstream.forward_plain`),
+with no coroutine between; every other call takes :meth:`GatewayMiddleware.on_call_tool`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.header_params import header_param_problem
+from mcpfast.jsonrpc.router import Handler
 from mcpfast.server.middleware.pipeline import CallNext, Middleware, without_task
 from mcpfast.server.pagination import InvalidCursor
 
@@ -226,6 +233,34 @@ class GatewayMiddleware(Middleware):
             if made is not None:
                 return made
         return result if raw else shaped_result(methods.TOOLS_CALL, result, ctx.state.features)
+
+    def direct_route(self, method: str, fallback: Handler) -> Optional[Handler]:
+        """tools/call's direct route (module docstring): the answer passed through as
+        bytes, or ``fallback`` (the chain: on_call_tool) for any call it does not fit."""
+        if method != methods.TOOLS_CALL:
+            return None
+        gateway = self.gateway
+
+        def call_tool(params: Any, ctx: Any) -> Any:
+            if (type(params) is not dict or "_meta" in params or "task" in params
+                    or not self.outermost or ctx.shape_result is not None
+                    or getattr(ctx, "progress", None) is not None):
+                return fallback(params, ctx)
+            features = ctx.state.features
+            if features is not None and (features.stateless or not features.content_current):
+                return fallback(params, ctx)  # (results_unshaped, and no call that makes a task)
+            found = gateway.tool(params.get("name"))
+            if found is None:
+                return fallback(params, ctx)
+            upstream, tool = found
+            if tool.header_params or tool.arguments_back:
+                return fallback(params, ctx)
+            forwarded = dict(params)
+            forwarded["name"] = tool.upstream_name
+            call = upstream.forward_plain(methods.TOOLS_CALL, forwarded, ctx)
+            return fallback(params, ctx) if call is None else call
+
+        return call_tool
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)

@@ -64,6 +64,7 @@ from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilitie
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task, listen_for_task
 from mcpfast.gateway.tasks import NOT_ASKED
+from mcpfast.jsonrpc.driven import DrivenCall, driven_future
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.jsonrpc.outgoing import cancel_reason
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
@@ -167,6 +168,8 @@ class Upstream:
         # The same by the id of the request sent for them (handshake-era sessions): what
         # the upstream names as the request its question belongs to (HTTP).
         self._sent: dict[Any, Any] = {}
+        # (Bound once: every forward_plain call's settle.)
+        self._settle_plain = self._plain_answered
         # For 2026-07-28 callers: what ends their attempt early (an InputRequired or an error).
         self._interrupts: dict[Any, asyncio.Future] = {}
         self._supervisor: Optional[asyncio.Task] = None
@@ -361,15 +364,64 @@ class Upstream:
             finally:
                 if rounds_of is not None:
                     _ROUNDS_ORIGIN.reset(rounds_of)
-        except ConnectionClosed as exc:
-            raise JSONRPCError(TRANSPORT_ERROR, f"upstream {self.key!r} closed its connection during "
-                               f"{method}: {exc.message}", {"upstream": self.key}) from None
-        except RequestTimeout:
-            raise JSONRPCError(REQUEST_TIMEOUT, f"upstream {self.key!r} did not answer {method} "
-                               f"within {timeout:g} s", {"upstream": self.key}) from None
+        except (ConnectionClosed, RequestTimeout) as exc:
+            raise self._failure(method, timeout, exc) from None
         finally:
             if origin is not None:
                 del self._callers[origin]
+
+    def forward_plain(self, method: str, params: Any, origin: Any) -> Optional[DrivenCall]:
+        """``method`` sent for the downstream request ``origin`` (a handshake-era one) and
+        its answer passed on unread, as ``request(method, params, origin=origin, raw=True)``
+        does, but with no coroutine: the DrivenCall the session finishes the downstream
+        request with when the answer comes (a Verbatim of it, or the same errors), cancelled
+        with it. None where this does not apply (no ready session, a 2026-07-28 upstream,
+        a request that may be asked for input): the caller then takes request()."""
+        client = self.client
+        if client is None or client.closed or client.discover_result is not None:
+            return None
+        if isinstance(origin.back_channel, InputRequiredBackChannel):
+            return None
+        session = client.session
+        assert session is not None  # a ready client is bound
+        timeout = self.options.timeout
+        callers = self._callers
+        callers[origin] = None
+        try:
+            out = session.send_request(method, params, timeout=math.inf if timeout is None else timeout,
+                                       raw=True)
+        except Exception as exc:
+            del callers[origin]
+            raise self._failure(method, timeout, exc) from None
+        self._sent[out.id] = origin
+        return driven_future(out.future, self._settle_plain, (origin, out))
+
+    def _plain_answered(self, future: asyncio.Future[Any], sent: tuple[Any, Any]) -> Any:
+        # A forward_plain request's end, the downstream request's (through its DrivenCall).
+        origin, out = sent
+        if self._sent.get(out.id) is origin:
+            del self._sent[out.id]
+        self._callers.pop(origin, None)
+        try:
+            answer = future.result()
+        except CancelledError as exc:
+            out.cancel(cancel_reason(exc))  # as OutgoingRequest.wait: the upstream is told
+            raise
+        except Exception as exc:
+            raise self._failure(out.method, self.options.timeout, exc) from None
+        self.passed_through += 1
+        return Verbatim(answer)
+
+    def _failure(self, method: str, timeout: Optional[float], exc: BaseException) -> BaseException:
+        # What a forwarded request's failure becomes downstream: a closed session or a
+        # timeout as an error naming the upstream (request() raises the same), the rest as is.
+        if isinstance(exc, ConnectionClosed):
+            return JSONRPCError(TRANSPORT_ERROR, f"upstream {self.key!r} closed its connection during "
+                                f"{method}: {exc.message}", {"upstream": self.key})
+        if isinstance(exc, RequestTimeout):
+            return JSONRPCError(REQUEST_TIMEOUT, f"upstream {self.key!r} did not answer {method} "
+                                f"within {timeout:g} s", {"upstream": self.key})
+        return exc
 
     def follow_task(self, task_id: str, origin: Any) -> Any:
         """Follow the 2026-07-28 task ``task_id`` with a subscriptions/listen asked as the

@@ -3,12 +3,13 @@ the futures it awaits instead of by an asyncio task of its own.
 
 Compiled (:mod:`mcpfast._core.driven`, whose docstring says how and why): the session
 starts and finishes a driven request in C (:class:`mcpfast._core.dispatch.SessionCore`).
-Only for code that needs no current task; the chain opts in per request (see
+``driven_future(future, settle, argument)``: such a call with no coroutine, its end what
+``settle(future, argument)`` makes of the future once done. Only for code that needs no current task; the chain opts in per request (see
 mcpfast.server.middleware.pipeline.without_task).
 """
 
 from __future__ import annotations
 
-from mcpfast._core.driven import DrivenCall
+from mcpfast._core.driven import DrivenCall, driven_future
 
-__all__ = ["DrivenCall"]
+__all__ = ["DrivenCall", "driven_future"]

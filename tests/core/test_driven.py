@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mcpfast._core.driven import DrivenCall
+from mcpfast._core.driven import DrivenCall, driven_future
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("driven_test_var", default="unset")
 
@@ -260,3 +260,101 @@ def test_add_done_callback_is_refused():
 
     asyncio.run(main())
 
+
+
+def future_call(future, settle, argument=2):
+    """driven_future(future, settle, argument) started, and a future of its end."""
+    call = driven_future(future, settle, argument)
+    end = asyncio.get_running_loop().create_future()
+    call.start(lambda result, exc: end.set_result(outcome_of(result, exc)))
+    return call, end
+
+
+def multiplied(future, factor):
+    # A settle: the future's value times factor, a ValueError as a KeyError, the rest as is.
+    try:
+        return future.result() * factor
+    except ValueError as exc:
+        raise KeyError(*exc.args) from None
+
+
+def test_a_future_call_ends_with_what_settle_makes_of_its_future():
+    async def main():
+        loop = asyncio.get_running_loop()
+        futures = [loop.create_future() for _ in range(3)]
+        calls = [future_call(future, multiplied) for future in futures]
+        assert [call.done() for call, _ in calls] == [False] * 3
+        futures[0].set_result(21)
+        futures[1].set_exception(ValueError("bad"))
+        futures[2].set_result(None)  # None * 2: settle itself fails
+        ends = [await end for _, end in calls]
+        assert ends[0] == ("returned", 42)
+        assert ends[1] == ("raised", KeyError, ("bad",))
+        assert ends[2][:2] == ("raised", TypeError)
+        assert [call.done() for call, _ in calls] == [True] * 3
+        assert calls[0][0].cancel() is False
+        # Awaited by a caller that is not the session: its end, through a future.
+        answered = loop.create_future()
+        loop.call_soon(answered.set_result, 4)
+        assert await driven_future(answered, multiplied, 3) == 12
+
+    asyncio.run(main())
+
+
+def test_a_future_call_cancelled_gives_settle_the_cancelled_future():
+    seen = []
+
+    def settle(future, argument):
+        seen.append((future.cancelled(), argument))
+        return future.result()  # raises the CancelledError
+
+    async def main():
+        future = asyncio.get_running_loop().create_future()
+        call, end = future_call(future, settle)
+        assert call.cancel("gave up") is True
+        assert future.cancelled()
+        outcome = await end
+        assert outcome[:2] == ("raised", asyncio.CancelledError)
+        if sys.version_info >= (3, 11):
+            assert outcome[2] == ("gave up",)
+        assert call.done() and call.cancel() is False
+
+    asyncio.run(main())
+    assert seen == [(True, 2)]
+
+
+def test_a_future_call_refuses_what_is_no_future_and_a_settle_that_is_not_callable():
+    with pytest.raises(TypeError, match="asyncio future"):
+        driven_future(object(), multiplied)
+
+    async def main():
+        with pytest.raises(TypeError, match="settle must be callable"):
+            driven_future(asyncio.get_running_loop().create_future(), None)
+
+    asyncio.run(main())
+
+
+def test_a_future_call_lets_go_of_its_argument_at_its_end():
+    # The argument may hold what holds the call (a request whose context holds it): let
+    # go at the end, no cycle is left for the garbage collector.
+    import gc
+    import weakref
+
+    class Held:
+        pass
+
+    async def main():
+        future = asyncio.get_running_loop().create_future()
+        held = Held()
+        held.call, end = future_call(future, lambda done, argument: done.result(), held)
+        gone = weakref.ref(held)
+        del held
+        future.set_result(1)
+        assert await end == ("returned", 1)
+        assert gone() is None
+
+    gc.disable()
+    try:
+        asyncio.run(main())
+    finally:
+        gc.enable()

@@ -1,6 +1,7 @@
 """Forwarded tools/call requests run without an asyncio task each (the pipeline's
 without_task, mcpfast.jsonrpc.driven): answered, cancelled by the client (the upstream is
-told), and many in flight at once."""
+told), and many in flight at once; a plain call by the gateway's direct route (one call,
+no coroutine), every other call by the chain."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 import mcpfast
 from mcpfast import Server
 from mcpfast.jsonrpc.errors import JSONRPCError
-from mcpfast.protocol.error_codes import REQUEST_TIMEOUT
+from mcpfast.protocol.error_codes import REQUEST_TIMEOUT, TRANSPORT_ERROR
+from mcpfast.server.middleware import Middleware
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gateway_apps import faulty_app, files_app  # noqa: E402
@@ -57,5 +59,75 @@ def test_an_upstream_timeout_reaches_the_client_through_a_driven_call():
                 await client.call_tool("f_hang")
             assert caught.value.code == REQUEST_TIMEOUT
             assert "did not answer tools/call" in caught.value.message
+
+    run(main())
+
+
+def routes_taken(upstream):
+    """The upstream's forward_plain watched: one entry per call the gateway's direct route
+    made, True where it was sent that way (False: the route fell back to the chain)."""
+    taken: list = []
+    forward = upstream.forward_plain
+
+    def watched(method, params, origin):
+        call = forward(method, params, origin)
+        taken.append(call is not None)
+        return call
+
+    upstream.forward_plain = watched
+    return taken
+
+
+def test_plain_calls_take_the_direct_route_and_every_other_call_the_chain():
+    class Outer(Middleware):
+        eager = True
+
+        async def on_call_tool(self, ctx, call_next):
+            return await call_next(ctx)
+
+    async def main():
+        app = Server("gateway")
+        upstream = app.mount(files_app(), namespace="fs")
+        taken = routes_taken(upstream)
+        async with mcpfast.connect(app) as client:
+            result = await client.call_tool("fs_read_file", {"path": "/a"})
+            assert result["content"][0]["text"] == "contents of /a" and taken == [True]
+            assert upstream.passed_through == 1
+            # Progress asked, _meta given, a tool of the server's own: on_call_tool's path.
+            steps: list = []
+            counted = await client.call_tool("fs_slow_count", {"n": 3},
+                                             progress=lambda *step: steps.append(step))
+            assert counted["structuredContent"] == {"result": 3} and len(steps) == 3
+            seen = await client.request("tools/call", {"name": "fs_meta_seen", "arguments": {},
+                                                       "_meta": {"trace": "t1", "progressToken": 9}})
+            # (The downstream's progressToken is replaced by the gateway's own upstream.)
+            assert seen["structuredContent"]["trace"] == "t1"
+            assert seen["structuredContent"].get("progressToken") != 9
+            assert taken == [True]
+        # A middleware outside the gateway's that hooks tools/call: never the direct route.
+        outer = Server("gateway", middleware=[Outer()])
+        watched = routes_taken(outer.mount(files_app(), namespace="fs"))
+        async with mcpfast.connect(outer) as client:
+            result = await client.call_tool("fs_read_file", {"path": "/b"})
+            assert result["content"][0]["text"] == "contents of /b" and watched == []
+
+    run(main())
+
+
+def test_a_direct_call_to_an_upstream_that_is_down_gets_the_chain_s_error():
+    app = Server("gateway")
+    upstream = app.mount(faulty_app(), namespace="f")
+    taken = routes_taken(upstream)
+
+    async def main():
+        async with mcpfast.connect(app) as client:
+            assert (await client.call_tool("f_pid"))["structuredContent"]["result"] > 0
+            await upstream.client.aclose()  # the session ends: restarting, no client yet
+            await eventually(lambda: upstream.client is None)
+            with pytest.raises(JSONRPCError) as caught:
+                await client.call_tool("f_pid")
+            assert caught.value.code == TRANSPORT_ERROR
+            assert caught.value.data["upstream"] == "f"
+            assert taken == [True, False]
 
     run(main())

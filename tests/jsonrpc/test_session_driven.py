@@ -1,15 +1,18 @@
 """Session: a request whose handler hands back a DrivenCall (the rest of its coroutine,
-driven by its futures' callbacks) is started, finished and refused by the compiled
-request path as a request run as a task is: its answer, its errors, the peer's
-cancellation, the id and in-flight checks, a batch, a reply channel."""
+driven by its futures' callbacks, or a future and what settles it: driven_future) is
+started, finished and refused by the compiled request path as a request run as a task
+is: its answer, its errors, the peer's cancellation, the id and in-flight checks, a
+batch, a reply channel."""
 
 import asyncio
 import contextvars
 
+import pytest
+
 from jsonrpc_frames import cancelled, frame, request, response
 from loop import settle, until
 from mcpfast.jsonrpc import JSONRPCError, Router, Session
-from mcpfast.jsonrpc.driven import DrivenCall
+from mcpfast.jsonrpc.driven import DrivenCall, driven_future
 from mcpfast.jsonrpc.errors import INTERNAL_ERROR, INVALID_REQUEST, RATE_LIMITED
 
 
@@ -48,15 +51,37 @@ class Gates:
         return {"value": value}
 
 
-def session_with(wire, body, **options):
+    def settled(self, params, ctx):
+        """The same handler with no coroutine: a future and what settles it."""
+        future = self.futures[ctx.request_id] = asyncio.get_running_loop().create_future()
+        return driven_future(future, self._settle, ctx.request_id)
+
+    def _settle(self, future, request_id):
+        try:
+            value = future.result()
+        except asyncio.CancelledError as exc:
+            self.seen.append(("cancelled", request_id, exc.args))
+            raise
+        if isinstance(value, BaseException):
+            raise value
+        return {"value": value}
+
+
+@pytest.fixture(params=["coroutine", "future"])
+def kind(request):
+    """How the handler's DrivenCall is made."""
+    return request.param
+
+
+def session_with(wire, gates, kind, **options):
     router = Router()
-    router.add_request_handler("m", driven_handler(body))
+    router.add_request_handler("m", driven_handler(gates) if kind == "coroutine" else gates.settled)
     return Session(wire, router=router, **options)
 
 
-def test_answered_or_failed_as_a_task_s_request_when_its_future_is(wire):
+def test_answered_or_failed_as_a_task_s_request_when_its_future_is(wire, kind):
     gates = Gates()
-    session = session_with(wire, gates)
+    session = session_with(wire, gates, kind)
 
     async def main():
         assert session.feed(request(1, "m")) is True
@@ -79,9 +104,9 @@ def test_answered_or_failed_as_a_task_s_request_when_its_future_is(wire):
     asyncio.run(main())
 
 
-def test_cancelled_by_the_peer_gets_no_reply(wire):
+def test_cancelled_by_the_peer_gets_no_reply(wire, kind):
     gates = Gates()
-    session = session_with(wire, gates)
+    session = session_with(wire, gates, kind)
 
     async def main():
         session.feed(request(1, "m"))
@@ -93,9 +118,9 @@ def test_cancelled_by_the_peer_gets_no_reply(wire):
     asyncio.run(main())
 
 
-def test_id_in_use_and_in_flight_limit_refused_while_driven(wire):
+def test_id_in_use_and_in_flight_limit_refused_while_driven(wire, kind):
     gates = Gates()
-    session = session_with(wire, gates, max_in_flight=2)
+    session = session_with(wire, gates, kind, max_in_flight=2)
 
     async def main():
         session.feed(request(1, "m"))
@@ -114,9 +139,9 @@ def test_id_in_use_and_in_flight_limit_refused_while_driven(wire):
     asyncio.run(main())
 
 
-def test_a_batch_item_driven_joins_the_batch_reply(wire):
+def test_a_batch_item_driven_joins_the_batch_reply(wire, kind):
     gates = Gates()
-    session = session_with(wire, gates, batches_allowed=True)
+    session = session_with(wire, gates, kind, batches_allowed=True)
 
     async def main():
         session.feed(frame([{"jsonrpc": "2.0", "id": 1, "method": "m"},
@@ -130,9 +155,9 @@ def test_a_batch_item_driven_joins_the_batch_reply(wire):
     asyncio.run(main())
 
 
-def test_a_reply_channel_gets_the_answer_and_none_when_closed(wire, make_channel):
+def test_a_reply_channel_gets_the_answer_and_none_when_closed(wire, make_channel, kind):
     gates = Gates()
-    session = session_with(wire, gates)
+    session = session_with(wire, gates, kind)
 
     async def main():
         answered, dropped = make_channel(), make_channel()

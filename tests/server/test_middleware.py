@@ -655,3 +655,84 @@ def test_tools_disabled_and_enabled_by_name_and_tag_with_one_list_changed_each()
         app.disable_tools("nope")
     with pytest.raises(TypeError, match="tags must be non-empty strs"):
         app.add_tool(lambda: 1, name="bad", tags={""})
+
+
+def test_a_direct_route_answers_in_the_chains_place_unless_a_middleware_outside_hooks_the_method():
+    class Direct(Middleware):
+        """Answers the tool "fast" itself in one call; everything else by the chain."""
+
+        eager = True
+
+        def __init__(self) -> None:
+            self.direct: list[Any] = []
+
+        async def on_call_tool(self, ctx: Any, call_next: Any) -> Any:
+            result = await call_next(ctx)
+            return {**result, "_meta": {"via": "chain"}}
+
+        def direct_route(self, method: str, fallback: Any) -> Any:
+            if method != "tools/call":
+                return None
+
+            def call_tool(params: Any, ctx: Any) -> Any:
+                if params.get("name") != "fast":
+                    return fallback(params, ctx)
+                self.direct.append(ctx.request_id)
+                return {"content": [{"type": "text", "text": "direct"}]}
+
+            return call_tool
+
+    class Seeing(Middleware):
+        eager = True
+
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+    class OnCallTool(Seeing):
+        async def on_call_tool(self, ctx: Any, call_next: Any) -> Any:
+            self.seen.append(ctx.method)
+            return await call_next(ctx)
+
+    class OnListTools(Seeing):
+        async def on_list_tools(self, ctx: Any, call_next: Any) -> Any:
+            self.seen.append(ctx.method)
+            return await call_next(ctx)
+
+    async def plain(ctx: Any, call_next: Any) -> Any:
+        return await call_next(ctx)
+
+    async def texts(*middleware: Any) -> list[Any]:
+        app = Server("direct", middleware=middleware)
+
+        @app.tool()
+        def fast() -> str:
+            return "by the tool"
+
+        @app.tool()
+        def other() -> str:
+            return "other"
+
+        async with mcpfast.connect(app) as client:
+            out = []
+            for name in ("fast", "other"):
+                result = await client.call_tool(name)
+                out.append((result["content"][0]["text"], (result.get("_meta") or {}).get("via")))
+            return out
+
+    async def main() -> None:
+        direct = Direct()
+        # Outermost hooking tools/call: "fast" in one call, "other" by the whole chain.
+        assert await texts(direct) == [("direct", None), ("other", "chain")]
+        assert len(direct.direct) == 1
+        # One outside that hooks another method only, or one inside (skipped with the
+        # rest of the chain by the direct answer): the direct route still.
+        lists, inner = OnListTools(), OnCallTool()
+        assert await texts(lists, direct, inner) == [("direct", None), ("other", "chain")]
+        assert inner.seen == ["tools/call"] and len(direct.direct) == 2
+        # One outside that hooks tools/call, or a plain callable: the chain for every call.
+        outer = OnCallTool()
+        for outside in (outer, plain):
+            assert await texts(outside, direct) == [("by the tool", "chain"), ("other", "chain")]
+        assert outer.seen == ["tools/call", "tools/call"] and len(direct.direct) == 2
+
+    asyncio.run(main())

@@ -38,6 +38,10 @@ The chain sees what passes the per-connection checks (the initialization gate an
 ``resultType`` shaping. A task-augmented ``tools/call`` is answered by its CreateTaskResult
 (the chain's code after ``call_next`` runs then; ``tasks/result`` passes the chain as its
 own request); each 2026-07-28 retry of an InputRequiredResult is a request of its own.
+
+A middleware may also answer a method in one call (:meth:`Middleware.direct_route`: a
+handler run in the chain's place, which falls back to the chain where it cannot): taken
+only when no middleware outside it hooks that method, so that nothing it skips would run.
 """
 
 from __future__ import annotations
@@ -145,6 +149,14 @@ class Middleware:
     async def __call__(self, ctx: Any, call_next: CallNext) -> Any:
         return await self.link(ctx.method, ctx.request_id is not None, call_next)(ctx)
 
+    def direct_route(self, method: str, fallback: Handler) -> Optional[Handler]:
+        """A handler ``(params, ctx)`` for requests of ``method`` answering in the place of
+        this middleware and everything inside it, in one call where it can (the result, or
+        a DrivenCall) and by returning ``fallback(params, ctx)`` (the whole chain) where it
+        cannot; None (the default) when there is none. Used only when no middleware
+        outside this one hooks ``method``."""
+        return None
+
     def link(self, method: str, request: bool, call_next: CallNext) -> CallNext:
         """``call_next`` wrapped in the hooks this middleware overrides for ``method`` (a
         request when ``request``), the most general outermost."""
@@ -186,6 +198,11 @@ def _endpoint(handler: Handler) -> CallNext:
         return result
 
     return call
+
+
+async def _unlinked(ctx: Any) -> Any:
+    # What a middleware that hooks nothing for a method returns from link() as it is.
+    raise AssertionError("never called")
 
 
 async def _unknown_request(ctx: Any) -> Any:
@@ -274,9 +291,21 @@ class _Routes(Mapping[str, Route]):
 
     def _wrap(self, method: str, endpoint: CallNext) -> Route:
         chain = _chain(self._middleware, method, self._request, endpoint)
-        if self._inline:
-            return Route(method, _inline_handler(chain), is_async=False)
-        return Route(method, _request_handler(chain), is_async=True)
+        handler = _inline_handler(chain) if self._inline else _request_handler(chain)
+        direct = self._direct(method, handler) if self._request else None
+        if direct is not None:
+            return Route(method, direct, is_async=False)
+        return Route(method, handler, is_async=not self._inline)
+
+    def _direct(self, method: str, fallback: Handler) -> Optional[Handler]:
+        # The direct route of the outermost middleware that hooks ``method``, if it has one.
+        for mw in self._middleware:
+            if not isinstance(mw, Middleware):
+                return None  # a plain callable sees every message
+            if mw.link(method, True, _unlinked) is _unlinked:
+                continue
+            return mw.direct_route(method, fallback)
+        return None
 
     def get(self, method: str, default: Any = None) -> Any:
         route = self._base.get(method)
