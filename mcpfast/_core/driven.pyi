@@ -2,7 +2,6 @@
 the futures it awaits instead of by an asyncio task of its own (stubs; the compiled
 module's docstring says more)."""
 
-import asyncio
 import contextvars
 from typing import Any, Callable, Generator, Optional, final
 
@@ -25,7 +24,6 @@ class DrivenCall:
         """Not supported (TaskLike): the session takes the end through ``start``."""
     def __await__(self) -> Generator[Any, None, Any]: ...
 
-def driven_future(future: asyncio.Future[Any], settle: Callable[[asyncio.Future[Any], Any], Any],
-                  argument: Any = None) -> DrivenCall:
-    """A DrivenCall waiting on ``future`` alone: its end is what ``settle(future, argument)``
+def driven_future(future: Any, settle: Callable[[Any, Any], Any], argument: Any = None) -> DrivenCall:
+    """A DrivenCall waiting on ``future`` (an asyncio future) alone: its end is what ``settle(future, argument)``
     returns or raises once the future is done; ``cancel(msg)`` cancels the future."""

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol
 from mcpfast.gateway.eras import shaped_items, shaped_result
 from mcpfast.gateway.tasks import call_params, task_list, task_made, task_request
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
+from mcpfast.jsonrpc.router import Handler
 from mcpfast.protocol import methods
 from mcpfast.protocol.error_codes import HEADER_MISMATCH
 from mcpfast.protocol.header_params import header_param_problem
-from mcpfast.jsonrpc.router import Handler
 from mcpfast.server.middleware.pipeline import CallNext, Middleware, without_task
 from mcpfast.server.pagination import InvalidCursor
 

@@ -4,7 +4,8 @@ the futures it awaits instead of by an asyncio task of its own.
 Compiled (:mod:`mcpfast._core.driven`, whose docstring says how and why): the session
 starts and finishes a driven request in C (:class:`mcpfast._core.dispatch.SessionCore`).
 ``driven_future(future, settle, argument)``: such a call with no coroutine, its end what
-``settle(future, argument)`` makes of the future once done. Only for code that needs no current task; the chain opts in per request (see
+``settle(future, argument)`` makes of the future once done. Only for code that needs no
+current task; the chain opts in per request (see
 mcpfast.server.middleware.pipeline.without_task).
 """
 
