@@ -19,10 +19,11 @@ and its version is one whose results :func:`~mcpfast.gateway.eras.shaped_result`
 as they are. Lists are never passed through: their names are the gateway's.
 
 The commonest of those, a plain tools/call (name and arguments only) of a mounted tool
-from a handshake-era client that asked for no progress, takes a direct route
-(:meth:`GatewayMiddleware.direct_route`): one call sends it upstream and the session
-waits on the answer's future itself (:meth:`~mcpfast.gateway.upstream.Upstream.forward_plain`),
-with no coroutine between; every other call takes :meth:`GatewayMiddleware.on_call_tool`.
+from a client of a handshake version whose results are current and that asked for no
+progress, takes a direct route (:meth:`GatewayMiddleware.direct_route`): one call sends it
+upstream and the session waits on the answer's future itself
+(:meth:`~mcpfast.gateway.upstream.Upstream.forward_plain`), no coroutine between; every
+other call takes :meth:`GatewayMiddleware.on_call_tool`.
 """
 
 from __future__ import annotations
@@ -247,8 +248,10 @@ class GatewayMiddleware(Middleware):
                     or getattr(ctx, "progress", None) is not None):
                 return fallback(params, ctx)
             features = ctx.state.features
-            if features is not None and (features.stateless or not features.content_current):
-                return fallback(params, ctx)  # (results_unshaped, and no call that makes a task)
+            if features is None or features.stateless or not features.content_current:
+                # Handshake-era clients whose results need no reshaping (results_unshaped)
+                # only: no call that makes a task, none that may be asked for input.
+                return fallback(params, ctx)
             found = gateway.tool(params.get("name"))
             if found is None:
                 return fallback(params, ctx)

@@ -371,19 +371,19 @@ class Upstream:
                 del self._callers[origin]
 
     def forward_plain(self, method: str, params: Any, origin: Any) -> Optional[DrivenCall]:
-        """``method`` sent for the downstream request ``origin`` (a handshake-era one) and
-        its answer passed on unread, as ``request(method, params, origin=origin, raw=True)``
-        does, but with no coroutine: the DrivenCall the session finishes the downstream
-        request with when the answer comes (a Verbatim of it, or the same errors), cancelled
-        with it. None where this does not apply (no ready session, a 2026-07-28 upstream,
-        a request that may be asked for input): the caller then takes request()."""
+        """``method`` sent for the downstream request ``origin`` and its answer passed on
+        unread, as ``request(method, params, origin=origin, raw=True)`` does, but with no
+        coroutine: the DrivenCall the session finishes the downstream request with when the
+        answer comes (a Verbatim of it, or the same errors), cancelled with it. ``origin``
+        must be a handshake-era request (a 2026-07-28 one may be asked for input, which
+        only request() handles). None where this does not apply (no open session, a
+        2026-07-28 upstream): the caller then takes request()."""
         client = self.client
-        if client is None or client.closed or client.discover_result is not None:
-            return None
-        if isinstance(origin.back_channel, InputRequiredBackChannel):
+        if client is None or client.discover_result is not None:
             return None
         session = client.session
-        assert session is not None  # a ready client is bound
+        if session is None or session.closed:
+            return None
         timeout = self.options.timeout
         callers = self._callers
         callers[origin] = None
