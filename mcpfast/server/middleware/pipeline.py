@@ -289,10 +289,11 @@ class _Routes(Mapping[str, Route]):
         # method -> (the Router's route, its wrapped route): one per registered method.
         self._wrapped: dict[str, tuple[Route, Route]] = {}
 
-    def _wrap(self, method: str, endpoint: CallNext) -> Route:
+    def _wrap(self, method: str, endpoint: CallNext, *, known: bool = True) -> Route:
         chain = _chain(self._middleware, method, self._request, endpoint)
         handler = _inline_handler(chain) if self._inline else _request_handler(chain)
-        direct = self._direct(method, handler) if self._request else None
+        # (An unknown method's route is made per request and answers an error: no direct route.)
+        direct = self._direct(method, handler) if self._request and known else None
         if direct is not None:
             return Route(method, direct, is_async=False)
         return Route(method, handler, is_async=not self._inline)
@@ -314,7 +315,8 @@ class _Routes(Mapping[str, Route]):
                 return default
             # Unknown methods pass the chain too (a logger or limiter sees them); not
             # remembered, since their names come from the peer.
-            return self._wrap(method, _unknown_request if self._request else _unknown_notification)
+            return self._wrap(method, _unknown_request if self._request else _unknown_notification,
+                              known=False)
         known = self._wrapped.get(method)
         if known is not None and known[0] is route:
             return known[1]
