@@ -25,6 +25,11 @@ cdef class DrivenCall:
     # A call made by driven_future (no coroutine): settle(future, _argument) gives its end.
     cdef object _settle
     cdef object _argument
+    # observe(fn, argument): fn(argument, result, exc) told the end before its receiver;
+    # a second observer (an around route outside the first) makes it a list of pairs.
+    cdef object _observer
+    cdef object _observer_argument
+    cdef list _observers
 
     # start() for a receiver in C.
     cdef int start_for(self, DrivenEnd owner, object tag) except -1

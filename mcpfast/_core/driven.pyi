@@ -14,6 +14,8 @@ class DrivenCall:
     """A suspended coroutine and what it awaits; the session's TaskLike."""
 
     def __init__(self, coroutine: Any, context: contextvars.Context, yielded: Any) -> None: ...
+    def observe(self, fn: Callable[[Any, Any, Optional[BaseException]], None], argument: Any = None) -> None:
+        """``fn(argument, result, exc)`` is called with the end before it is reported."""
     def start(self, on_done: Callable[[Any, Optional[BaseException]], None]) -> None:
         """Wait for what the first step awaited; ``on_done(result, exc)`` at the end."""
     def done(self) -> bool:

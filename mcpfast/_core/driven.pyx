@@ -76,6 +76,26 @@ cdef class DrivenCall:
         self._cancel_message = None
         self._settle = None
         self._argument = None
+        self._observer = None
+        self._observer_argument = None
+        self._observers = None
+
+    def observe(self, fn, argument=None):
+        """``fn(argument, result, exc)`` is called with the end (``exc`` None when it
+        returned) before it is reported: the pipeline's around routes that wrap this call,
+        in the order they were added (the innermost first). What an observer raises is
+        reported as unraisable, never as the request's outcome."""
+        if not callable(fn):
+            raise TypeError(f"an observer must be callable, not {type(fn).__name__}")
+        if self._done:
+            raise RuntimeError("this DrivenCall has ended")
+        if self._observer is None:
+            self._observer = fn
+            self._observer_argument = argument
+            return
+        if self._observers is None:
+            self._observers = []
+        self._observers.append((fn, argument))
 
     def start(self, on_done):
         """Wait for what the first step awaited; ``on_done(result, exc)`` at the end."""
@@ -172,6 +192,17 @@ cdef class DrivenCall:
 
     cdef int _end(self, object result, object exc) except -1:
         self._done = True
+        observer = self._observer
+        if observer is not None:
+            argument = self._observer_argument
+            more = self._observers
+            self._observer = None
+            self._observer_argument = None
+            self._observers = None
+            _tell(observer, argument, result, exc)
+            if more is not None:
+                for observer, argument in more:
+                    _tell(observer, argument, result, exc)
         owner = self._owner
         if owner is not None:
             tag = self._tag
@@ -206,6 +237,11 @@ cdef class DrivenCall:
     def __await__(self):
         # Awaited by a caller that is not the session: its outcome through a future.
         return _outcome(self).__await__()
+
+
+cdef void _tell(object observer, object argument, object result, object exc) noexcept:
+    # (noexcept: what the observer raises is written as unraisable, the end goes on.)
+    observer(argument, result, exc)
 
 
 def driven_future(future, settle, argument=None):

@@ -44,6 +44,8 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.trace import DEFAULT_TRACE_STATE, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
+from mcpfast.telemetry.span_core import BatchQueue, SpanCore, TracerCore
+
 try:
     from opentelemetry.sdk.trace import ReadableSpan
 except ImportError:  # the API alone: fast_tracer() returns None, no FastSpan is ever made
@@ -268,10 +270,11 @@ def direct_context_parts() -> Optional[tuple]:
     return variable, key, Context
 
 
-class FastTracer:
+class FastTracer(TracerCore):
     """Starts spans as the SDK tracer it was made from would (module docstring); made by
-    :func:`fast_tracer`. ``start`` returns None when the provider changed so that the
-    fast path no longer holds (the caller then uses the public one)."""
+    :func:`fast_tracer`. ``begin`` / ``start`` return None when the provider changed so
+    that the fast path no longer holds (the caller then uses the public one). ``begin``,
+    ``_made`` and ``leave`` are compiled (:mod:`mcpfast.telemetry.span_core`)."""
 
     def __init__(self, tracer: Any, plan: tuple, limits: Any, direct: Optional[tuple] = None) -> None:
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -281,11 +284,11 @@ class FastTracer:
         self._plan = plan
         self.limits = limits
         self._multi = self.multi = tracer.span_processor
-        self._processors: tuple = self._multi._span_processors
+        self._processors = self._multi._span_processors
         self._root = _root_decision(plan)
         #: What a span's end calls with it (:meth:`span_ends`), for the processors ``ends_of``.
-        self.ends_of: tuple = ()
-        self.ends: tuple = ()
+        self.ends_of = ()
+        self.ends = ()
         self.span_ends()
         self._config = tracer._tracer_config
         self.resource = tracer.resource
@@ -294,9 +297,19 @@ class FastTracer:
         self.scope = InstrumentationScope(info.name, info.version, info.schema_url, None)
         self._random_ids = tracer.id_generator.is_trace_id_random()
         # A root span's flags when the decision does not depend on its trace id.
-        self._root_flags: Any = None if self._root is None else _FLAGS[self._root, self._random_ids]
+        self._root_flags = None if self._root is None else _FLAGS[self._root, self._random_ids]
         #: Whether span contexts are made as SpanContext's tuple directly (else its constructor).
         self.tuple_contexts = span_context_layout_fits()
+        # The rules and types the compiled part applies.
+        self.span_class = FastSpan
+        self.sampled_by = _sampled
+        self.flags_of = _FLAGS
+        self.links_of = _bounded_links
+        self.new_ids = IDS
+        self.unset_status = _UNSET
+        self.default_trace_state = DEFAULT_TRACE_STATE
+        self.span_context_type = SpanContext
+        self.non_recording = NonRecordingSpan
         #: Whether contexts are entered through the API's context variable itself.
         self.direct = direct is not None
         if direct is not None:
@@ -323,7 +336,7 @@ class FastTracer:
     def span_ends(self) -> tuple:
         """Per processor of the provider now, what an ended span is handed to: its
         ``on_end``, or for a batch processor (whose ``on_end`` only checks that the span is
-        sampled, as every FastSpan is) its queue's ``emit`` directly."""
+        sampled, as every FastSpan is) its queue's ``emit`` (in C: span_core.BatchQueue)."""
         current = self._multi._span_processors
         if current is not self.ends_of:
             self.ends = tuple(_end_of(processor) for processor in current)
@@ -345,59 +358,14 @@ class FastTracer:
             parent = trace_api.get_current_span(parent_context).get_span_context()
         return self._made(name, kind, parent, attributes, links, start_time)
 
-    def begin(self, name: str, kind: Any, parent_context: Any, attributes: dict,
-              links: Optional[Sequence[Any]] = None, start_time: Optional[int] = None) -> Optional[tuple]:
-        """:meth:`start` and :meth:`enter` in one (the parent context read once): (the
-        span, the context it is current in, the token for :meth:`leave`), or None when the
-        public path must be taken."""
-        if not self.direct:
-            span = self.start(name, kind, parent_context, attributes, links, start_time)
-            if span is None:
-                return None
-            context, token = self.enter(span, parent_context)
-            return span, context, token
-        if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
-                self._multi._span_processors is not self._processors and self.processors() is None):
+    def _begin_indirect(self, name: str, kind: Any, parent_context: Any, attributes: dict,
+                        links: Optional[Sequence[Any]], start_time: Optional[int]) -> Optional[tuple]:
+        # begin() where contexts go through the API's attach (not its context variable).
+        span = self.start(name, kind, parent_context, attributes, links, start_time)
+        if span is None:
             return None
-        current = self._get() if parent_context is None else parent_context
-        key = self._key
-        found = current.get(key)
-        span = self._made(name, kind, None if found is None else found.get_span_context(), attributes, links,
-                          start_time)
-        context = self._context_type({**current, key: span} if current else {key: span})
-        return span, context, self._set(context)
-
-    def _made(self, name: str, kind: Any, parent: Optional[SpanContext], attributes: dict,
-              links: Optional[Sequence[Any]], start_time: Optional[int]) -> Any:
-        # The span under ``parent`` (None or invalid: a root), sampled by the plan.
-        if parent is None or not parent.is_valid:
-            parent = None
-            trace_id = IDS.bits(128) or IDS.trace_id()
-            trace_state = DEFAULT_TRACE_STATE
-            sampled = self._root
-            if sampled is None:
-                sampled = _sampled(self._plan, None, trace_id)
-                flags = _FLAGS[sampled, self._random_ids]
-            else:
-                flags = self._root_flags
-        else:
-            trace_id = parent.trace_id
-            random_id = parent.trace_flags.random_trace_id
-            trace_state = parent.trace_state
-            if trace_state is None:
-                trace_state = DEFAULT_TRACE_STATE
-            sampled = _sampled(self._plan, parent, trace_id)
-            flags = _FLAGS[sampled, random_id]
-        span_id = IDS.bits(64) or IDS.span_id()
-        if self.tuple_contexts:
-            # SpanContext's own tuple (its constructor's result for these ids, valid
-            # by construction: see span_context_layout_fits).
-            context = _new_tuple(SpanContext, (trace_id, span_id, False, flags, trace_state, True))
-        else:
-            context = SpanContext(trace_id, span_id, False, flags, trace_state)
-        if not sampled:
-            return NonRecordingSpan(context)
-        return FastSpan(self, name, kind, context, parent, attributes, links, start_time)
+        context, token = self.enter(span, parent_context)
+        return span, context, token
 
     def enter(self, span: Any, parent_context: Any) -> tuple[Any, Any]:
         """``span`` made current in (a copy of) ``parent_context`` (None: the current
@@ -411,29 +379,21 @@ class FastTracer:
         context = self._context_type(values)
         return context, self._set(context)
 
-    def leave(self, token: Any) -> None:
-        """The context before :meth:`enter` made current again (``detach(token)``)."""
-        if not self.direct:
-            self._reset(token)
-            return
-        try:
-            self._reset(token)
-        except Exception:
-            # The API's detach says what went wrong (logged, not raised).
-            from opentelemetry import context as otel_context
+    def _detach_public(self, token: Any) -> None:
+        # leave() of a token the context variable refused: the API's detach logs why.
+        from opentelemetry import context as otel_context
 
-            otel_context.detach(token)
+        otel_context.detach(token)
 
 
-class FastSpan(trace_api.Span, ReadableSpan):
+class FastSpan(SpanCore, trace_api.Span, ReadableSpan):
     """A recorded span of the fast path: what the SDK's span keeps, in plain Python
     objects, under the names ``ReadableSpan`` reads them by, so that the ended span is
     itself the ``ReadableSpan`` handed to the processors at :meth:`end` (as the SDK's own
     span is one; no second object). Used from the event loop's thread (no lock)."""
 
-    __slots__ = ("_owner", "_name", "_kind", "_context", "_parent", "_attributes", "_links",
-                 "_events", "_status", "_start_time", "_end_time", "_resource",
-                 "_instrumentation_info", "_instrumentation_scope")
+    # (Its fields are SpanCore's, in C, as are get_span_context, is_recording and end.)
+    __slots__ = ()
 
     def __init__(self, owner: FastTracer, name: str, kind: Any, context: SpanContext,
                  parent: Optional[SpanContext], attributes: dict, links: Optional[Sequence[Any]],
@@ -453,13 +413,6 @@ class FastSpan(trace_api.Span, ReadableSpan):
         self._instrumentation_info = owner.instrumentation_info
         self._instrumentation_scope = owner.scope
         self._start_time = time_ns() if start_time is None else start_time
-
-    def get_span_context(self) -> SpanContext:
-        # (Never None here; ReadableSpan types its field as optional.)
-        return self._context  # type: ignore[return-value]
-
-    def is_recording(self) -> bool:
-        return self._end_time is None
 
     def set_attribute(self, key: str, value: Any) -> None:
         if self._end_time is None:
@@ -545,18 +498,6 @@ class FastSpan(trace_api.Span, ReadableSpan):
             event.update(attributes)
         self.add_event("exception", event, timestamp)
 
-    def end(self, end_time: Optional[int] = None) -> None:
-        if self._end_time is not None:
-            return
-        self._end_time = end_time if end_time is not None else time_ns()
-        if type(self._attributes) is not dict:
-            self._attributes._immutable = True
-        # (Processors added mid-span get it too, as the SDK's span would hand it on.)
-        owner = self._owner
-        ends = owner.ends if owner.multi._span_processors is owner.ends_of else owner.span_ends()
-        for end in ends:
-            end(self)
-
     def __repr__(self) -> str:
         return f'FastSpan(name="{self._name}", context={self._context})'
 
@@ -575,7 +516,10 @@ def _end_of(processor: Any) -> Any:
     queue = getattr(processor, "_batch_processor", None)
     if type(processor) is BatchSpanProcessor and type(queue) is BatchProcessor and callable(
             getattr(queue, "emit", None)):
-        return queue.emit
+        try:
+            return BatchQueue(queue).emit
+        except AttributeError:  # not the queue's fields checked here: its own emit
+            return queue.emit
     return processor.on_end
 
 

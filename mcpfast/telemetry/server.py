@@ -40,10 +40,13 @@ from __future__ import annotations
 
 import json
 import time
+from inspect import isawaitable
 from time import time_ns
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
+from mcpfast.jsonrpc.driven import DrivenCall
 from mcpfast.jsonrpc.errors import JSONRPCError
+from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Handler
 from mcpfast.protocol import methods
 from mcpfast.server.middleware.pipeline import CallNext, Middleware
 from mcpfast.telemetry import attributes as a
@@ -127,6 +130,61 @@ class ServerTelemetry(Middleware):
     # -- the pipeline ------------------------------------------------------------------
 
     async def on_message(self, ctx: Any, call_next: CallNext) -> Any:
+        call = self._begin(ctx)
+        try:
+            result = await call_next(ctx)
+        except BaseException as exc:
+            self._end(call, None, exc)
+            raise
+        self._end(call, result, None)
+        return result
+
+    def around_route(self, method: str, request: bool, inner: Handler) -> Optional[Handler]:
+        """The same spans and metrics around ``inner`` in plain calls (the pipeline's
+        around route): a request answered at once is observed with no coroutine; one that
+        suspends is observed at its end (a DrivenCall through its observer, any other
+        awaitable in a coroutine that awaits it with the span current)."""
+        begin = self._begin
+        end = self._end
+        driven_end = self._driven_end
+        awaited = self._awaited
+
+        def observed(params: Any, ctx: Any) -> Any:
+            call = begin(ctx)
+            try:
+                result = inner(params, ctx)
+            except BaseException as exc:
+                end(call, None, exc)
+                raise
+            if type(result) in PLAIN_RESULT_TYPES or not isawaitable(result):
+                end(call, result, None)
+                return result
+            # The rest runs in its own context (a chain begun inline copied this one, the
+            # span current) or in a task's (awaited() makes the span current there).
+            self._leave(call)
+            if type(result) is DrivenCall:
+                result.observe(driven_end, call)
+                return result
+            return awaited(call, result)
+
+        return observed
+
+    async def _awaited(self, call: "_Observed", awaitable: Any) -> Any:
+        if call.context is not None:
+            call.token = self._enter(call.context)
+        try:
+            result = await awaitable
+        except BaseException as exc:
+            self._end(call, None, exc)
+            raise
+        self._end(call, result, None)
+        return result
+
+    def _driven_end(self, call: "_Observed", result: Any, exc: Optional[BaseException]) -> None:
+        self._end(call, result, exc)
+
+    def _begin(self, ctx: Any) -> "_Observed":
+        # A message's span begun (and made current) and its count in flight: what _end ends.
         method = ctx.method
         params = ctx.params
         request_id = ctx.request_id
@@ -141,12 +199,8 @@ class ServerTelemetry(Middleware):
         if target is None:
             target = self._target_of(method, name, version)
         connection = ctx.connection
+        call = _Observed(ctx, target)
         tracer = self._tracer
-        span: Any = None
-        token: Any = None
-        span_context: Any = None
-        fast: Any = None
-        started = 0
         if tracer is not None:
             # The attributes go in once, at start (the sampler sees them; one validation
             # pass instead of one per set_attribute): the target's, then this request's.
@@ -182,52 +236,52 @@ class ServerTelemetry(Middleware):
                     if headers is not None:
                         parent = self._extract_headers(headers)
             # One clock read for the span's start and the duration metric's.
-            started = time_ns()
+            started = call.started = time_ns()
             fast = self._fast
             begun = None if fast is None else fast.begin(target.name, self._server_kind, parent, span_attrs, links,
                                                          started)
             if begun is not None:
-                span, span_context, token = begun
+                call.span, call.context, call.token = begun
+                call.fast = fast
             else:
-                fast = None
-                span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
-                                         attributes=span_attrs, links=links, start_time=started)
-                span_context = self._set_span(span, parent)
-                token = self._attach(span_context)
+                span = call.span = tracer.start_span(target.name, context=parent, kind=self._server_kind,
+                                                     attributes=span_attrs, links=links, start_time=started)
+                context = call.context = self._set_span(span, parent)
+                call.token = self._attach(context)
             if ctx.progress is not None:
                 # notifications/progress the handler sends become events of this span.
-                ctx.progress = _TracedProgress(ctx.progress, span)
-        sinks = self.metrics
-        if sinks:
+                ctx.progress = _TracedProgress(ctx.progress, call.span)
+        if self.metrics:
             self._in_flight.value += 1
             if self._adding:
                 for sink in self._adding:
                     sink.add(a.SERVER_ACTIVE_REQUESTS, 1)
-            if span is None:
-                started = time_ns()
+            if call.span is None:
+                call.started = time_ns()
+        return call
+
+    def _enter(self, context: Any) -> Any:
+        # ``context`` (a span's, made by _begin) current again: the token for _leave.
+        return self._attach(context)
+
+    def _leave(self, call: "_Observed") -> None:
+        # The context before the span's made current again (once).
+        token = call.token
+        if token is not None:
+            call.token = None
+            if call.fast is not None:
+                call.fast.leave(token)
+            else:
+                self._detach(token)
+
+    def _end(self, call: "_Observed", result: Any, exc: Optional[BaseException]) -> None:
+        # The message's outcome (``exc`` None: it returned ``result``) on its span and metrics.
+        span = call.span
         error_type: Optional[str] = None
         refused = False
-        try:
-            result = await call_next(ctx)
-        except JSONRPCError as exc:
-            error_type = str(exc.code)
-            # A refused call may name a tool or prompt that does not exist (the peer chose
-            # the name): kept out of the metric's attributes, whose sets must stay few.
-            refused = True
-            if span is not None:
-                span.set_attributes({a.ERROR_TYPE: error_type, a.RPC_RESPONSE_STATUS_CODE: error_type})
-                span.set_status(self._error, exc.message)
-            raise
-        except BaseException as exc:
-            error_type = "cancelled" if type(exc).__name__ == "CancelledError" else type(exc).__qualname__
-            if span is not None:
-                span.set_attribute(a.ERROR_TYPE, error_type)
-                if isinstance(exc, Exception):
-                    span.record_exception(exc)
-                    span.set_status(self._error, str(exc))
-            raise
-        else:
+        if exc is None:
             if type(result) is dict:
+                method = call.method
                 if method == methods.TOOLS_CALL:
                     if result.get("isError") is True:
                         error_type = a.TOOL_ERROR
@@ -242,28 +296,41 @@ class ServerTelemetry(Middleware):
                     negotiated = result.get("protocolVersion")
                     if span is not None and type(negotiated) is str:
                         span.set_attribute(a.MCP_PROTOCOL_VERSION, negotiated)
-                    if connection is not None:
-                        self._session_opened(connection, negotiated)
-            return result
-        finally:
-            ended = time_ns()
+                    if call.connection is not None:
+                        self._session_opened(call.connection, negotiated)
+        elif isinstance(exc, JSONRPCError):
+            error_type = str(exc.code)
+            # A refused call may name a tool or prompt that does not exist (the peer chose
+            # the name): kept out of the metric's attributes, whose sets must stay few.
+            refused = True
             if span is not None:
-                if fast is not None:
-                    fast.leave(token)
-                else:
-                    self._detach(token)
-                span.end(ended)
-            if sinks:
-                self._in_flight.value -= 1
-                if self._adding:
-                    for sink in self._adding:
-                        sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
-                if request_id is not None:
-                    # The span's own duration where there is one (the same two clock reads).
-                    seconds = (ended - started) / 1e9
-                    attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
-                    for sink in sinks:
-                        sink.server_operation(seconds, attrs, span_context)
+                span.set_attributes({a.ERROR_TYPE: error_type, a.RPC_RESPONSE_STATUS_CODE: error_type})
+                span.set_status(self._error, exc.message)
+        else:
+            error_type = "cancelled" if type(exc).__name__ == "CancelledError" else type(exc).__qualname__
+            if span is not None:
+                span.set_attribute(a.ERROR_TYPE, error_type)
+                if isinstance(exc, Exception):
+                    span.record_exception(exc)
+                    span.set_status(self._error, str(exc))
+        ended = time_ns()
+        if span is not None:
+            if call.token is not None:
+                self._leave(call)
+            span.end(ended)
+        sinks = self.metrics
+        if sinks:
+            self._in_flight.value -= 1
+            if self._adding:
+                for sink in self._adding:
+                    sink.add(a.SERVER_ACTIVE_REQUESTS, -1)
+            if call.request_id is not None:
+                # The span's own duration where there is one (the same two clock reads).
+                seconds = (ended - call.started) / 1e9
+                target = call.target
+                attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
+                for sink in sinks:
+                    sink.server_operation(seconds, attrs, call.context)
 
     def _target_of(self, method: str, name: Optional[str], version: Optional[str]) -> Target:
         # What every request of this method, tool or prompt and version shares: computed
@@ -332,6 +399,24 @@ def _bounded_put(memo: dict, key: str, value: Any) -> None:
         # Oldest first out (dicts keep insertion order).
         del memo[next(iter(memo))]
     memo[key] = value
+
+
+class _Observed:
+    """One message being observed: its span (None: no tracer), the context that span is
+    current in, the token that made it current (None once left), when it started."""
+
+    __slots__ = ("method", "request_id", "connection", "target", "span", "context", "token", "fast", "started")
+
+    def __init__(self, ctx: Any, target: Target) -> None:
+        self.method = ctx.method
+        self.request_id = ctx.request_id
+        self.connection = ctx.connection
+        self.target = target
+        self.span: Any = None
+        self.context: Any = None
+        self.token: Any = None
+        self.fast: Any = None
+        self.started = 0
 
 
 class _TracedProgress:

@@ -358,3 +358,47 @@ def test_a_future_call_lets_go_of_its_argument_at_its_end():
         asyncio.run(main())
     finally:
         gc.enable()
+
+
+def test_observers_are_told_the_end_in_order_before_it_is_reported(monkeypatch):
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: unraisable.append(info.exc_value))
+
+    async def main():
+        told = []
+
+        def observer(name, result, exc):
+            told.append((name, result, None if exc is None else type(exc)))
+            if name == "failing":
+                raise ValueError("observer bug")
+
+        # Returned: every observer in order (one that raises is unraisable), then on_done.
+        future = asyncio.get_running_loop().create_future()
+        call = driven_future(future, lambda done, argument: done.result() + argument, 1)
+        for name in ("inner", "failing", "outer"):
+            call.observe(observer, name)
+        end = asyncio.get_running_loop().create_future()
+        call.start(lambda result, exc: end.set_result((list(told), outcome_of(result, exc))))
+        future.set_result(41)
+        seen, outcome = await end
+        assert seen == [("inner", 42, None), ("failing", 42, None), ("outer", 42, None)]
+        assert outcome == ("returned", 42)
+        assert [type(exc) for exc in unraisable] == [ValueError]
+        # Raised: the exception told, then reported as the end.
+        told.clear()
+        future = later(error=KeyError("gone"))
+
+        async def waits():
+            return await future
+
+        call, end = driven(waits())
+        call.observe(observer, "only")
+        assert await end == ("raised", KeyError, ("gone",))
+        assert told == [("only", None, KeyError)]
+        # After the end, or with what is not callable: refused.
+        with pytest.raises(RuntimeError, match="ended"):
+            call.observe(observer, "late")
+        with pytest.raises(TypeError, match="callable"):
+            driven_future(later(1), lambda done, _: done.result()).observe(42)
+
+    asyncio.run(main())

@@ -736,3 +736,107 @@ def test_a_direct_route_answers_in_the_chains_place_unless_a_middleware_outside_
         assert outer.seen == ["tools/call", "tools/call"] and len(direct.direct) == 2
 
     asyncio.run(main())
+
+
+def test_around_routes_wrap_the_rest_in_plain_calls_and_compose_with_direct_routes():
+    from mcpfast.jsonrpc.driven import DrivenCall, driven_future
+
+    class Around(Middleware):
+        """Records each call it wraps and what came back (result, awaitable, exception)."""
+
+        eager = True
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.seen: list[tuple[str, Any, str]] = []
+            self.chained: list[str] = []
+
+        async def on_request(self, ctx: Any, call_next: Any) -> Any:
+            self.chained.append(ctx.method)
+            return await call_next(ctx)
+
+        def around_route(self, method: str, request: bool, inner: Any) -> Any:
+            if not request:
+                return None
+
+            def observed(params: Any, ctx: Any) -> Any:
+                try:
+                    result = inner(params, ctx)
+                except JSONRPCError as exc:
+                    self.seen.append((method, ctx.request_id, f"error {exc.code}"))
+                    raise
+                if type(result) is DrivenCall:
+                    result.observe(lambda who, value, exc: self.seen.append((method, who, "driven")), ctx.request_id)
+                    return result
+                if asyncio.iscoroutine(result):
+                    async def later() -> Any:
+                        value = await result
+                        self.seen.append((method, ctx.request_id, "awaited"))
+                        return value
+
+                    return later()
+                self.seen.append((method, ctx.request_id, "plain"))
+                return result
+
+            return observed
+
+    class Forwarding(Middleware):
+        """A direct route answering "fwd" through a future (as the gateway's does)."""
+
+        eager = True
+
+        async def on_call_tool(self, ctx: Any, call_next: Any) -> Any:
+            return await call_next(ctx)
+
+        def direct_route(self, method: str, fallback: Any) -> Any:
+            def call_tool(params: Any, ctx: Any) -> Any:
+                if params.get("name") != "fwd":
+                    return fallback(params, ctx)
+                future = asyncio.get_running_loop().create_future()
+                asyncio.get_running_loop().call_soon(future.set_result, {"content": [{"type": "text",
+                                                                                        "text": "forwarded"}]})
+                return driven_future(future, lambda done, _: done.result())
+
+            return call_tool if method == "tools/call" else None
+
+    async def outer_hook(ctx: Any, call_next: Any) -> Any:
+        return await call_next(ctx)
+
+    async def run(*middleware: Any) -> list[str]:
+        app = Server("around", middleware=middleware)
+
+        @app.tool()
+        def now() -> str:
+            return "now"
+
+        @app.tool()
+        async def waits() -> str:
+            await asyncio.sleep(0)
+            return "later"
+
+        @app.tool()
+        def fwd() -> str:
+            return "not forwarded"
+
+        async with mcpfast.connect(app) as client:
+            texts = [(await client.call_tool(name))["content"][0]["text"] for name in ("now", "waits", "fwd")]
+            with pytest.raises(JSONRPCError) as refused:
+                await client.call_tool("missing")
+            assert refused.value.code == -32602
+            return texts
+
+    async def main() -> None:
+        # Outermost: every request through the around route, the chain's hook never linked.
+        first, second = Around("a"), Around("b")
+        assert await run(first, second, Forwarding()) == ["now", "later", "forwarded"]
+        calls = [entry for entry in first.seen if entry[0] == "tools/call"]
+        assert [outcome for _, _, outcome in calls] == ["plain", "awaited", "driven", "error -32602"]
+        # The inner around route saw the same calls (the direct one included: a DrivenCall).
+        assert [e[2] for e in second.seen if e[0] == "tools/call"] == ["plain", "awaited", "driven", "error -32602"]
+        assert first.chained == [] and second.chained == []
+        # Behind a plain callable (it sees every message): the chain, hooks and all.
+        third = Around("c")
+        assert await run(outer_hook, third) == ["now", "later", "not forwarded"]
+        assert third.seen == [] and third.chained.count("tools/call") == 4
+
+    asyncio.run(main())

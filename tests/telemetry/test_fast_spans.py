@@ -63,8 +63,11 @@ def traced_app() -> Any:
     return app
 
 
-def recorded_run(monkeypatch: pytest.MonkeyPatch, public: bool) -> tuple[Recorded, list[str]]:
-    """One fresh SDK set-up, the same requests; the handler's span types."""
+def recorded_run(monkeypatch: pytest.MonkeyPatch, public: bool,
+                 behind: bool = False) -> tuple[Recorded, list[str]]:
+    """One fresh SDK set-up, the same requests; the handler's span types. ``behind``: the
+    telemetry behind a plain middleware (which sees every message), so that it runs as a
+    hook of the chain rather than as the pipeline's around route."""
     if public:
         monkeypatch.setenv("MCPFAST_TELEMETRY_PATH", "public")
     else:
@@ -76,6 +79,14 @@ def recorded_run(monkeypatch: pytest.MonkeyPatch, public: bool) -> tuple[Recorde
 
     metrics.set_meter_provider(recorded.meter_provider)
     app = traced_app()
+    if behind:
+        from mcpfast.telemetry import server_telemetry
+
+        async def outside(ctx: Any, call_next: Any) -> Any:
+            return await call_next(ctx)
+
+        app.add_middleware(outside)
+        app.add_middleware(server_telemetry())
     kinds: list[str] = []
 
     async def main() -> None:
@@ -155,6 +166,22 @@ def test_the_fast_and_the_public_path_export_the_same_spans(monkeypatch):
     assert refused["status"][0] == "ERROR" and refused["attributes"]["error.type"] == "-32602"
     server_add = next(s for s in fast_spans_ if s["name"] == "tools/call add" and s["kind"] == "SERVER")
     assert server_add["parent"] == ("tools/call add", "CLIENT") and server_add["parent_remote"] is True
+
+
+def test_the_around_route_and_the_chains_hook_export_the_same_spans(monkeypatch):
+    around, around_kinds = recorded_run(monkeypatch, public=False)
+    chained, chained_kinds = recorded_run(monkeypatch, public=False, behind=True)
+    assert around_kinds == chained_kinds == ["FastSpan"]
+    ours, theirs = normalized(around.spans()), normalized(chained.spans())
+    assert [(s["name"], s["kind"]) for s in ours] == [(s["name"], s["kind"]) for s in theirs]
+    for one, other in zip(ours, theirs):
+        assert one == other, one["name"]
+    # And the same measurements (counts per attribute set).
+    def counts(recorded: Recorded) -> list[tuple]:
+        return sorted((sorted(point.attributes.items()), point.count)
+                      for point in recorded.points("mcp.server.operation.duration"))
+
+    assert counts(around) == counts(chained) and len(counts(around)) >= 5
 
 
 # -- the sampler's decision ---------------------------------------------------------------
@@ -515,3 +542,45 @@ def test_span_contexts_are_the_constructors(as_tuple):
         assert type(made) is SpanContext and made == again and made.is_valid and not made.is_remote
         assert made.trace_state == (TraceState([("k", "v")]) if parent is not None else trace.DEFAULT_TRACE_STATE)
         span.end()
+
+
+def test_the_batch_queue_queues_as_the_processors_emit_and_hands_it_the_rest(monkeypatch, caplog):
+    from mcpfast.telemetry import span_core
+
+    exporter = InMemorySpanExporter()
+    batch = BatchSpanProcessor(exporter, max_queue_size=4, max_export_batch_size=2, schedule_delay_millis=60_000)
+    processor = batch._batch_processor
+    queue = span_core.BatchQueue(processor)
+    emitted: list[Any] = []
+    own_emit = processor.emit
+    monkeypatch.setattr(processor, "emit", lambda span: (emitted.append(span), own_emit(span)))
+    provider = TracerProvider()
+    fast = fast_tracer(provider, "mcpfast", "1")
+    spans = [fast.start(f"s{i}", trace.SpanKind.SERVER, None, {}) for i in range(6)]
+    # Queued in front, as emit does; the processor's own emit never called.
+    queue.emit(spans[0])
+    assert list(processor._queue) == [spans[0]] and emitted == []
+    # The batch size reached: the worker is woken and exports them.
+    queue.emit(spans[1])
+    from loop import eventually
+
+    # (The worker is a thread: waited for, bounded.)
+    asyncio.run(eventually(lambda: len(exporter.get_finished_spans()) == 2))
+    assert emitted == []
+    # A full queue: the processor's emit (which drops the oldest and says so).
+    processor._worker_awaken.set = lambda: None  # (the worker kept asleep: the queue fills)
+    for span in spans[2:6]:
+        processor._queue.appendleft(span)
+    with caplog.at_level("WARNING"):
+        queue.emit(spans[0])
+    assert emitted == [spans[0]] and "Queue full" in caplog.text
+    # In another process than the processor's (a fork not yet seen by it): its emit.
+    monkeypatch.setattr(processor, "_pid", -1)
+    processor._queue.clear()
+    queue.emit(spans[1])
+    assert emitted[-1] is spans[1]
+    monkeypatch.undo()
+    batch.shutdown()
+    # Shut down: its emit, which ignores the span.
+    queue.emit(spans[2])
+    assert spans[2] not in processor._queue

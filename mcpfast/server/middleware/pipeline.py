@@ -40,8 +40,11 @@ The chain sees what passes the per-connection checks (the initialization gate an
 own request); each 2026-07-28 retry of an InputRequiredResult is a request of its own.
 
 A middleware may also answer a method in one call (:meth:`Middleware.direct_route`: a
-handler run in the chain's place, which falls back to the chain where it cannot): taken
-only when no middleware outside it hooks that method, so that nothing it skips would run.
+handler run in the chain's place, which falls back to the chain where it cannot), or do
+its work around the rest of the chain in plain calls (:meth:`Middleware.around_route`: a
+handler around the handler of everything inside it, no coroutine of its own): each taken
+only when no middleware outside it hooks that method (or all those that do have an around
+route), so that nothing it skips would run.
 """
 
 from __future__ import annotations
@@ -155,6 +158,15 @@ class Middleware:
         a DrivenCall) and by returning ``fallback(params, ctx)`` (the whole chain) where it
         cannot; None (the default) when there is none. Used only when no middleware
         outside this one hooks ``method``."""
+        return None
+
+    def around_route(self, method: str, request: bool, inner: Handler) -> Optional[Handler]:
+        """A handler ``(params, ctx)`` doing what this middleware's hooks do for ``method``
+        (a request when ``request``) around ``inner``, the handler of everything inside
+        it, in plain calls: it calls ``inner(params, ctx)`` once and returns what that
+        returns (a result, or an awaitable it may wrap: a DrivenCall stays one) or raises
+        what it raises. None (the default) when there is none. Used only when every
+        middleware outside this one that hooks ``method`` has one too."""
         return None
 
     def link(self, method: str, request: bool, call_next: CallNext) -> CallNext:
@@ -279,34 +291,53 @@ class _Routes(Mapping[str, Route]):
     """The routes of one table of a Router, each wrapped in the chain when first asked
     for (and again when the Router's route for the method changed)."""
 
-    __slots__ = ("_base", "_middleware", "_request", "_inline", "_wrapped")
+    __slots__ = ("_base", "_middleware", "_request", "_wrapped")
 
     def __init__(self, base: dict[str, Route], middleware: tuple[Any, ...], request: bool) -> None:
         self._base = base
         self._middleware = middleware
         self._request = request
-        self._inline = not request or all(getattr(mw, "eager", False) is True for mw in middleware)
         # method -> (the Router's route, its wrapped route): one per registered method.
         self._wrapped: dict[str, tuple[Route, Route]] = {}
 
-    def _wrap(self, method: str, endpoint: CallNext, *, known: bool = True) -> Route:
-        chain = _chain(self._middleware, method, self._request, endpoint)
-        handler = _inline_handler(chain) if self._inline else _request_handler(chain)
-        # (An unknown method's route is made per request and answers an error: no direct route.)
-        direct = self._direct(method, handler) if self._request and known else None
-        if direct is not None:
-            return Route(method, direct, is_async=False)
-        return Route(method, handler, is_async=not self._inline)
+    def _wrap(self, method: str, endpoint: CallNext, handler: Optional[Handler] = None) -> Route:
+        # handler: the Router's own handler for the method (None: an unknown method, whose
+        # route is made per request and answers an error: the chain as it is).
+        if handler is not None:
+            plain = self._plain(self._middleware, method, handler, endpoint, outermost=True)
+            if plain is not None:
+                return Route(method, plain, is_async=False)
+        handler, is_async = self._chained(self._middleware, method, endpoint)
+        return Route(method, handler, is_async=is_async)
 
-    def _direct(self, method: str, fallback: Handler) -> Optional[Handler]:
-        # The direct route of the outermost middleware that hooks ``method``, if it has one.
-        for mw in self._middleware:
+    def _chained(self, middleware: tuple[Any, ...], method: str, endpoint: CallNext) -> tuple[Handler, bool]:
+        # The chain of ``middleware`` around the endpoint as a handler, and whether it is async.
+        chain = _chain(middleware, method, self._request, endpoint)
+        if not self._request or all(getattr(mw, "eager", False) is True for mw in middleware):
+            return _inline_handler(chain), False
+        return _request_handler(chain), True
+
+    def _plain(self, middleware: tuple[Any, ...], method: str, handler: Handler,
+               endpoint: CallNext, outermost: bool = False) -> Optional[Handler]:
+        # The route in plain calls, where the outermost middleware that hooks ``method``
+        # has a direct route, or an around route over this of the ones inside it (or the
+        # chain of those); inside an around route, the Router's handler itself where none
+        # hooks it (outermost, the chain as before: it runs in a context of its own); else None.
+        for index, mw in enumerate(middleware):
             if not isinstance(mw, Middleware):
                 return None  # a plain callable sees every message
-            if mw.link(method, True, _unlinked) is _unlinked:
+            if mw.link(method, self._request, _unlinked) is _unlinked:
                 continue
-            return mw.direct_route(method, fallback)
-        return None
+            if self._request:
+                direct = mw.direct_route(method, self._chained(middleware[index:], method, endpoint)[0])
+                if direct is not None:
+                    return direct
+            rest = middleware[index + 1:]
+            inner = self._plain(rest, method, handler, endpoint)
+            if inner is None:
+                inner = self._chained(rest, method, endpoint)[0]
+            return mw.around_route(method, self._request, inner)
+        return None if outermost else handler
 
     def get(self, method: str, default: Any = None) -> Any:
         route = self._base.get(method)
@@ -315,12 +346,11 @@ class _Routes(Mapping[str, Route]):
                 return default
             # Unknown methods pass the chain too (a logger or limiter sees them); not
             # remembered, since their names come from the peer.
-            return self._wrap(method, _unknown_request if self._request else _unknown_notification,
-                              known=False)
+            return self._wrap(method, _unknown_request if self._request else _unknown_notification)
         known = self._wrapped.get(method)
         if known is not None and known[0] is route:
             return known[1]
-        wrapped = self._wrap(method, _endpoint(route.handler))
+        wrapped = self._wrap(method, _endpoint(route.handler), route.handler)
         self._wrapped[method] = (route, wrapped)
         return wrapped
 
