@@ -3,9 +3,9 @@ meter provider when it collects, instead of an SDK ``record()`` per request (whi
 validates, copies and hashes the attributes and takes two locks each time).
 
 :class:`Aggregator` keeps, per attribute set, the bucket counts (the convention's
-boundaries), sum, count, min and max: a lock, a dict lookup and a few additions per
-value. At collection the SDK first runs the observable instruments' callbacks: one of
-them, an observable gauge ``mcpfast.aggregation.flush`` that never observes anything (so it
+boundaries), sum, count, min and max: a dict lookup and a few additions per value, in
+C (:mod:`mcpfast.telemetry.aggregate_core`). At collection the SDK first runs the
+observable instruments' callbacks: one of them, an observable gauge ``mcpfast.aggregation.flush`` that never observes anything (so it
 is never exported), registered once per meter provider, calls :meth:`SDKFeed.flush` of
 every feed of that provider, which merges what was aggregated since the last collection into the
 SDK's own aggregation of each reader, exactly as ``record()`` of each value would have
@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from bisect import bisect_left
-from math import inf
-from time import time_ns
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
+
+from mcpfast.telemetry.aggregate_core import AggregatorCore, Series
 
 __all__ = ["FLUSH_INSTRUMENT", "Aggregator", "SDKFeed", "Series", "sdk_feed"]
 
@@ -47,114 +46,11 @@ _FEEDS: "weakref.WeakKeyDictionary[Any, weakref.WeakSet[SDKFeed]]" = weakref.Wea
 _FEEDS_LOCK = threading.Lock()
 
 
-class Series:
-    """One attribute set's aggregate since the last collection."""
-
-    __slots__ = ("attributes", "counts", "total", "count", "low", "high", "first_ns", "exemplars")
-
-    def __init__(self, attributes: dict[str, Any], buckets: int) -> None:
-        self.attributes = attributes
-        self.counts = [0] * buckets
-        self.total = 0.0
-        self.count = 0
-        self.low = inf
-        self.high = -inf
-        # What the SDK's aggregation would take as its start (its first record).
-        self.first_ns = time_ns()
-        # bucket index -> [the last exemplar candidate, the last one before it whose
-        # context had a span, if the last one's had none] (each (value, time, context,
-        # has a span)): the SDK's bucket keeps the latest value and the latest span ids.
-        self.exemplars: Optional[dict[int, list]] = None
-
-
-class Aggregator:
-    """Values per attribute set with explicit bucket ``bounds``, taken out by
-    :meth:`take` (thread safe: records on the event loop, takes in a reader's thread)."""
-
-    __slots__ = ("bounds", "exemplars", "_series", "_by_id", "_lock", "_current", "_direct")
-
-    def __init__(self, bounds: Sequence[float], *, direct_context: bool = True) -> None:
-        """``direct_context``: find the span of a context as
-        :func:`mcpfast.telemetry.fast_spans.direct_context_parts` allows (False: through the
-        API's get_current_span always)."""
-        self.bounds = tuple(bounds)
-        self._direct = direct_context
-        #: Which values are exemplar candidates: "off", "on", "trace" (a sampled span).
-        self.exemplars = "off"
-        self._current: Any = None
-        self._series: dict[tuple, Series] = {}
-        # id(attribute dict) -> (the dict, its series) until the next take: the callers
-        # hand the same cached dict again and again, so its content is sorted and hashed
-        # once per collection (the entry holds the dict: its id stays its own).
-        self._by_id: dict[int, tuple[Mapping[str, Any], Series]] = {}
-        self._lock = threading.Lock()
-
-    def record(self, value: float, attributes: Mapping[str, Any], context: Any = None) -> None:
-        """One value; ``context``: the trace context (None: the current one), for exemplars.
-        Negative and non-finite values are ignored, as the SDK's histogram does."""
-        if not 0.0 <= value < inf:
-            return
-        mode = self.exemplars
-        if mode == "off":
-            exemplar = None
-        else:
-            current = self._current
-            if mode == "trace" and current is not None and current[3] is not None:
-                # The trace-based filter in line for what most values have: no span at
-                # all (never passes), or one of a class always sampled (a fast span:
-                # passes without reading its flags).
-                if context is None:
-                    context = current[0]()
-                span = context.get(current[3])
-                if span is None:
-                    exemplar = None
-                elif type(span) in current[6]:
-                    exemplar = (context, True)
-                else:
-                    exemplar = self._exemplar(context)
-            else:
-                exemplar = self._exemplar(context)
-        lock = self._lock
-        lock.acquire()
-        try:
-            found = self._by_id.get(id(attributes))
-            if found is not None and found[0] is attributes:
-                series = found[1]
-            else:
-                series = self._series_of(attributes)
-            index = bisect_left(self.bounds, value)
-            series.counts[index] += 1
-            series.total += value
-            series.count += 1
-            if value < series.low:
-                series.low = value
-            if value > series.high:
-                series.high = value
-            if exemplar is not None:
-                self._offer(series, index, value, exemplar)
-        finally:
-            lock.release()
-
-    def _series_of(self, attributes: Mapping[str, Any]) -> Series:
-        # (Under the lock.) The series of this content, found or made, remembered by id.
-        key = tuple(sorted(attributes.items()))
-        series = self._series.get(key)
-        if series is None:
-            series = self._series[key] = Series(dict(attributes), len(self.bounds) + 1)
-        if len(self._by_id) < _ID_MEMO_LIMIT:
-            self._by_id[id(attributes)] = (attributes, series)
-        return series
-
-    def _offer(self, series: Series, index: int, value: float, exemplar: tuple) -> None:
-        slots = series.exemplars
-        if slots is None:
-            slots = series.exemplars = {}
-        entry = (value, time_ns(), exemplar[0], exemplar[1])
-        old = slots.get(index)
-        if entry[3] or old is None:
-            slots[index] = [entry, None]
-        else:
-            slots[index] = [entry, old[0] if old[0][3] else old[1]]
+class Aggregator(AggregatorCore):
+    """Values per attribute set with explicit bucket ``bounds``, taken out by ``take``
+    (thread safe: records on the event loop, takes in a reader's thread). ``record`` and
+    ``take`` are compiled (:mod:`mcpfast.telemetry.aggregate_core`); the exemplar filter's
+    general case is here."""
 
     def _exemplar(self, context: Any) -> Optional[tuple]:
         # (context, whether it has a span) when this value is an exemplar candidate.
@@ -183,14 +79,6 @@ class Aggregator:
             # W3C sampled flag is bit 0 (TraceFlags.SAMPLED).
             return (context, True) if span.get_span_context().trace_flags & _SAMPLED else None
         return (context, span != current[2])
-
-    def take(self) -> list[Series]:
-        """The series recorded since the last take (then forgotten here)."""
-        with self._lock:
-            taken = self._series
-            self._series = {}
-            self._by_id = {}
-        return list(taken.values())
 
 
 def _span_lookup(direct_wanted: bool) -> tuple:

@@ -325,3 +325,19 @@ def test_a_traced_requests_duration_is_its_spans(fast_path):
                 and dict(key[1]).get(a.GEN_AI_TOOL_NAME) == "add"]
     # One clock read each for the span's start and end and the duration metric.
     assert point[1] == 1 and point[2] == round((span.end_time - span.start_time) / 1e9, 9)
+
+
+def test_the_aggregator_ignores_what_the_sdk_ignores_and_refuses_bad_bounds():
+    aggregator = Aggregator((1.0, 2.0))
+    attrs = {"k": "v"}
+    for value in (-1.0, float("nan"), float("inf"), 2.0, 2):
+        aggregator.record(value, attrs)
+    (series,) = aggregator.take()
+    # Only the two finite non-negative values; a value on a bound is in that bound's bucket.
+    assert (series.counts, series.count, series.total) == ([0, 2, 0], 2, 4.0)
+    with pytest.raises(ValueError, match="increasing"):
+        Aggregator((2.0, 1.0))
+    with pytest.raises(ValueError, match="exemplars"):
+        aggregator.exemplars = "sometimes"
+    with pytest.raises(TypeError):
+        aggregator.record("1.0", attrs)
