@@ -5,9 +5,10 @@ validates, copies and hashes the attributes and takes two locks each time).
 :class:`Aggregator` keeps, per attribute set, the bucket counts (the convention's
 boundaries), sum, count, min and max: a dict lookup and a few additions per value, in
 C (:mod:`mcpfast.telemetry.aggregate_core`). At collection the SDK first runs the
-observable instruments' callbacks: one of them, an observable gauge ``mcpfast.aggregation.flush`` that never observes anything (so it
-is never exported), registered once per meter provider, calls :meth:`SDKFeed.flush` of
-every feed of that provider, which merges what was aggregated since the last collection into the
+observable instruments' callbacks: one of them, an observable gauge
+``mcpfast.aggregation.flush`` that never observes anything (so it is never exported),
+registered once per meter provider, calls :meth:`SDKFeed.flush` of every feed of that
+provider, which merges what was aggregated since the last collection into the
 SDK's own aggregation of each reader, exactly as ``record()`` of each value would have
 left it (counts per bucket, sum, min, max, attributes, temporality, start time, the
 cardinality limit's overflow); then the SDK collects as usual. Exemplars: the provider's
