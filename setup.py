@@ -144,6 +144,7 @@ EXTENSIONS = [
     ext("mcpfast.server.tools_call"),
     ext("mcpfast.telemetry.span_core"),
     ext("mcpfast.telemetry.aggregate_core"),
+    ext("mcpfast.telemetry.server_core"),
     ext("mcpfast.transports.http.post_reply"),
     ext("mcpfast.transports.http.post_front"),
     ext("mcpfast.transports.http.http_connection"),

@@ -59,11 +59,8 @@ def _observed(reader: InMemoryMetricReader) -> int:
     raise AssertionError("no active-requests metric")
 
 
-def test_requests_in_flight_are_reported_by_every_kind_of_sink():
-    reader = InMemoryMetricReader()
-    otel = OTelMetrics(MeterProvider(metric_readers=[reader]))
-    prometheus = PrometheusMetrics()
-    adding = Adding()
+def waiting_app() -> tuple[Server, asyncio.Event, list[int]]:
+    """An app whose tool ``wait`` waits for the event; ``entered`` grows as calls reach it."""
     app = Server("in-flight", telemetry=False)
     release = asyncio.Event()
     entered: list[int] = []
@@ -74,6 +71,15 @@ def test_requests_in_flight_are_reported_by_every_kind_of_sink():
         await release.wait()
         return "done"
 
+    return app, release, entered
+
+
+def test_requests_in_flight_are_reported_by_every_kind_of_sink():
+    reader = InMemoryMetricReader()
+    otel = OTelMetrics(MeterProvider(metric_readers=[reader]))
+    prometheus = PrometheusMetrics()
+    adding = Adding()
+    app, release, entered = waiting_app()
     app.add_middleware(ServerTelemetry(None, [otel, prometheus, adding]))
     client_prometheus = PrometheusMetrics()
     client_adding = Adding()
@@ -118,3 +124,27 @@ def test_tracked_counts_add_the_gauges_and_forget_the_gone():
         counts.track("no.such.count", Gauge())
     with pytest.raises(KeyError):
         counts.add("no.such.count", 1)
+
+
+def test_sinks_given_to_the_telemetry_later_count_the_requests_in_flight_too():
+    # (What the Server does with the sinks it serves at /metrics when the user installed
+    # a telemetry middleware of their own.)
+    first, later, adding = PrometheusMetrics(), PrometheusMetrics(), Adding()
+    app, release, entered = waiting_app()
+    telemetry = ServerTelemetry(None, [first])
+    telemetry.metrics = (*telemetry.metrics, later, adding)
+    app.add_middleware(telemetry)
+    during: list[tuple] = []
+
+    async def main() -> None:
+        async with mcpfast.connect(app, observer=None) as client:
+            calls = [asyncio.ensure_future(client.call_tool("wait")) for _ in range(2)]
+            await until(lambda: len(entered) == 2)
+            during.append(tuple(sink.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] for sink in (first, later))
+                          + (adding.counts[a.SERVER_ACTIVE_REQUESTS],))
+            release.set()
+            await asyncio.gather(*calls)
+
+    asyncio.run(main())
+    assert during == [(2, 2, 2)]
+    assert [sink.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] for sink in (first, later)] == [0, 0]
