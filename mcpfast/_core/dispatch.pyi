@@ -74,6 +74,9 @@ class ContextCore:
     shape_result: Optional[Callable[[Any], Any]]
     progress: Any
     _channel: Any
+    @property
+    def channel(self) -> Any:
+        """The reply channel of the request while it runs; None without one or once done."""
 
 class ContextFactory:
     """A context factory the request path calls in C (its compiled ``make``); the base

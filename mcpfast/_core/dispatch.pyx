@@ -338,6 +338,11 @@ cdef class ContextCore:
     :class:`mcpfast.jsonrpc.context.RequestContext`, which documents them and fills them
     with :func:`fill_context`."""
 
+    @property
+    def channel(self):
+        """The reply channel of the request while it runs; None without one or once done."""
+        return self._channel
+
 
 @cython.auto_pickle(False)
 cdef class ContextFactory:

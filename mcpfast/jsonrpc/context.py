@@ -80,11 +80,6 @@ class RequestContext(ContextCore):
         if "progressToken" in self.meta:
             self.progress = reporter_for(self.meta, request_id, session, channel)
 
-    @property
-    def channel(self) -> ReplyChannel | None:
-        """The reply channel of the request while it runs; None without one or once done."""
-        return self._channel
-
     def mark_cancelled(self, reason: str | None) -> None:
         """The peer cancelled this request (the session calls this): sets ``cancelled`` and
         ``cancel_reason``."""

@@ -2,6 +2,9 @@
 # being observed), ServerTelemetryCore under mcpfast.telemetry.server.ServerTelemetry,
 # ObservedRoute (its around route's handler).
 
+from mcpfast.telemetry.span_core cimport SpanCore, TracerCore
+
+
 cdef class Observed:
     cdef public object method
     cdef public object request_id
@@ -13,7 +16,7 @@ cdef class Observed:
     cdef public object span
     cdef public object context
     cdef public object token
-    cdef public object fast
+    cdef public TracerCore fast
     cdef public long long started
 
 
@@ -21,7 +24,7 @@ cdef class ServerTelemetryCore:
     # The tracer (None: no spans), its fast path (None: the public calls) and what the
     # public path and the error status need.
     cdef public object _tracer
-    cdef public object _fast
+    cdef public TracerCore _fast
     cdef public object _server_kind
     cdef public object _error
     cdef public object _attach

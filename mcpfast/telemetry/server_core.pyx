@@ -102,6 +102,7 @@ cdef class ServerTelemetryCore:
         target = <object>found if found != NULL else self._target_of(method, name, version)
         connection = ctx.connection
         cdef Observed call = Observed.__new__(Observed)
+        cdef TracerCore fast
         call.method = method
         call.request_id = request_id
         call.connection = connection
@@ -146,8 +147,8 @@ cdef class ServerTelemetryCore:
             started = _time_ns()
             call.started = started
             fast = self._fast
-            begun = None if fast is None else fast.begin(target.name, self._server_kind, parent, span_attrs, links,
-                                                         started)
+            begun = None if fast is None else fast.begin_span(target.name, self._server_kind, parent, span_attrs,
+                                                              links, started)
             if begun is not None:
                 call.span, call.context, call.token = <tuple>begun
                 call.fast = fast
@@ -174,7 +175,7 @@ cdef class ServerTelemetryCore:
         if token is not None:
             call.token = None
             if call.fast is not None:
-                call.fast.leave(token)
+                call.fast.leave_context(token)
             else:
                 self._detach(token)
         return 0
@@ -221,7 +222,10 @@ cdef class ServerTelemetryCore:
         if span is not None:
             if call.token is not None:
                 self.leave(call)
-            span.end(ended)
+            if isinstance(span, SpanCore):
+                (<SpanCore>span).end_span(ended)
+            else:
+                span.end(ended)
         sinks = self._sinks
         if sinks:
             gauge = self._in_flight

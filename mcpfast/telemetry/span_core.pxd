@@ -55,6 +55,10 @@ cdef class TracerCore:
 
     cdef object _new_span(self, object name, object kind, object parent, object attributes,
                           object links, object start_time)
+    # begin() and leave() for a caller in C.
+    cdef object begin_span(self, object name, object kind, object parent_context, dict attributes,
+                           object links, object start_time)
+    cdef int leave_context(self, object token) except -1
 
 
 cdef class SpanCore:
@@ -72,3 +76,6 @@ cdef class SpanCore:
     cdef public object _resource
     cdef public object _instrumentation_info
     cdef public object _instrumentation_scope
+
+    # end() for a caller in C.
+    cdef int end_span(self, object end_time) except -1

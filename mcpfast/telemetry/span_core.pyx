@@ -78,6 +78,10 @@ cdef class TracerCore:
         """A span started and made current: (the span, the context it is current in,
         the token for :meth:`leave`), or None when the public path must be taken.
         ``attributes``: the span's own dict from now on (not copied)."""
+        return self.begin_span(name, kind, parent_context, attributes, links, start_time)
+
+    cdef object begin_span(self, object name, object kind, object parent_context, dict attributes,
+                           object links, object start_time):
         if not self.direct:
             return self._begin_indirect(name, kind, parent_context, attributes, links, start_time)
         if (self._config.is_enabled is not True or self._tracer.sampler is not self._sampler
@@ -148,14 +152,18 @@ cdef class TracerCore:
 
     def leave(self, token):
         """The context before :meth:`begin` made current again (``detach(token)``)."""
+        self.leave_context(token)
+
+    cdef int leave_context(self, object token) except -1:
         if not self.direct:
             self._reset(token)
-            return
+            return 0
         try:
             PyContextVar_Reset(self._variable, token)
         except Exception:
             # The API's detach says what went wrong (logged, not raised).
             self._detach_public(token)
+        return 0
 
 
 @cython.auto_pickle(False)
@@ -169,8 +177,11 @@ cdef class SpanCore:
         return self._end_time is None
 
     def end(self, end_time=None):
+        self.end_span(end_time)
+
+    cdef int end_span(self, object end_time) except -1:
         if self._end_time is not None:
-            return
+            return 0
         self._end_time = end_time if end_time is not None else _time_ns()
         attributes = self._attributes
         if type(attributes) is not dict:
@@ -180,3 +191,4 @@ cdef class SpanCore:
         ends = owner.ends if owner.multi._span_processors is owner.ends_of else owner.span_ends()
         for end in ends:
             end(self)
+        return 0
