@@ -142,6 +142,7 @@ EXTENSIONS = [
     ext("mcpfast.server.connection_core"),
     ext("mcpfast.server.context_factories"),
     ext("mcpfast.server.tools_call"),
+    ext("mcpfast.server.middleware.routes_core"),
     ext("mcpfast.telemetry.span_core"),
     ext("mcpfast.telemetry.aggregate_core"),
     ext("mcpfast.telemetry.server_core"),

@@ -59,6 +59,7 @@ from mcpfast.jsonrpc.driven import DrivenCall
 from mcpfast.jsonrpc.errors import MethodNotFound
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Handler, Route, Router, is_async_handler
 from mcpfast.protocol import methods
+from mcpfast.server.middleware.routes_core import RoutesCore
 
 __all__ = ["CallNext", "METHOD_HOOKS", "Middleware", "PipelineRouter", "check_middleware", "without_task"]
 
@@ -287,11 +288,11 @@ def _request_handler(chain: CallNext) -> Handler:
     return handle
 
 
-class _Routes(Mapping[str, Route]):
+class _Routes(RoutesCore, Mapping[str, Route]):
     """The routes of one table of a Router, each wrapped in the chain when first asked
     for (and again when the Router's route for the method changed)."""
 
-    __slots__ = ("_base", "_middleware", "_request", "_wrapped")
+    __slots__ = ("_middleware", "_request")
 
     def __init__(self, base: dict[str, Route], middleware: tuple[Any, ...], request: bool) -> None:
         self._base = base
@@ -339,17 +340,19 @@ class _Routes(Mapping[str, Route]):
             return mw.around_route(method, self._request, inner)
         return None if outermost else handler
 
-    def get(self, method: str, default: Any = None) -> Any:
-        route = self._base.get(method)
-        if route is None:
-            if type(method) is not str or method.startswith("rpc."):
-                return default
-            # Unknown methods pass the chain too (a logger or limiter sees them); not
-            # remembered, since their names come from the peer.
-            return self._wrap(method, _unknown_request if self._request else _unknown_notification)
-        known = self._wrapped.get(method)
-        if known is not None and known[0] is route:
-            return known[1]
+    # get(method, default) is RoutesCore's (compiled): a wrapped route already made in two
+    # dict reads, else one of these.
+
+    def _unrouted(self, method: Any, default: Any) -> Any:
+        # A method with no route of its own.
+        if type(method) is not str or method.startswith("rpc."):
+            return default
+        # Unknown methods pass the chain too (a logger or limiter sees them); not
+        # remembered, since their names come from the peer.
+        return self._wrap(method, _unknown_request if self._request else _unknown_notification)
+
+    def _wrap_known(self, method: str, route: Route) -> Route:
+        # The route of a registered method wrapped (first asked for, or its route changed).
         wrapped = self._wrap(method, _endpoint(route.handler), route.handler)
         self._wrapped[method] = (route, wrapped)
         return wrapped
