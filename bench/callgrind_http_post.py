@@ -8,7 +8,10 @@ dearer).
 
 Run once with ``--calls 0`` too: (instructions of N calls - of 0) / N is one POST's cost.
 ``--leg``: stateless (stateless mode, 2025-11-25), session (a 2025-11-25 session), 2026
-(the 2026-07-28 leg). ``bench/callgrind_http_post.sh`` runs every leg and prints the figures.
+(the 2026-07-28 leg). ``--otel``: with the OpenTelemetry SDK set up as the benchmarks'
+telemetry rows do (bench/servers/otel_setup.py: spans and metrics), the server's telemetry
+on. ``bench/callgrind_http_post.sh`` runs every leg and prints the figures (``OTEL=1``: with
+telemetry).
 """
 
 from __future__ import annotations
@@ -27,8 +30,16 @@ BASE = {"host": "127.0.0.1:8000", "content-type": "application/json",
         "accept": "application/json, text/event-stream"}
 
 
-def make_endpoint(leg: str):
-    app = Server("callgrind", telemetry=False)
+def make_endpoint(leg: str, otel: bool = False):
+    if otel:
+        import os
+        import sys
+
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers"))
+        from otel_setup import configure_sdk
+
+        configure_sdk()
+    app = Server("callgrind", telemetry=otel)
 
     @app.tool()
     def add(a: int, b: int) -> int:
@@ -57,10 +68,10 @@ def headers_of(leg: str, session_id: str | None) -> dict:
     return headers
 
 
-async def run(calls: int, leg: str) -> None:
+async def run(calls: int, leg: str, otel: bool = False) -> None:
     # In a running loop, as served (a session schedules its reaper); every answer is
     # known at once (a sync tool), so nothing is awaited.
-    endpoint = make_endpoint(leg)
+    endpoint = make_endpoint(leg, otel)
     session_id = None
     if leg == "session":
         init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -75,6 +86,9 @@ async def run(calls: int, leg: str) -> None:
     headers = headers_of(leg, session_id)
     # Made in every run, whatever --calls (the empty run subtracts their cost).
     requests = [HTTPRequest("POST", "/mcp", dict(headers), call_body(i, leg)) for i in range(max(calls, MADE))]
+    # One call first in every run, whatever --calls: what the first request sets up once
+    # (the telemetry and the modules it imports) is not counted as a call's.
+    endpoint.handle(HTTPRequest("POST", "/mcp", dict(headers), call_body(MADE + 1, leg)))
     for index in range(calls):
         answer = endpoint.handle(requests[index])
         if type(answer) is not HTTPResponse or b"structuredContent" not in answer.body:
@@ -86,8 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=MADE)
     parser.add_argument("--leg", choices=("stateless", "session", "2026"), default="stateless")
+    parser.add_argument("--otel", action="store_true", help="the OpenTelemetry SDK set up, telemetry on")
     args = parser.parse_args()
-    asyncio.run(run(args.calls, args.leg))
+    asyncio.run(run(args.calls, args.leg, args.otel))
 
 
 if __name__ == "__main__":
