@@ -43,7 +43,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from mcpfast.jsonrpc.router import Handler
 from mcpfast.protocol import methods
-from mcpfast.server.middleware.pipeline import CallNext, Middleware
+from mcpfast.server.middleware.pipeline import CallNext, Middleware, run_inline
 from mcpfast.telemetry import attributes as a
 from mcpfast.telemetry.metrics import MetricsSink, gauge_for
 from mcpfast.telemetry.server_core import Observed, ObservedRoute, ServerTelemetryCore
@@ -142,8 +142,13 @@ class ServerTelemetry(ServerTelemetryCore, Middleware):
         around route, compiled: :class:`~mcpfast.telemetry.server_core.ObservedRoute`): a
         request answered at once is observed with no coroutine; one that suspends at its
         end (a DrivenCall through its observer, any other awaitable in :meth:`_awaited`,
-        which awaits it with the span current)."""
+        begun at once, which awaits it with the span current)."""
         return ObservedRoute(self, inner)
+
+    def _awaited_inline(self, call: Observed, awaitable: Any) -> Any:
+        # _awaited begun here (so that a request closed or cancelled before its task runs
+        # still ends its span and its count): its result, or what goes on with the rest.
+        return run_inline(self._awaited(call, awaitable))
 
     async def _awaited(self, call: Observed, awaitable: Any) -> Any:
         if call.context is not None:

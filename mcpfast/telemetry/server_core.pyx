@@ -6,7 +6,7 @@ its count in flight, and at its end its outcome on the span and the duration met
 
 The rules are the ones server.py's docstring states; what needs more than a look at the
 message is its Python (``_target_of``, ``_links_for``, ``_remember``, ``_session_opened``,
-``_traced_progress``, ``_awaited``); the span's own work is span_core's.
+``_traced_progress``, ``_awaited_inline``); the span's own work is span_core's.
 
 Why compiled: reading the message, copying the target's attributes, beginning the span, and
 at the end the outcome and the metric were a few hundred interpreted steps per request,
@@ -267,9 +267,9 @@ cdef class ObservedRoute:
             telemetry.end(call, result, None)
             return result
         # The rest runs in its own context (a chain begun inline copied this one, the
-        # span current) or in a task's (_awaited makes the span current there).
+        # span current) or in _awaited's (begun at once, it makes the span current there).
         telemetry.leave(call)
         if type(result) is _DrivenCall:
             result.observe(telemetry._end, call)
             return result
-        return telemetry._awaited(call, result)
+        return telemetry._awaited_inline(call, result)

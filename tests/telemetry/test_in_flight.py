@@ -148,3 +148,38 @@ def test_sinks_given_to_the_telemetry_later_count_the_requests_in_flight_too():
     asyncio.run(main())
     assert during == [(2, 2, 2)]
     assert [sink.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] for sink in (first, later)] == [0, 0]
+
+
+def test_a_request_cancelled_before_its_handler_ran_is_ended_on_its_span_and_its_count():
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    prometheus = PrometheusMetrics()
+    app, release, entered = waiting_app()
+    app.add_middleware(ServerTelemetry(provider, [prometheus]))
+    out: list[bytes] = []
+
+    async def main() -> None:
+        import json
+
+        connection = app.connect(out.append)
+        connection.feed(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}).encode())
+        await until(lambda: len(out) == 1)
+        connection.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        # The call and its cancellation read together: cancelled before its task's first step.
+        connection.feed(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}')
+        connection.feed(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
+        await until(lambda: prometheus.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] == 0
+                    and any(span.name == "tools/call wait" for span in exporter.get_finished_spans()))
+        connection.close()
+
+    asyncio.run(main())
+    (span,) = [span for span in exporter.get_finished_spans() if span.name == "tools/call wait"]
+    assert span.attributes.get(a.ERROR_TYPE) is not None
+    assert prometheus.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] == 0

@@ -61,7 +61,8 @@ from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES, Handler, Route, Router, i
 from mcpfast.protocol import methods
 from mcpfast.server.middleware.routes_core import RoutesCore
 
-__all__ = ["CallNext", "METHOD_HOOKS", "Middleware", "PipelineRouter", "check_middleware", "without_task"]
+__all__ = ["CallNext", "METHOD_HOOKS", "Middleware", "PipelineRouter", "check_middleware", "run_inline",
+           "without_task"]
 
 _LOGGER = logging.getLogger("mcpfast.server")
 # Set by an eager middleware's first step: the rest of this request needs no task.
@@ -264,19 +265,27 @@ async def _drive(coroutine: Any, context: contextvars.Context, yielded: Any) -> 
             return stop.value
 
 
+def run_inline(coroutine: Any) -> Any:
+    """``coroutine``'s first step run here, in a copy of the context: what it returned if
+    that ended it, else what goes on with the rest in the same context -- a DrivenCall when
+    that step called :func:`without_task`, else a coroutine for the session's task. Once
+    begun, a coroutine closed or cancelled before the rest runs still gets to end (its
+    ``except`` and ``finally`` run), which one never started does not."""
+    context = contextvars.copy_context()
+    try:
+        yielded = context.run(coroutine.send, None)
+    except StopIteration as stop:
+        return stop.value
+    if context.get(_WITHOUT_TASK):
+        return DrivenCall(coroutine, context, yielded)
+    return _drive(coroutine, context, yielded)
+
+
 def _inline_handler(chain: CallNext) -> Handler:
     # The chain's first step where the message is read; a chain that suspends goes on in
     # the task the session makes of the awaitable returned.
     def handle(params: Any, ctx: Any) -> Any:
-        coroutine: Any = chain(ctx)  # a coroutine: middleware are coroutine functions
-        context = contextvars.copy_context()
-        try:
-            yielded = context.run(coroutine.send, None)
-        except StopIteration as stop:
-            return stop.value
-        if context.get(_WITHOUT_TASK):
-            return DrivenCall(coroutine, context, yielded)
-        return _drive(coroutine, context, yielded)
+        return run_inline(chain(ctx))  # a coroutine: middleware are coroutine functions
 
     return handle
 
