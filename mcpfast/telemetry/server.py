@@ -18,8 +18,9 @@ tools/call, ``gen_ai.prompt.name``, ``mcp.resource.uri``, and the transport's
 from the connection's ``peer_address`` where the transport knows it. Progress the handler
 reports (``notifications/progress``) becomes events of the span. A JSON-RPC error sets ``error.type``
 and ``rpc.response.status_code`` to its code and the status to ERROR with its message; a
-CallToolResult with ``isError: true`` sets ``error.type`` = ``tool_error``; any other
-exception its class name (recorded as an exception event). ``capture_content=True`` adds
+CallToolResult with ``isError: true`` sets ``error.type`` = ``tool_error``; a request
+cancelled or abandoned before it ended (CancelledError, GeneratorExit) ``cancelled``; any
+other exception its class name (recorded as an exception event). ``capture_content=True`` adds
 ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result`` (JSON; they may hold
 secrets, so off by default). Notifications from the client (progress, cancellation,
 initialized ...) get short spans of their own with the same naming.

@@ -212,7 +212,9 @@ cdef class ServerTelemetryCore:
                 span.set_attributes({ERROR_TYPE: error_type, RPC_RESPONSE_STATUS_CODE: error_type})
                 span.set_status(self._error, exc.message)
         else:
-            error_type = "cancelled" if type(exc).__name__ == "CancelledError" else type(exc).__qualname__
+            # (Closed, GeneratorExit: abandoned before it ended, as a cancelled one is.)
+            error_type = ("cancelled" if type(exc).__name__ in ("CancelledError", "GeneratorExit")
+                          else type(exc).__qualname__)
             if span is not None:
                 span.set_attribute(ERROR_TYPE, error_type)
                 if isinstance(exc, Exception):

@@ -127,5 +127,10 @@ async def _finish_async(ctx: Any, awaitable: Any, finish: Finish, fail: Fail, ex
         return signal.result()
     finally:
         if token is not None:
-            current_context.reset(token)
+            try:
+                current_context.reset(token)
+            except ValueError:
+                # Closed from another context (its request dropped before its task ran, the
+                # coroutine finalized later): the context it set the variable in is gone.
+                pass
     return finish(value, extra)
