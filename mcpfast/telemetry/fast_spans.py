@@ -348,8 +348,7 @@ class FastTracer(TracerCore):
         """A started span (a :class:`FastSpan`, or a ``NonRecordingSpan`` when not
         sampled), or None when the public path must be taken. ``attributes``: the span's
         own dict from now on (not copied); ``start_time``: ns since the epoch (None: now)."""
-        if self._config.is_enabled is not True or self._tracer.sampler is not self._sampler or (
-                self._multi._span_processors is not self._processors and self.processors() is None):
+        if not self._still_fits():
             return None
         if self.direct:
             found = (self._get() if parent_context is None else parent_context).get(self._key)

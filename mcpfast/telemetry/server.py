@@ -156,6 +156,12 @@ class ServerTelemetry(ServerTelemetryCore, Middleware):
             call.token = self._attach(call.context)
         try:
             result = await awaitable
+        except GeneratorExit as exc:
+            # Closed before it ended, often from another context (the request dropped, the
+            # coroutine finalized later): the one the span was made current in is gone.
+            call.token = None
+            self._end(call, None, exc)
+            raise
         except BaseException as exc:
             self._end(call, None, exc)
             raise

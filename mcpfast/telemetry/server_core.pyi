@@ -42,8 +42,6 @@ class ServerTelemetryCore:
         """A message's span begun (and made current) and its count in flight."""
     def _end(self, call: Observed, result: Any, exc: Optional[BaseException]) -> None:
         """The message's outcome on its span and metrics."""
-    def _leave(self, call: Observed) -> None:
-        """The context before the span's made current again (once)."""
 
 @final
 class ObservedRoute:

@@ -82,10 +82,6 @@ cdef class ServerTelemetryCore:
         metrics."""
         self.end(call, result, exc)
 
-    def _leave(self, Observed call not None):
-        """The context before the span's made current again (once)."""
-        self.leave(call)
-
     cdef Observed begin(self, object ctx):
         method = ctx.method
         params = ctx.params

@@ -55,6 +55,8 @@ cdef class TracerCore:
 
     cdef object _new_span(self, object name, object kind, object parent, object attributes,
                           object links, object start_time)
+    # Whether the provider is still as the fast path was checked for.
+    cdef bint still_fits(self) except -1
     # begin() and leave() for a caller in C.
     cdef object begin_span(self, object name, object kind, object parent_context, dict attributes,
                            object links, object start_time)

@@ -51,6 +51,8 @@ class TracerCore:
     def begin(self, name: str, kind: Any, parent_context: Any, attributes: dict,
               links: Optional[Any] = None, start_time: Optional[int] = None) -> Optional[tuple[Any, Any, Any]]:
         """A span started and made current: (span, its context, the token for leave), or None."""
+    def _still_fits(self) -> bool:
+        """Whether the provider is still as the fast path was checked for."""
     def _made(self, name: str, kind: Any, parent: Any, attributes: dict, links: Any,
               start_time: Optional[int]) -> Any:
         """The span under ``parent``, sampled by the plan."""

@@ -84,8 +84,7 @@ cdef class TracerCore:
                            object links, object start_time):
         if not self.direct:
             return self._begin_indirect(name, kind, parent_context, attributes, links, start_time)
-        if (self._config.is_enabled is not True or self._tracer.sampler is not self._sampler
-                or (self._multi._span_processors is not self._processors and self.processors() is None)):
+        if not self.still_fits():
             return None
         current = self._get() if parent_context is None else parent_context
         key = self._key
@@ -98,6 +97,15 @@ cdef class TracerCore:
         # (The C API's store: Context refuses item assignment from Python.)
         PyDict_SetItem(context, key, span)
         return span, context, PyContextVar_Set(self._variable, context)
+
+    def _still_fits(self):
+        """Whether the provider is still as the fast path was checked for (enabled, the
+        same sampler, processors that fit): else the public path."""
+        return self.still_fits()
+
+    cdef bint still_fits(self) except -1:
+        return not (self._config.is_enabled is not True or self._tracer.sampler is not self._sampler
+                    or (self._multi._span_processors is not self._processors and self.processors() is None))
 
     def _made(self, name, kind, parent, attributes, links, start_time):
         """The span under ``parent`` (a SpanContext; None or invalid: a root), sampled by

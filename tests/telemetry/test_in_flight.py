@@ -150,7 +150,7 @@ def test_sinks_given_to_the_telemetry_later_count_the_requests_in_flight_too():
     assert [sink.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] for sink in (first, later)] == [0, 0]
 
 
-def test_a_request_cancelled_before_its_handler_ran_is_ended_on_its_span_and_its_count():
+def test_a_request_cancelled_before_its_handler_ran_is_ended_on_its_span_and_its_count(caplog):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -183,3 +183,5 @@ def test_a_request_cancelled_before_its_handler_ran_is_ended_on_its_span_and_its
     (span,) = [span for span in exporter.get_finished_spans() if span.name == "tools/call wait"]
     assert span.attributes.get(a.ERROR_TYPE) == "cancelled"
     assert prometheus.snapshot()["gauges"][a.SERVER_ACTIVE_REQUESTS] == 0
+    # Its context, gone with it, was not detached from elsewhere (the API would log that).
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
