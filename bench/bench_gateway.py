@@ -1,21 +1,36 @@
 """Gateway benchmark: tools/call through ``mcpfast gateway`` against the same upstream
-called directly, and through FastMCP 4's proxy and mcp-proxy, paired and interleaved.
+called directly, through a byte relay (the floor of a hop), and through FastMCP 4's proxy
+and mcp-proxy, paired and interleaved.
 
     python bench/bench_gateway.py [--rounds 6] [--seconds 2] [--transports stdio,http]
-                                  [--in-flight 1,256] [--peers fastmcp,mcp-proxy]
+                                  [--in-flight 1,256] [--peers fastmcp,mcp-proxy] [--no-relay]
                                   [--loop uvloop|asyncio] [--output results.json]
 
 For each transport (stdio: client -> gateway over stdio -> upstream over stdio; http:
 client -> gateway over Streamable HTTP -> upstream over Streamable HTTP) the upstream is
 bench/servers/mcpfast_echo.py (one ``echo`` tool) and the gateway mounts it without a
-namespace, so both are asked the same ``echo`` call. Both pairs are started and
-connected once (mcpfast's client, outside the timed region), each answer checked; then
-round after round each is timed for ``--seconds`` with ``n`` calls kept in flight (``n``
-client tasks making sequential calls), in turn, the order reversed every other round
-(ABBA, as bench/harness.py's paired rounds: a drift during a round favours neither).
-Reported per row: round trips per second of each (median of the rounds), the gateway's
-throughput as a fraction of direct, and the time the gateway adds per sequential call
-(median over rounds of the paired difference of seconds per call).
+namespace, so all are asked the same ``echo`` call. The pairs are started and connected
+once (mcpfast's client, outside the timed region), each answer checked; then round after
+round each is timed for ``--seconds`` with ``n`` calls kept in flight (``n`` client tasks
+making sequential calls), in turn, the order reversed every other round and rotated by one
+every second round (``round_order``: ABBA for two, each contender in each place equally
+often over twice as many rounds as there are contenders, as bench/harness.py's paired
+rounds: a drift during the rounds favours none). Reported per row: round trips per second
+of each (median of the rounds), the gateway's throughput as a fraction of direct, and the
+time the gateway adds per sequential call (median over rounds of the paired difference of
+seconds per call).
+
+The relay (``--no-relay`` leaves it out), in the same rounds: bench/servers/relay.py in
+front of the same upstream, forwarding bytes verbatim with no parsing at all -- the
+cheapest extra hop there is, as bench/servers/http_floor.py is the floor of a server. On a
+VM where a process's wake-up costs tens of µs, a hop has a cost of its own that no gateway
+can avoid; the relay measures it in the same rounds. stdio: the client starts ``relay.py
+stdio -- python mcpfast_echo.py stdio`` (direct's upstream command behind it); http:
+``relay.py tcp`` in front of the HTTP echo upstream, the client connecting to the relay's
+port at /mcp. Its line gives its round trips per second, its throughput as a fraction of
+direct's and the time it adds per sequential call (as the gateway's), then the gateway's
+throughput as a multiple of the relay's and the gateway's own part of its added time: the
+median over rounds of the gateway's seconds per call less the relay's.
 
 The peers (``--peers``; "" for none), in the same rounds as direct and the gateway, in
 front of the same upstream, each in its own pinned venv (bench/peer_venvs.py installs them
@@ -46,6 +61,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,6 +72,7 @@ from bench import peer_venvs  # noqa: E402
 
 ECHO = os.path.join(ROOT, "bench", "servers", "mcpfast_echo.py")
 FASTMCP_PROXY = os.path.join(ROOT, "bench", "servers", "fastmcp_proxy.py")
+RELAY = os.path.join(ROOT, "bench", "servers", "relay.py")
 TEXT = "The quick brown fox jumps over the lazy dog"
 PEERS = ("fastmcp", "mcp-proxy")
 # What each peer's upstream leg is, by the transport it serves (mcp-proxy bridges only).
@@ -169,6 +186,34 @@ async def open_pair(transport: str, through_gateway: bool) -> Pair:
     return pair
 
 
+async def open_relay(transport: str) -> Pair:
+    """A client of bench/servers/relay.py in front of the echo upstream: over stdio the
+    relay starts the same upstream command as direct; over HTTP it relays TCP to the
+    upstream's port and the client connects to the relay's."""
+    pair = Pair("relay")
+    if transport == "stdio":
+        pair.client = await mcpfast.connect([sys.executable, RELAY, "stdio", "--", sys.executable, ECHO, "stdio"],
+                                            stderr=subprocess.DEVNULL)
+        return pair
+    upstream_port = urllib.parse.urlsplit(await start_http_echo(pair)).port
+    port = free_port()
+    pair.processes.append(subprocess.Popen([sys.executable, RELAY, "tcp", str(port), "127.0.0.1", str(upstream_port)],
+                                           stderr=subprocess.DEVNULL))
+    await wait_for_port(port)
+    pair.client = await mcpfast.connect(f"http://127.0.0.1:{port}/mcp")
+    return pair
+
+
+def round_order(contenders: list, round_number: int) -> list:
+    """The order of the contenders in round ``round_number``: rotated by one every second
+    round and reversed every other round, so over 2n rounds each of n contenders is timed in
+    each place twice (two: AB BA BA AB, ABBA; three: ABC CBA BCA ACB CAB BAC). A drift
+    during the rounds favours none."""
+    shift = (round_number // 2) % len(contenders)
+    order = contenders[shift:] + contenders[:shift]
+    return order if round_number % 2 == 0 else order[::-1]
+
+
 async def check(pair: Pair) -> None:
     result = await pair.client.call_tool("echo", {"text": TEXT})
     if result["content"][0]["text"] != TEXT:
@@ -193,8 +238,10 @@ async def measure(pair: Pair, in_flight: int, seconds: float) -> float:
 
 
 async def bench_row(transport: str, in_flight: int, rounds: int, seconds: float,
-                    peers: tuple[str, ...] = ()) -> dict:
+                    peers: tuple[str, ...] = (), relay: bool = True) -> dict:
     pairs = [await open_pair(transport, False), await open_pair(transport, True)]
+    if relay:
+        pairs.append(await open_relay(transport))
     unavailable: dict[str, str] = {}
     for name in peers:
         try:
@@ -207,8 +254,7 @@ async def bench_row(transport: str, in_flight: int, rounds: int, seconds: float,
             await measure(pair, in_flight, min(seconds, 0.5))  # warm-up
         rates: dict[str, list[float]] = {pair.label: [] for pair in pairs}
         for round_number in range(rounds):
-            order = pairs if round_number % 2 == 0 else list(reversed(pairs))
-            for pair in order:
+            for pair in round_order(pairs, round_number):
                 rates[pair.label].append(await measure(pair, in_flight, seconds))
     finally:
         for pair in pairs:
@@ -219,7 +265,19 @@ async def bench_row(transport: str, in_flight: int, rounds: int, seconds: float,
                  "direct_median": statistics.median(direct), "gateway_median": statistics.median(gateway),
                  "ratio": statistics.median(g / d for d, g in zip(direct, gateway)),
                  "added_us_per_call": statistics.median(added) * 1e6 if in_flight == 1 else None,
-                 "peers": {}}
+                 "relay": relay, "peers": {}}
+    if relay:
+        # The floor of the hop (bench/servers/relay.py), and the gateway's own part beyond it:
+        # per round the gateway's seconds per call less the relay's, their median.
+        hop = rates["relay"]
+        row.update({
+            "relay_rps": hop, "relay_median": statistics.median(hop),
+            "relay_ratio": statistics.median(r / d for d, r in zip(direct, hop)),
+            "relay_added_us_per_call": (statistics.median(1 / r - 1 / d for d, r in zip(direct, hop)) * 1e6
+                                        if in_flight == 1 else None),
+            "gateway_own_us_per_call": (statistics.median(1 / g - 1 / r for g, r in zip(gateway, hop)) * 1e6
+                                        if in_flight == 1 else None),
+            "gateway_relay_ratio": statistics.median(g / r for g, r in zip(gateway, hop))})
     for name in peers:
         if name in unavailable:
             row["peers"][name] = {"unavailable": unavailable[name]}
@@ -240,6 +298,12 @@ def print_row(row: dict) -> None:
     print(f"{transport:5} in flight {in_flight:3}: direct {row['direct_median']:9.0f}/s  "
           f"gateway {row['gateway_median']:9.0f}/s  ratio {row['ratio']:.2f}"
           + (f"  added {added:.0f} us/call" if added is not None else ""), flush=True)
+    if row["relay"]:
+        hop, own = row["relay_added_us_per_call"], row["gateway_own_us_per_call"]
+        print(f"{'':20}relay   {row['relay_median']:9.0f}/s  ratio {row['relay_ratio']:.2f}"
+              + (f"  added {hop:.0f} us/call" if hop is not None else "")
+              + f"; gateway {row['gateway_relay_ratio']:.2f}x relay"
+              + (f", own {own:.0f} us/call" if own is not None else ""), flush=True)
     for name, peer in row["peers"].items():
         if "unavailable" in peer:
             print(f"{'':20}{name}: not timed: {peer['unavailable']}", flush=True)
@@ -276,6 +340,8 @@ def main() -> int:
     parser.add_argument("--in-flight", default="1,256")
     parser.add_argument("--peers", default=",".join(PEERS),
                         help="peer proxies timed in the same rounds (\"\" for none): " + ", ".join(PEERS))
+    parser.add_argument("--no-relay", action="store_true",
+                        help="leave out the byte relay (bench/servers/relay.py, the floor of a hop)")
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop",
                         help="the client's event loop (uvloop when installed)")
     parser.add_argument("--output", default=None, help="write the rows as JSON here")
@@ -287,7 +353,8 @@ def main() -> int:
     rows = []
     for transport in args.transports.split(","):
         for in_flight in map(int, args.in_flight.split(",")):
-            row = run(bench_row(transport, in_flight, args.rounds, args.seconds, peers), args.loop)
+            row = run(bench_row(transport, in_flight, args.rounds, args.seconds, peers, not args.no_relay),
+                      args.loop)
             row["loop"] = args.loop if args.loop == "asyncio" or uvloop_installed() else "asyncio"
             rows.append(row)
             print_row(row)

@@ -6,8 +6,11 @@ broken report is not discovered in the middle of a benchmark run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import subprocess
+import sys
 
 import pyperf
 import pytest
@@ -466,3 +469,115 @@ def test_the_pgo_training_run_does_its_work_and_checks_it():
                           cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "pgo_train: 600 rounds" in done.stdout
+
+
+# --- the gateway bench's byte relay (bench/servers/relay.py), the floor of a hop ---------------
+
+RELAY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                     "bench", "servers", "relay.py")
+COPY = "import shutil, sys; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"
+
+
+def test_round_order_gives_each_contender_each_place_equally_often():
+    from bench.bench_gateway import round_order
+
+    assert ["".join(round_order(list("AB"), r)) for r in range(4)] == ["AB", "BA", "BA", "AB"]
+    for contenders in ("ABC", "ABCDE"):
+        orders = [round_order(list(contenders), r) for r in range(2 * len(contenders))]
+        assert all(sorted(order) == list(contenders) for order in orders)
+        for place in range(len(contenders)):
+            assert sorted(order[place] for order in orders) == sorted(contenders * 2)
+
+
+def test_relay_stdio_forwards_bytes_verbatim_both_ways():
+    # Megabytes each way: the child's stdin and the relay's stdout both fill up on the way
+    # (flow control), and every byte still arrives, in order; EOF on stdin ends the child
+    # and then the relay, with the child's status.
+    data = os.urandom(8 << 20)
+    done = subprocess.run([sys.executable, RELAY, "stdio", "--", sys.executable, "-c", COPY],
+                          input=data, capture_output=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout == data
+
+
+def test_relay_stdio_ends_when_its_child_does():
+    relay = subprocess.Popen([sys.executable, RELAY, "stdio", "--", sys.executable, "-c",
+                              "import sys; sys.stdout.write('x' * 100000); sys.exit(3)"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert relay.stdout.read() == b"x" * 100000  # its stdin still open
+        assert relay.wait(30) == 3
+    finally:
+        relay.kill()
+        relay.stdin.close()
+        relay.stdout.close()
+
+
+def test_relay_tcp_forwards_bytes_both_ways_and_passes_on_a_close():
+    from bench.bench_gateway import free_port, wait_for_port
+
+    async def main():
+        hung_up = asyncio.Event()
+        ended = asyncio.Event()
+
+        async def upstream(reader, writer):
+            # "echo\n": bytes written back until EOF; "hang up\n": the upstream closes first.
+            line = await reader.readline()
+            if line == b"echo\n":
+                while chunk := await reader.read(1 << 16):
+                    writer.write(chunk)
+                    await writer.drain()
+                ended.set()
+            elif line == b"hang up\n":
+                hung_up.set()
+            writer.close()
+
+        server = await asyncio.start_server(upstream, "127.0.0.1", 0)
+        port = free_port()
+        relay = subprocess.Popen([sys.executable, RELAY, "tcp", str(port), "127.0.0.1",
+                                  str(server.sockets[0].getsockname()[1])])
+        try:
+            await wait_for_port(port)
+            data = os.urandom(8 << 20)
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"echo\n")
+
+            async def send():
+                for start in range(0, len(data), 1 << 20):
+                    writer.write(data[start:start + (1 << 20)])
+                    await writer.drain()
+
+            sending = asyncio.create_task(send())
+            assert await reader.readexactly(len(data)) == data
+            await sending
+            writer.close()  # the relay closes its upstream connection in turn
+            await asyncio.wait_for(ended.wait(), 30)
+
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"hang up\n")
+            assert await asyncio.wait_for(reader.read(), 30) == b""  # the upstream's close passed on
+            assert hung_up.is_set()
+            writer.close()
+        finally:
+            relay.terminate()
+            relay.wait(10)
+            server.close()
+
+    asyncio.run(asyncio.wait_for(main(), 90))
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_gateway_bench_relays_an_mcp_session(transport):
+    from bench import bench_gateway
+
+    async def main():
+        pair = await bench_gateway.open_relay(transport)
+        try:
+            await bench_gateway.check(pair)
+            texts = [f"call {i} é" for i in range(256)]
+            results = await asyncio.gather(*(pair.client.call_tool("echo", {"text": text}) for text in texts))
+            assert [result["content"][0]["text"] for result in results] == texts
+        finally:
+            await pair.close()
+
+    asyncio.run(asyncio.wait_for(main(), 90))
