@@ -6,7 +6,7 @@ mcpfast's client (this process, not measured) talks over stdio to ``mcpfast gate
 started under ``valgrind --tool=callgrind`` (the process measured), which mounts
 bench/servers/mcpfast_echo.py without a namespace, over stdio (``--upstream stdio``) or
 over Streamable HTTP (``--upstream http``: the echo server started here on a free port).
-``--calls`` sequential ``echo`` calls are made, each answer checked, then everything is
+``--calls`` ``echo`` calls are made (``--in-flight`` at a time, default one: sequential), each answer checked, then everything is
 closed. Run twice with different ``--calls``: (instructions of N calls - of M) / (N - M)
 is one forwarded call's cost, start-up and shut-down cancelled out.
 bench/callgrind_gateway.sh does that and prints the figures. ``--root``: the checkout
@@ -52,12 +52,18 @@ async def wait_for_port(port: int) -> None:
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
-async def echo_calls(client: mcpfast.Client, calls: int) -> None:
-    """``calls`` sequential echo calls, each answer checked."""
-    for _ in range(calls):
-        result = await client.call_tool("echo", {"text": TEXT}, timeout=600)
-        if result["content"][0]["text"] != TEXT:
-            raise RuntimeError(f"echo answered {result!r}")
+async def echo_calls(client: mcpfast.Client, calls: int, in_flight: int = 1) -> None:
+    """``calls`` echo calls, ``in_flight`` of them at a time (that many tasks making
+    sequential calls), each answer checked."""
+
+    async def sequential(count: int) -> None:
+        for _ in range(count):
+            result = await client.call_tool("echo", {"text": TEXT}, timeout=600)
+            if result["content"][0]["text"] != TEXT:
+                raise RuntimeError(f"echo answered {result!r}")
+
+    share, rest = divmod(calls, in_flight)
+    await asyncio.gather(*(sequential(share + (index < rest)) for index in range(in_flight)))
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -87,7 +93,7 @@ async def run(args: argparse.Namespace) -> None:
                 if any(tool["name"] == "echo" for tool in await client.list_tools(timeout=600)):
                     break
                 await asyncio.sleep(0.5)
-            await echo_calls(client, args.calls)
+            await echo_calls(client, args.calls, args.in_flight)
         finally:
             await client.aclose()
     finally:
@@ -104,6 +110,7 @@ def main() -> int:
     measured = parser.add_mutually_exclusive_group(required=True)
     measured.add_argument("--valgrind-out")
     measured.add_argument("--cprofile-out")
+    parser.add_argument("--in-flight", type=int, default=1, help="calls kept in flight (default 1: sequential)")
     parser.add_argument("--root", default=ROOT)
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the gateway and echo server")
     asyncio.run(run(parser.parse_args()))

@@ -7,6 +7,7 @@
 # median), but far steadier than times. Usage:
 #   bench/callgrind_gateway.sh [stdio] [http] [http-client]      (stdio http by default)
 #   ROOT=/other/checkout PY=/other/checkout/.venv/bin/python bench/callgrind_gateway.sh
+#   IN_FLIGHT=256 bench/callgrind_gateway.sh      (calls kept in flight; default 1, sequential)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${ROOT:-$PWD}
@@ -14,6 +15,7 @@ PY=${PY:-$ROOT/.venv/bin/python}
 export PYTHONHASHSEED=${PYTHONHASHSEED:-0}
 CALLS=${CALLS:-1200}
 BASE=${BASE:-200}
+IN_FLIGHT=${IN_FLIGHT:-1}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 total() {  # total instructions of the measured process in one run: total <calls> <mode>
@@ -22,7 +24,7 @@ total() {  # total instructions of the measured process in one run: total <calls
             bench/callgrind_http_client.py --calls "$1" --root "$ROOT" >/dev/null 2>&1
     else
         "$PY" bench/callgrind_gateway.py --calls "$1" --upstream "$2" --root "$ROOT" --python "$PY" \
-            --valgrind-out "$out/cg.$1.$2" >/dev/null
+            --in-flight "$IN_FLIGHT" --valgrind-out "$out/cg.$1.$2" >/dev/null
     fi
     awk '/^summary:/ {print $2}' "$out/cg.$1.$2"
 }
