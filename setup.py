@@ -138,6 +138,8 @@ EXTENSIONS = [
     ext("mcpfast._core.calls"),
     ext("mcpfast._core.driven"),
     ext("mcpfast._core.dispatch"),
+    ext("mcpfast.jsonrpc.outgoing_core"),
+    ext("mcpfast.gateway.forward_core"),
     ext("mcpfast.server.core_fields"),
     ext("mcpfast.server.connection_core"),
     ext("mcpfast.server.context_factories"),

@@ -6,9 +6,10 @@ mcpfast's client (this process, not measured) talks over stdio to ``mcpfast gate
 started under ``valgrind --tool=callgrind`` (the process measured), which mounts
 bench/servers/mcpfast_echo.py without a namespace, over stdio (``--upstream stdio``) or
 over Streamable HTTP (``--upstream http``: the echo server started here on a free port).
-``--calls`` ``echo`` calls are made (``--in-flight`` at a time, default one: sequential), each answer checked, then everything is
-closed. Run twice with different ``--calls``: (instructions of N calls - of M) / (N - M)
-is one forwarded call's cost, start-up and shut-down cancelled out.
+``--calls`` ``echo`` calls are made (``--in-flight`` at a time, default one: sequential),
+each answer checked, then everything is closed. Run twice with different ``--calls``:
+(instructions of N calls - of M) / (N - M) is one forwarded call's cost, start-up and
+shut-down cancelled out.
 bench/callgrind_gateway.sh does that and prints the figures. ``--root``: the checkout
 whose mcpfast the gateway runs (default this one; another for a before/after).
 ``--cprofile-out FILE`` runs the gateway under cProfile instead of valgrind (where its

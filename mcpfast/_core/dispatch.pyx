@@ -279,7 +279,7 @@ cdef inline bint _any(object in_flight) except -1:
     return len(<dict>in_flight) != 0 if type(in_flight) is dict else bool(in_flight)
 
 
-# OutgoingRequests._table's member descriptor, found on first use (the class lives in the
+# OutgoingRequests._table's member descriptor (its own or a base's), found on first use (the class lives in the
 # jsonrpc layer, above this one): read through it, the book's table costs no attribute
 # lookup per idle check.
 cdef type _outgoing_type = None
@@ -290,7 +290,11 @@ cdef object _table_of(object outgoing):
     global _outgoing_type, _outgoing_table
     cdef type cls = type(outgoing)
     if cls is not _outgoing_type:
-        descr = cls.__dict__.get("_table")
+        descr = None
+        for klass in cls.__mro__:  # (the field may be a compiled base's)
+            descr = klass.__dict__.get("_table")
+            if descr is not None:
+                break
         if descr is None or not mf_is_member_descriptor(descr):
             return outgoing._table
         _outgoing_type = cls

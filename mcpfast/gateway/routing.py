@@ -20,10 +20,11 @@ as they are. Lists are never passed through: their names are the gateway's.
 
 The commonest of those, a plain tools/call (name and arguments only) of a mounted tool
 from a client of a handshake version whose results are current and that asked for no
-progress, takes a direct route (:meth:`GatewayMiddleware.direct_route`): one call sends it
-upstream and the session waits on the answer's future itself
-(:meth:`~mcpfast.gateway.upstream.Upstream.forward_plain`), no coroutine between; every
-other call takes :meth:`GatewayMiddleware.on_call_tool`.
+progress, takes a direct route (:meth:`GatewayMiddleware.direct_route`, compiled:
+:class:`~mcpfast.gateway.forward_core.PlainToolCall`, where the rule of which calls take
+it lives): one call sends it upstream and the session waits on the answer's future itself
+(``Upstream.forward_plain``), no coroutine between; every other call takes
+:meth:`GatewayMiddleware.on_call_tool`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol
 
 from mcpfast.gateway.eras import shaped_items, shaped_result
+from mcpfast.gateway.forward_core import PlainToolCall
 from mcpfast.gateway.tasks import call_params, task_list, task_made, task_request
 from mcpfast.jsonrpc.errors import InvalidParams, JSONRPCError
 from mcpfast.jsonrpc.router import Handler
@@ -240,30 +242,7 @@ class GatewayMiddleware(Middleware):
         bytes, or ``fallback`` (the chain: on_call_tool) for any call it does not fit."""
         if method != methods.TOOLS_CALL:
             return None
-        gateway = self.gateway
-
-        def call_tool(params: Any, ctx: Any) -> Any:
-            if (type(params) is not dict or "_meta" in params or "task" in params
-                    or not self.outermost or ctx.shape_result is not None
-                    or getattr(ctx, "progress", None) is not None):
-                return fallback(params, ctx)
-            features = ctx.state.features
-            if features is None or features.stateless or not features.content_current:
-                # Handshake-era clients whose results need no reshaping (results_unshaped)
-                # only: no call that makes a task, none that may be asked for input.
-                return fallback(params, ctx)
-            found = gateway.tool(params.get("name"))
-            if found is None:
-                return fallback(params, ctx)
-            upstream, tool = found
-            if tool.header_params or tool.arguments_back:
-                return fallback(params, ctx)
-            forwarded = dict(params)
-            forwarded["name"] = tool.upstream_name
-            call = upstream.forward_plain(methods.TOOLS_CALL, forwarded, ctx)
-            return fallback(params, ctx) if call is None else call
-
-        return call_tool
+        return PlainToolCall(self, self.gateway, fallback)
 
     async def on_get_prompt(self, ctx: Any, call_next: CallNext) -> Any:
         params = _params(ctx)

@@ -61,10 +61,10 @@ from mcpfast.client.handlers import ServerRequest, with_request
 from mcpfast.client.stateless import INPUT_METHODS
 from mcpfast.gateway.catalogue import MountedCatalogue
 from mcpfast.gateway.eras import UPSTREAM_CLIENT_CAPABILITIES, asked_capabilities
+from mcpfast.gateway.forward_core import UpstreamCore
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.stateless_passthrough import EXTENSION_TASK_METHODS, forward_once, forward_task, listen_for_task
 from mcpfast.gateway.tasks import NOT_ASKED
-from mcpfast.jsonrpc.driven import DrivenCall, driven_future
 from mcpfast.jsonrpc.errors import ConnectionClosed, JSONRPCError, RequestTimeout
 from mcpfast.jsonrpc.outgoing import cancel_reason
 from mcpfast.protocol.error_codes import METHOD_NOT_FOUND, REQUEST_TIMEOUT, TRANSPORT_ERROR
@@ -101,7 +101,7 @@ class UpstreamUnavailable(JSONRPCError):
                          {"upstream": key, "state": state})
 
 
-class Upstream:
+class Upstream(UpstreamCore):
     """One mounted server (module docstring).
 
     key: its name (the config key; in errors, logs and /healthz). target, connect_options:
@@ -370,47 +370,8 @@ class Upstream:
             if origin is not None:
                 del self._callers[origin]
 
-    def forward_plain(self, method: str, params: Any, origin: Any) -> Optional[DrivenCall]:
-        """``method`` sent for the downstream request ``origin`` and its answer passed on
-        unread, as ``request(method, params, origin=origin, raw=True)`` does, but with no
-        coroutine: the DrivenCall the session finishes the downstream request with when the
-        answer comes (a Verbatim of it, or the same errors), cancelled with it. ``origin``
-        must be a handshake-era request (a 2026-07-28 one may be asked for input, which
-        only request() handles). None where this does not apply (no open session, a
-        2026-07-28 upstream): the caller then takes request()."""
-        client = self.client
-        if client is None or client.discover_result is not None:
-            return None
-        session = client.session
-        if session is None or session.closed:
-            return None
-        timeout = self.options.timeout
-        callers = self._callers
-        callers[origin] = None
-        try:
-            out = session.send_request(method, params, timeout=math.inf if timeout is None else timeout,
-                                       raw=True)
-        except Exception as exc:
-            del callers[origin]
-            raise self._failure(method, timeout, exc) from None
-        self._sent[out.id] = origin
-        return driven_future(out.future, self._settle_plain, (origin, out))
-
-    def _plain_answered(self, future: asyncio.Future[Any], sent: tuple[Any, Any]) -> Any:
-        # A forward_plain request's end, the downstream request's (through its DrivenCall).
-        origin, out = sent
-        if self._sent.get(out.id) is origin:
-            del self._sent[out.id]
-        self._callers.pop(origin, None)
-        try:
-            answer = future.result()
-        except CancelledError as exc:
-            out.cancel(cancel_reason(exc))  # as OutgoingRequest.wait: the upstream is told
-            raise
-        except Exception as exc:
-            raise self._failure(out.method, self.options.timeout, exc) from None
-        self.passed_through += 1
-        return Verbatim(answer)
+    # forward_plain(method, params, origin) and its settle, _plain_answered: the compiled
+    # UpstreamCore's (mcpfast.gateway.forward_core).
 
     def _failure(self, method: str, timeout: Optional[float], exc: BaseException) -> BaseException:
         # What a forwarded request's failure becomes downstream: a closed session or a

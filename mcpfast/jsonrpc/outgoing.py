@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 from asyncio import CancelledError
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
@@ -32,7 +31,6 @@ from mcpfast._core.codec import (
     ErrorResponse,
     Response,
     encode_notification,
-    encode_request,
 )
 from mcpfast._core.pending import DEFAULT_CAPACITY, OutgoingCore, PendingTable
 from mcpfast.jsonrpc.contract import ReplyChannel, Send
@@ -43,9 +41,10 @@ from mcpfast.jsonrpc.errors import (
     RequestTimeout,
     error_from_response,
 )
+from mcpfast.jsonrpc.outgoing_core import OutgoingBook, check_timeout
 from mcpfast.jsonrpc.progress import request_id_in
 from mcpfast.jsonrpc.router import PLAIN_RESULT_TYPES
-from mcpfast.jsonrpc.runtime import FutureLike, Runtime, TimerHandle, bound
+from mcpfast.jsonrpc.runtime import FutureLike, Runtime, TimerHandle
 
 if TYPE_CHECKING:
     from mcpfast.jsonrpc.context import RequestContext
@@ -60,46 +59,11 @@ __all__ = [
 
 CANCELLED_METHOD = "notifications/cancelled"
 
-def check_timeout(timeout: Any) -> Optional[float]:
-    """None, or a positive number of seconds (math.inf: never)."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(
-            f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
-        )
-    if not timeout > 0:
-        raise ValueError(f"timeout must be positive, got {timeout!r}")
-    return float(timeout)
-
-
 def cancel_reason(exc: CancelledError) -> Optional[str]:
     """The message given to Task.cancel(msg), if any: the reason told to the peer."""
     if exc.args and isinstance(exc.args[0], str):
         return exc.args[0]
     return None
-
-
-def _with_progress_token(params: Any, token: int) -> dict:
-    """A copy of params (a dict or None) with _meta.progressToken = token."""
-    if params is None:
-        return {"_meta": {"progressToken": token}}
-    if not isinstance(params, dict):
-        raise TypeError(
-            f"a request with a progress callback needs params as a dict (to carry "
-            f"_meta.progressToken), not {type(params).__name__}"
-        )
-    params = dict(params)
-    meta = params.get("_meta")
-    if meta is None:
-        params["_meta"] = {"progressToken": token}
-    elif isinstance(meta, dict):
-        meta = dict(meta)
-        meta["progressToken"] = token
-        params["_meta"] = meta
-    else:
-        raise TypeError(f"params['_meta'] must be a dict, not {type(meta).__name__}")
-    return params
 
 
 class OutgoingRequest(OutgoingCore):
@@ -150,7 +114,7 @@ class OutgoingRequest(OutgoingCore):
         return f"<OutgoingRequest id={self.id} method={self.method!r} {state}>"
 
 
-class OutgoingRequests:
+class OutgoingRequests(OutgoingBook):
     """The outgoing requests of one session (see the module docstring).
 
     send: the session's writer (frames not tied to an incoming request's channel).
@@ -162,9 +126,20 @@ class OutgoingRequests:
     logger: where failures of callbacks and of sending cancellations are logged.
     """
 
-    __slots__ = ("_send", "_runtime", "_table", "_progress", "_timer", "_timer_when",
-                 "_closed", "_uncancellable", "_spawn", "_logger", "default_timeout",
-                 "_create_future", "_time")
+    # (The compiled OutgoingBook's fields: _send, _runtime, _table, _progress,
+    # _timer_when, _closed, default_timeout, _create_future, _time, _request_type; its
+    # start() is Session.send_request.)
+    __slots__ = ("_timer", "_uncancellable", "_spawn", "_logger")
+    _send: Send
+    _runtime: Runtime
+    _table: PendingTable[OutgoingRequest]
+    _progress: dict[Any, OutgoingRequest]
+    _timer_when: Optional[float]
+    _closed: bool
+    default_timeout: Optional[float]
+    _create_future: Optional[Callable[[], Any]]
+    _time: Optional[Callable[[], float]]
+    _request_type: type[OutgoingRequest]
 
     def __init__(
         self,
@@ -180,13 +155,15 @@ class OutgoingRequests:
         self._send = send
         self._runtime = runtime
         # The runtime's create_future and time, bound to its loop on first use (bound()).
-        self._create_future: Optional[Callable[[], Any]] = None
-        self._time: Optional[Callable[[], float]] = None
-        self._table: PendingTable[OutgoingRequest] = PendingTable(capacity)
+        self._create_future = None
+        self._time = None
+        # The handles start() makes.
+        self._request_type = OutgoingRequest
+        self._table = PendingTable(capacity)
         # Requests that asked for progress, by progress token (= request id).
-        self._progress: dict[Any, OutgoingRequest] = {}
+        self._progress = {}
         self._timer: Optional[TimerHandle] = None
-        self._timer_when: Optional[float] = None
+        self._timer_when = None
         self._closed = False
         self._uncancellable = frozenset(uncancellable)
         self._spawn = spawn
@@ -221,66 +198,8 @@ class OutgoingRequests:
 
     # -- sending -----------------------------------------------------------------------
 
-    def start(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        timeout: Optional[float] = None,
-        progress: Optional[Callable[..., Any]] = None,
-        origin: Optional[RequestContext] = None,
-        raw: bool = False,
-    ) -> OutgoingRequest:
-        """Register and send one request; returns its handle. Session.send_request *is*
-        this method (arguments and errors: Session.request). ``raw``: the handle's future
-        gets the Response message, not its result (for a caller that passes the result on
-        unread: ``messages.Verbatim``)."""
-        if self._closed:
-            raise ConnectionClosed("the session is closed")
-        runtime = self._runtime
-        if timeout is None:
-            timeout = self.default_timeout
-        elif type(timeout) is not float or not timeout > 0.0:
-            timeout = check_timeout(timeout)  # (a positive float, the common case, is one already)
-        if progress is not None and not callable(progress):
-            raise TypeError(f"progress must be callable, not {type(progress).__name__}")
-        table = self._table
-        request_id = table.next_id()
-        if progress is not None:
-            params = _with_progress_token(params, request_id)
-        frame = encode_request(request_id, method, params)
-        create_future = self._create_future
-        if create_future is None:
-            create_future = self._create_future = bound(runtime, "create_future")
-        future = create_future()
-        out = OutgoingRequest(self, request_id, method, future, progress, origin, timeout, raw)
-        if timeout is None or timeout == math.inf:
-            deadline = None
-        else:
-            clock = self._time
-            if clock is None:
-                clock = self._time = bound(runtime, "time")
-            deadline = clock() + timeout
-        # Registered before sending: a transport may deliver the response re-entrantly.
-        table.add(request_id, out, deadline)
-        if progress is not None:
-            self._progress[request_id] = out
-        if deadline is not None:
-            when = self._timer_when
-            if when is None or when > deadline:  # (else the timer fires soon enough already)
-                self._arm_timer(deadline)
-        # (_send_for inlined: this is every outgoing request's path.)
-        channel = origin.channel if origin is not None else None
-        try:
-            if channel is None:
-                self._send(frame)
-            else:
-                channel.send(frame)
-        except BaseException:
-            table.pop(request_id)
-            self._progress.pop(request_id, None)
-            raise
-        return out
+    # start(method, params=None, *, timeout=None, progress=None, origin=None, raw=False):
+    # the compiled OutgoingBook's (register and send one request; its handle).
 
     # -- what the peer sends -----------------------------------------------------------
 

@@ -112,11 +112,16 @@ def test_upstream_flooding_notifications_is_bounded():
     async def main():
         logs, changes = [], []
         async with mcpfast.connect(app, on_log=logs.append, on_list_changed=changes.append) as client:
+            began = time.monotonic()
             assert (await client.call_tool("noisy_flood_logs", {"n": 5000}))["structuredContent"] == {"result": 5000}
             await eventually(lambda: len(logs) + upstream.dropped_logs == 5000)
-            # At most the bucket's burst passed at once; the rest were counted and dropped.
-            assert len(logs) <= 150
-            assert upstream.dropped_logs >= 4850
+            took = time.monotonic() - began
+            # At most the bucket's burst (a second's worth) and what it refilled while the
+            # flood lasted passed (a loaded machine makes the flood last longer); the rest
+            # were counted and dropped.
+            passed = 100 * (1 + took) + 1
+            assert len(logs) <= passed
+            assert upstream.dropped_logs >= 5000 - passed
             assert gateway_of(app).health()["upstreams"]["noisy"]["droppedLogs"] == upstream.dropped_logs
             flooded = await client.call_tool("noisy_flood_list_changed", {"n": 500})
             assert flooded["structuredContent"] == {"result": 500}
