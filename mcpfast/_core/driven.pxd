@@ -36,4 +36,18 @@ cdef class DrivenCall:
     cdef int _wait(self, object yielded) except -1
     cdef int _step(self, bint throw, object value) except -1
     cdef int _end(self, object result, object exc) except -1
+    # What the awaited future's done-callback does (the future done).
+    cdef int _answered(self, object future) except -1
+
+
+# A future whose one waiter is a DrivenCall, told at once when it is settled.
+cdef class Answer:
+    # 0 pending, 1 a result, 2 an exception, 3 cancelled.
+    cdef int _state
+    cdef object _result
+    cdef object _exception
+    cdef object _cancel_message
+    # The DrivenCall waiting on it (None before it waits and once told).
+    cdef DrivenCall _call
+    cdef int _settled(self) except -1
 

@@ -26,6 +26,25 @@ class DrivenCall:
         """Not supported (TaskLike): the session takes the end through ``start``."""
     def __await__(self) -> Generator[Any, None, Any]: ...
 
+@final
+class Answer:
+    """A future for one DrivenCall made by ``driven_future``: settled, it ends that call at once."""
+
+    def done(self) -> bool:
+        """Whether it was settled."""
+    def cancelled(self) -> bool:
+        """Whether it was cancelled."""
+    def result(self) -> Any:
+        """The result; raises the exception it was settled with, or CancelledError."""
+    def exception(self) -> Optional[BaseException]:
+        """The exception it was settled with (None for a result)."""
+    def set_result(self, result: Any) -> None:
+        """Settle it with ``result``."""
+    def set_exception(self, exception: Any) -> None:
+        """Settle it with ``exception``."""
+    def cancel(self, msg: Any = None) -> bool:
+        """Cancel it; False when settled already."""
+
 def driven_future(future: Any, settle: Callable[[Any, Any], Any], argument: Any = None) -> DrivenCall:
-    """A DrivenCall waiting on ``future`` (an asyncio future) alone: its end is what ``settle(future, argument)``
-    returns or raises once the future is done; ``cancel(msg)`` cancels the future."""
+    """A DrivenCall waiting on ``future`` (an asyncio future, or an Answer) alone: its end is what
+    ``settle(future, argument)`` returns or raises once the future is done; ``cancel(msg)`` cancels the future."""

@@ -29,6 +29,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_XDECREF
 
 from asyncio import CancelledError as _CancelledError
+from asyncio import InvalidStateError as _InvalidStateError
 from asyncio import get_running_loop as _get_running_loop
 from contextvars import Context as _Context
 
@@ -112,6 +113,15 @@ cdef class DrivenCall:
         return self._wait(yielded)
 
     cdef int _wait(self, object yielded) except -1:
+        if type(yielded) is Answer:
+            # Told at once when settled (no done-callback through the loop).
+            self._waiter = yielded
+            if self._cancelling:
+                yielded.cancel(self._cancel_message)
+            if (<Answer>yielded)._state != 0:
+                return self._answered(yielded)
+            (<Answer>yielded)._call = self
+            return 0
         if yielded is None:
             # A bare yield (asyncio.sleep(0)): the next step on the loop's next turn.
             _get_running_loop().call_soon(self._next_step)
@@ -131,6 +141,9 @@ cdef class DrivenCall:
 
     def _wakeup(self, future):
         # The awaited future is done: its outcome sent (or thrown) into the coroutine.
+        self._answered(future)
+
+    cdef int _answered(self, object future) except -1:
         settle = self._settle
         if settle is not None:
             # (driven_future) The end is what settle makes of the future. Both let go
@@ -143,16 +156,13 @@ cdef class DrivenCall:
             try:
                 result = settle(future, argument)
             except BaseException as exc:  # the request's outcome, reported
-                self._end(None, exc)
-                return
-            self._end(result, None)
-            return
+                return self._end(None, exc)
+            return self._end(result, None)
         try:
             value = future.result()
         except BaseException as exc:  # thrown into the coroutine, as a task does
-            self._step(True, exc)
-            return
-        self._step(False, value)
+            return self._step(True, exc)
+        return self._step(False, value)
 
     cdef int _step(self, bint throw, object value) except -1:
         cdef PyObject *out = NULL
@@ -244,12 +254,99 @@ cdef void _tell(object observer, object argument, object result, object exc) noe
     observer(argument, result, exc)
 
 
+@cython.final
+@cython.auto_pickle(False)
+cdef class Answer:
+    """A future for one DrivenCall made by ``driven_future``: settled (``set_result``,
+    ``set_exception``, ``cancel``) it ends that call at once, in the settling call, where
+    an asyncio future would schedule its done-callback on the loop's next turn. For a
+    request whose answer only that call waits on (the gateway's plain forwarded call: its
+    answer goes downstream while the upstream's response is being read, one loop turn and
+    the callback's handle saved). Not awaitable: nothing else may wait on it."""
+
+    def done(self):
+        """Whether it was settled."""
+        return self._state != 0
+
+    def cancelled(self):
+        """Whether it was cancelled."""
+        return self._state == 3
+
+    def result(self):
+        """The result; raises the exception it was settled with, CancelledError when
+        cancelled, InvalidStateError before it is settled."""
+        if self._state == 1:
+            return self._result
+        if self._state == 2:
+            raise self._exception
+        if self._state == 3:
+            raise _CancelledError(self._cancel_message) if self._cancel_message is not None else _CancelledError()
+        raise _InvalidStateError("the answer is not ready")
+
+    def exception(self):
+        """The exception it was settled with (None for a result); as result() when
+        cancelled or not settled."""
+        if self._state == 1:
+            return None
+        if self._state == 2:
+            return self._exception
+        return self.result()
+
+    def set_result(self, result):
+        """Settle it with ``result`` (InvalidStateError when settled already)."""
+        if self._state != 0:
+            raise _InvalidStateError("the answer is already settled")
+        self._state = 1
+        self._result = result
+        self._settled()
+
+    def set_exception(self, exception):
+        """Settle it with ``exception`` (an exception instance or class)."""
+        if self._state != 0:
+            raise _InvalidStateError("the answer is already settled")
+        if isinstance(exception, type):
+            exception = exception()
+        if not isinstance(exception, BaseException):
+            raise TypeError(f"set_exception needs an exception, not {type(exception).__name__}")
+        self._state = 2
+        self._exception = exception
+        self._settled()
+
+    def cancel(self, msg=None):
+        """Cancel it (its call then sees CancelledError(msg)); False when settled already."""
+        if self._state != 0:
+            return False
+        self._state = 3
+        self._cancel_message = msg
+        self._settled()
+        return True
+
+    cdef int _settled(self) except -1:
+        call = self._call
+        if call is not None:
+            self._call = None
+            _answer_call(call, self)
+        return 0
+
+    def __repr__(self):
+        state = ("pending", "result", "exception", "cancelled")[self._state]
+        return f"<Answer {state}>"
+
+
+cdef void _answer_call(DrivenCall call, Answer answer) noexcept:
+    # (noexcept: a failure ending the call is written as unraisable; whoever settled the
+    # answer -- the upstream's reader -- goes on, as a done-callback's failure would not
+    # reach the code that set an asyncio future either.)
+    call._answered(answer)
+
+
 def driven_future(future, settle, argument=None):
-    """A DrivenCall waiting on ``future`` (an asyncio future) alone: its end is what
-    ``settle(future, argument)`` returns or raises once the future is done; ``cancel(msg)``
-    cancels the future (settle then sees it cancelled)."""
-    if getattr(future, "_asyncio_future_blocking", None) is None:
-        raise TypeError(f"driven_future needs an asyncio future, not {type(future).__name__}")
+    """A DrivenCall waiting on ``future`` (an asyncio future, or an :class:`Answer`) alone:
+    its end is what ``settle(future, argument)`` returns or raises once the future is done;
+    ``cancel(msg)`` cancels the future (settle then sees it cancelled). Waiting on an
+    Answer, the call ends in the call that settles it."""
+    if type(future) is not Answer and getattr(future, "_asyncio_future_blocking", None) is None:
+        raise TypeError(f"driven_future needs an asyncio future or an Answer, not {type(future).__name__}")
     if not callable(settle):
         raise TypeError(f"settle must be callable, not {type(settle).__name__}")
     cdef DrivenCall call = DrivenCall.__new__(DrivenCall)

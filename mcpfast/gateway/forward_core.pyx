@@ -21,7 +21,7 @@ from mcpfast._core.cpython cimport mf_writable_member_descriptor
 
 from asyncio import CancelledError
 
-from mcpfast._core.driven import driven_future
+from mcpfast._core.driven import Answer, driven_future
 from mcpfast._core.messages import Verbatim
 from mcpfast.jsonrpc.outgoing import cancel_reason
 from mcpfast.protocol import methods
@@ -52,14 +52,16 @@ cdef class UpstreamCore:
         timeout = self.options.timeout
         callers = <dict?>self._callers
         PyDict_SetItem(callers, origin, None)
+        # (An Answer: the downstream request ends while the upstream's response is read.)
+        answer = Answer()
         try:
             out = session.send_request(method, params, timeout=_inf if timeout is None else timeout,
-                                       raw=True)
+                                       raw=True, future=answer)
         except Exception as exc:
             PyDict_DelItem(callers, origin)
             raise self._failure(method, timeout, exc) from None
         PyDict_SetItem(<dict?>self._sent, out.id, origin)
-        return driven_future(out.future, self._settle_plain, (origin, out))
+        return driven_future(answer, self._settle_plain, (origin, out))
 
     def _plain_answered(self, future, sent):
         # A forward_plain request's end, the downstream request's (through its DrivenCall).

@@ -23,6 +23,7 @@ class OutgoingBook:
         progress: Optional[Callable[..., Any]] = None,
         origin: Any = None,
         raw: bool = False,
+        future: Any = None,
     ) -> Any:
         """Register and send one request; returns its handle (an OutgoingRequest)."""
 

@@ -84,11 +84,13 @@ cdef class OutgoingBook:
     alone: :class:`mcpfast.jsonrpc.outgoing.OutgoingRequests` subclasses it."""
 
     def start(self, method, params=None, *, timeout=None, progress=None, origin=None,
-              raw=False):
+              raw=False, future=None):
         """Register and send one request; returns its handle. Session.send_request *is*
         this method (arguments and errors: Session.request). ``raw``: the handle's future
         gets the Response message, not its result (for a caller that passes the result on
-        unread: ``messages.Verbatim``)."""
+        unread: ``messages.Verbatim``). ``future``: the handle's future, settled as the
+        runtime's would be (a :class:`~mcpfast.jsonrpc.driven.Answer`: one DrivenCall
+        waits on it), instead of a new one from the runtime."""
         if self._closed:
             raise ConnectionClosed("the session is closed")
         if timeout is None:
@@ -103,10 +105,11 @@ cdef class OutgoingBook:
         if progress is not None:
             params = with_progress_token(params, id_object)
         frame = encode_request(id_object, method, params)
-        create_future = self._create_future
-        if create_future is None:
-            create_future = self._create_future = bound(self._runtime, "create_future")
-        future = create_future()
+        if future is None:
+            create_future = self._create_future
+            if create_future is None:
+                create_future = self._create_future = bound(self._runtime, "create_future")
+            future = create_future()
         cdef OutgoingCore out = <OutgoingCore?>mf_new_request(self._request_type)
         out.book = self
         out.id = id_object

@@ -494,15 +494,18 @@ class Session(SessionCore):
         progress: Optional[Callable[..., Any]] = None,
         origin: Optional[RequestContext] = None,
         raw: bool = False,
+        future: Any = None,
     ) -> OutgoingRequest:
         """Send a request now and return its handle (see Session.request for the rest).
 
         Await ``handle.wait()`` (not ``handle.future``) for cancellation to reach the peer.
         ``raw``: the handle resolves with the Response message, its result unread.
+        ``future``: the handle's future instead of a new one (a ``driven.Answer``).
         (Documentation only: __init__ binds send_request straight to the outgoing book.)
         """
         return self._outgoing.start(
-            method, params, timeout=timeout, progress=progress, origin=origin, raw=raw
+            method, params, timeout=timeout, progress=progress, origin=origin, raw=raw,
+            future=future
         )
 
     async def request(

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mcpfast._core.driven import DrivenCall, driven_future
+from mcpfast._core.driven import Answer, DrivenCall, driven_future
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("driven_test_var", default="unset")
 
@@ -324,7 +324,7 @@ def test_a_future_call_cancelled_gives_settle_the_cancelled_future():
 
 
 def test_a_future_call_refuses_what_is_no_future_and_a_settle_that_is_not_callable():
-    with pytest.raises(TypeError, match="asyncio future"):
+    with pytest.raises(TypeError, match="an asyncio future or an Answer"):
         driven_future(object(), multiplied)
 
     async def main():
@@ -358,6 +358,99 @@ def test_a_future_call_lets_go_of_its_argument_at_its_end():
         asyncio.run(main())
     finally:
         gc.enable()
+
+
+def answer_call(settle=multiplied, argument=2):
+    """driven_future on an Answer, started; the call, its answer and the ends it reported."""
+    answer = Answer()
+    call = driven_future(answer, settle, argument)
+    ends = []
+    call.start(lambda result, exc: ends.append(outcome_of(result, exc)))
+    return call, answer, ends
+
+
+def test_a_call_on_an_answer_ends_in_the_call_that_settles_it():
+    # No loop turn between the answer and the end: ends is filled inside set_result.
+    call, answer, ends = answer_call()
+    assert not answer.done() and ends == [] and not call.done()
+    answer.set_result(21)
+    assert ends == [("returned", 42)] and call.done()
+    assert answer.done() and answer.result() == 21 and answer.exception() is None
+    call, answer, ends = answer_call()
+    answer.set_exception(ValueError("bad"))
+    assert ends == [("raised", KeyError, ("bad",))]
+    assert isinstance(answer.exception(), ValueError)
+    with pytest.raises(ValueError, match="bad"):
+        answer.result()
+    call, answer, ends = answer_call()
+    answer.set_exception(RuntimeError)  # a class: an instance of it
+    assert ends[0][:2] == ("raised", RuntimeError)
+
+
+def test_a_call_on_an_answer_cancelled_gives_settle_the_cancelled_answer_at_once():
+    seen = []
+
+    def settle(answer, argument):
+        seen.append((answer.cancelled(), argument))
+        return answer.result()  # raises the CancelledError
+
+    call, answer, ends = answer_call(settle)
+    assert call.cancel("gave up") is True
+    assert answer.cancelled() and seen == [(True, 2)]
+    assert ends == [("raised", asyncio.CancelledError, ("gave up",))]
+    assert call.done() and call.cancel() is False and answer.cancel() is False
+    with pytest.raises(asyncio.CancelledError):
+        answer.exception()
+
+
+def test_an_answer_settled_before_its_call_waits_ends_the_call_when_it_starts():
+    # (A transport that delivers the response while the request is being sent.)
+    answer = Answer()
+    answer.set_result(5)
+    call = driven_future(answer, multiplied, 3)
+    ends = []
+    call.start(lambda result, exc: ends.append(outcome_of(result, exc)))
+    assert ends == [("returned", 15)]
+    cancelled = Answer()
+    call = driven_future(cancelled, multiplied, 3)
+    assert call.cancel("early") is True  # before it started: cancelled when it waits
+    ends = []
+    call.start(lambda result, exc: ends.append(outcome_of(result, exc)))
+    assert ends[0][:2] == ("raised", asyncio.CancelledError) and cancelled.cancelled()
+
+
+def test_an_answer_is_settled_once_and_refuses_what_is_no_exception():
+    answer = Answer()
+    with pytest.raises(asyncio.InvalidStateError):
+        answer.result()
+    with pytest.raises(TypeError, match="needs an exception"):
+        answer.set_exception(42)
+    assert not answer.done() and repr(answer) == "<Answer pending>"
+    answer.set_result(1)
+    with pytest.raises(asyncio.InvalidStateError):
+        answer.set_result(2)
+    with pytest.raises(asyncio.InvalidStateError):
+        answer.set_exception(ValueError())
+    assert answer.cancel() is False and answer.result() == 1 and repr(answer) == "<Answer result>"
+
+
+def test_a_call_failing_to_end_from_an_answer_is_unraisable_and_the_settler_goes_on():
+    # What ends the call raising (here the receiver) never reaches whoever settled the
+    # answer (the upstream's reader): written as unraisable, as a done-callback's would be.
+    answer = Answer()
+    call = driven_future(answer, multiplied, 2)
+
+    def receiver(result, exc):
+        raise OSError("the receiver broke")
+
+    call.start(receiver)
+    seen = []
+    hook, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        answer.set_result(1)
+    finally:
+        sys.unraisablehook = hook
+    assert call.done() and len(seen) == 1 and isinstance(seen[0].exc_value, OSError)
 
 
 def test_observers_are_told_the_end_in_order_before_it_is_reported(monkeypatch):
