@@ -279,9 +279,9 @@ cdef inline bint _any(object in_flight) except -1:
     return len(<dict>in_flight) != 0 if type(in_flight) is dict else bool(in_flight)
 
 
-# OutgoingRequests._table's member descriptor (its own or a base's), found on first use (the class lives in the
-# jsonrpc layer, above this one): read through it, the book's table costs no attribute
-# lookup per idle check.
+# OutgoingRequests._table's member descriptor (its own or a base's), found on first use
+# (the class lives in the jsonrpc layer, above this one): read through it, the book's
+# table costs no attribute lookup per idle check.
 cdef type _outgoing_type = None
 cdef object _outgoing_table = None
 

@@ -64,7 +64,8 @@ cdef extern from *:
     """
     static PyObject *mf_new_request(PyObject *type) {
         /* The request handle's type's allocator, without its __init__ (the fields are
-           set by the caller): tp_new of an OutgoingCore subclass. */
+           set by the caller): tp_new of an OutgoingCore subclass. (Cython makes
+           OutgoingCore.__new__(cls) a Python method call for a class it does not know.) */
         PyTypeObject *tp = (PyTypeObject *)type;
         PyObject *args = PyTuple_New(0);
         PyObject *made;
