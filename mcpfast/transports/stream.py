@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Set
 
 from mcpfast._core.framing import DEFAULT_MAX_FRAME_SIZE, FrameTooLarge, LineFramer
 from mcpfast.transports.option_checks import check_positive_int
+from mcpfast.transports.stream_core import FrameCore, use_namespace
 
 if TYPE_CHECKING:
     from mcpfast.transports.budget import InputBudget
@@ -262,7 +263,7 @@ CLOSING = StreamState.CLOSING
 CLOSED = StreamState.CLOSED
 
 
-class FrameProtocol(asyncio.Protocol):
+class FrameProtocol(FrameCore, asyncio.Protocol):
     """Moves newline-delimited frames between asyncio transports and one conn.
 
     factory: ``factory(send) -> conn``, called once when the transport is connected.
@@ -437,49 +438,7 @@ class FrameProtocol(asyncio.Protocol):
             self._arm_idle_timer()
 
     # -- receiving ---------------------------------------------------------------------
-
-    def data_received(self, data: bytes) -> None:
-        if self._state >= CLOSING:
-            return  # closing: what the peer still sends has nobody to go to
-        if self._waiting is not None:
-            # Read before the pause took effect: in order, after the frames waiting.
-            self._waiting.extend(self._framer.feed(data))
-            self._report_held()
-            return
-        # The next send outside this chunk is written at once (see BURST_GAP_NS).
-        self._burst_until_ns = 0
-        # Replies sent while this chunk is processed are gathered and written at the end,
-        # unless a write gathering for this loop iteration is already under way.
-        own = self._gathered is None
-        if own:
-            self._gathered = []
-        # The loop of _deliver_frames, inline: a method call per chunk is measurable here.
-        feed = self._feed
-        framer = self._framer
-        try:
-            frames = framer.feed(data)
-            if frames:
-                self._frames_seen = True
-            pending = iter(frames)
-            for frame in pending:
-                if type(frame) is memoryview:
-                    try:
-                        feed(frame)
-                    except Exception:
-                        self._feed_failed(frame)
-                else:
-                    self._deliver_error(frame)
-                if self._state is not OPEN and self._stop_delivering(pending):
-                    break
-        finally:
-            if own:
-                if self._gathered:
-                    self._flush_gathered()
-                else:  # nothing to write (a reply goes out later): _flush_gathered's reset only
-                    self._gathered = None
-                    self._gather_room = self._piece = GATHER_LIMIT
-        if self._budget is not None:
-            self._report_held()
+    # (data_received and _deliver_frames are FrameCore's, compiled: stream_core.pyx.)
 
     def _report_held(self) -> None:
         """Tell the budget (if any) how many bytes of an incomplete line are held now."""
@@ -489,23 +448,6 @@ class FrameProtocol(asyncio.Protocol):
             if held != self._held and self._state < CLOSING:
                 self._held = held
                 budget.update(self, held)
-
-    def _deliver_frames(self, frames: list) -> None:
-        """Hand the framer's output to the conn: frames to conn.feed, FrameTooLarge to
-        conn.feed_error. A conn that raises is logged and gets the next frame. Stops as
-        data_received does (see _stop_delivering)."""
-        feed = self._feed
-        pending = iter(frames)
-        for frame in pending:
-            if type(frame) is memoryview:
-                try:
-                    feed(frame)
-                except Exception:
-                    self._feed_failed(frame)
-            else:
-                self._deliver_error(frame)
-            if self._state is not OPEN and self._stop_delivering(pending):
-                break
 
     def _stop_delivering(self, pending: Any) -> bool:
         """After a frame, outside OPEN: True to stop handing frames over. The conn is
@@ -585,49 +527,7 @@ class FrameProtocol(asyncio.Protocol):
         return ConnectionError("the peer closed the connection")
 
     # -- sending -----------------------------------------------------------------------
-
-    def send(self, frame: bytes) -> None:
-        """Write one frame and its newline without blocking (queued if the peer is slow).
-
-        Raises TransportClosed once the connection stopped writing, WriteBufferFull (on
-        the opening side) when the peer left max_write_buffer bytes unread.
-        """
-        if self._state is not OPEN:
-            self._send_not_open(frame)
-            return
-        gathered = self._gathered
-        if gathered is not None:
-            gathered.append(frame)
-            self._gather_room -= len(frame)
-            if self._gather_room < 0:
-                # A piece is complete: hand it over now, so the peer can start on it and
-                # the transport's buffer (and its flow control) sees it; gathering goes on
-                # (whoever flushes at the end flushes the new list).
-                piece = self._piece
-                if piece < BURST_PIECE_MAX:
-                    piece += piece
-                self._flush_gathered()
-                self._gathered = []
-                self._gather_room = self._piece = piece
-            return
-        now = monotonic_ns()
-        if now < self._burst_until_ns:
-            # Another send right after the last write: a burst (many tasks sending in one
-            # loop iteration). Gather the rest of it, written by a callback that runs after
-            # the callbacks already due (the senders): requests (the opening side) in
-            # pieces as it grows, replies in one write (see BURST_PIECE).
-            self._gathered = [frame]
-            piece = BURST_PIECE if self._client_side else GATHER_LIMIT
-            self._piece = piece
-            self._gather_room = piece - len(frame)
-            self._loop.call_soon(self._flush_gathered)
-            return
-        self._last_write_ns = now
-        self._burst_until_ns = now + BURST_GAP_NS
-        try:
-            self._write(frame + NEWLINE)  # type: ignore[misc]
-        except RuntimeError as exc:
-            self._write_refused(exc)
+    # (send and _flush_gathered are FrameCore's, compiled: stream_core.pyx.)
 
     def _send_not_open(self, frame: bytes) -> None:
         """send() outside OPEN: refused when not writing; while our writes are backed up,
@@ -673,27 +573,6 @@ class FrameProtocol(asyncio.Protocol):
                            ConnectionError(f"the connection cannot be written to: {exc}"))
         else:
             self.writer_lost(ConnectionError(f"the peer stopped reading: {exc}"))
-
-    def _flush_gathered(self) -> None:
-        """Write the gathered frames (if any) with one write; stop gathering."""
-        frames = self._gathered
-        self._gathered = None
-        self._gather_room = self._piece = GATHER_LIMIT
-        if not frames:
-            return
-        if self._state is BACKED_UP:
-            self._stall_written += sum(map(len, frames)) + len(frames)
-        try:
-            if len(frames) == 1:
-                self._write(frames[0] + NEWLINE)  # type: ignore[misc]
-            else:
-                frames.append(b"")
-                self._write(NEWLINE.join(frames))  # type: ignore[misc]
-        except RuntimeError as exc:
-            try:
-                self._write_refused(exc)
-            except TransportClosed:
-                pass  # gathered frames of a connection that cannot write: nobody to tell
 
     def _writer_gone(self) -> None:
         """The write transport is lost: what is still written goes nowhere, quietly."""
@@ -754,7 +633,7 @@ class FrameProtocol(asyncio.Protocol):
     def _arm_idle_timer(self) -> None:
         self._frames_seen = False
         self._idle_mark = (self._last_write_ns, self._framer.buffered > 0)
-        self._idle_timer = self._loop.call_later(self._idle_timeout, self._idle_check)  # type: ignore[arg-type]
+        self._idle_timer = self._loop.call_later(self._idle_timeout, self._idle_check)
 
     def _idle_check(self) -> None:
         """Once per idle_timeout: close a connection that did nothing, or is stuck on a line."""
@@ -777,7 +656,7 @@ class FrameProtocol(asyncio.Protocol):
     def _arm_stall_timer(self) -> None:
         self._stall_mark = self.write_buffer_size
         self._stall_written = 0
-        self._stall_timer = self._loop.call_later(self._write_timeout, self._stall_check)  # type: ignore[arg-type]
+        self._stall_timer = self._loop.call_later(self._write_timeout, self._stall_check)
 
     def _stall_check(self) -> None:
         """Once per write_timeout while backed up: drop a peer that left more than
@@ -965,3 +844,7 @@ class StreamConnection:
     def __repr__(self) -> str:
         state = "closed" if self.closed.done() else "open"
         return f"<StreamConnection {state} conn={self.conn!r}>"
+
+
+# The compiled half of FrameProtocol reads its tunables, states and TransportClosed here.
+use_namespace(globals())

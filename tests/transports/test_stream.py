@@ -518,3 +518,31 @@ def test_abort_on_a_pipe_pair(run, make_recorder):
     assert result is None
     assert echoed == b'"one"\n'
     assert recorder.conns[0].closes == [None]
+
+
+def test_the_state_takes_only_stream_states(run, make_recorder):
+    """The compiled half keeps the state as its value; the enum's members go in and out."""
+    recorder = make_recorder()
+
+    async def go():
+        protocol, _ = await connected(recorder)
+        assert protocol.state is stream.OPEN
+        protocol._state = stream.BACKED_UP
+        assert protocol.state is stream.BACKED_UP and protocol.reading_paused
+        protocol._state = stream.OPEN
+        with pytest.raises(ValueError, match="not a StreamState"):
+            protocol._state = 7
+        assert protocol.state is stream.OPEN
+
+    run(go())
+
+
+def test_the_compiled_half_refuses_a_namespace_it_was_not_built_for():
+    from mcpfast.transports import stream_core
+
+    shifted = dict(vars(stream), OPEN=stream.BACKED_UP)
+    with pytest.raises(ValueError, match="StreamState"):
+        stream_core.use_namespace(shifted)
+    with pytest.raises(TypeError, match="BURST_GAP_NS must be an int"):
+        stream_core.use_namespace(dict(vars(stream), BURST_GAP_NS=5e4))
+    stream_core.use_namespace(vars(stream))  # as stream.py left it
