@@ -20,6 +20,16 @@ class UpstreamCore:
         unread; None where this does not apply (the caller then takes request())."""
     def _plain_answered(self, future: Any, sent: tuple[Any, Any]) -> Any: ...
 
+class MountTableCore:
+    """The gateway's tools as a forwarded call looks them up."""
+
+    _tools: dict[str, tuple[Any, Any]]
+    _own_tools: Any
+
+    def tool(self, name: Any) -> Optional[tuple[Any, Any]]:
+        """The upstream and tool behind the public tool ``name`` (None: not mounted, or
+        the server has a tool of that name itself, which wins)."""
+
 class PlainToolCall:
     """tools/call's direct route, called as the handler ``(params, ctx)``."""
 

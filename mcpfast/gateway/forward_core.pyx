@@ -18,6 +18,7 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_DelItem
 from cpython.object cimport PyObject
 
 from mcpfast._core.cpython cimport mf_writable_member_descriptor
+from mcpfast._core.dispatch cimport ContextCore
 
 from asyncio import CancelledError
 
@@ -35,6 +36,20 @@ cdef class UpstreamCore:
     """The fields of an upstream that its plain forwarding reads, and that forwarding;
     not made alone: :class:`mcpfast.gateway.upstream.Upstream` subclasses it."""
 
+    @property
+    def client(self):
+        """The upstream's Client while its session is open (None: not started, restarting)."""
+        return self._client
+
+    @client.setter
+    def client(self, client):
+        # The session a plain call goes on, known once: a connected Client's session and
+        # era do not change (a new connection is a new Client).
+        self._client = client
+        self._plain_session = None
+        if client is not None and getattr(client, "discover_result", None) is None:
+            self._plain_session = getattr(client, "session", None)
+
     def forward_plain(self, method, params, origin):
         """``method`` sent for the downstream request ``origin`` and its answer passed on
         unread, as ``request(method, params, origin=origin, raw=True)`` does, but with no
@@ -43,10 +58,7 @@ cdef class UpstreamCore:
         must be a handshake-era request (a 2026-07-28 one may be asked for input, which
         only request() handles). None where this does not apply (no open session, a
         2026-07-28 upstream): the caller then takes request()."""
-        client = self.client
-        if client is None or client.discover_result is not None:
-            return None
-        session = client.session
+        session = self._plain_session
         if session is None or session.closed:
             return None
         timeout = self.options.timeout
@@ -84,6 +96,25 @@ cdef class UpstreamCore:
 
 
 @cython.auto_pickle(False)
+cdef class MountTableCore:
+    """The gateway's tools as a forwarded call looks them up; not made alone:
+    :class:`mcpfast.gateway.gateway.Gateway` subclasses it and keeps them."""
+
+    def tool(self, name):
+        """The upstream and tool behind the public tool ``name`` (None: not mounted, or
+        the server has a tool of that name itself, which wins)."""
+        return self.tool_of(name)
+
+    cdef object tool_of(self, object name):
+        if type(name) is not str:
+            return None
+        cdef PyObject *found = PyDict_GetItem(<dict?>self._tools, name)
+        if found == NULL or name in self._own_tools:
+            return None
+        return <object>found
+
+
+@cython.auto_pickle(False)
 cdef class PlainToolCall:
     """tools/call's direct route (module docstring): ``PlainToolCall(middleware, gateway,
     fallback)``, called as the handler ``(params, ctx)``; ``fallback`` (the chain) takes
@@ -92,12 +123,14 @@ cdef class PlainToolCall:
     def __init__(self, middleware, gateway, fallback):
         self.middleware = middleware
         self.gateway = gateway
+        # (Any mount table with .tool(name) does; the compiled one is looked up in C.)
+        self.table = gateway if isinstance(gateway, MountTableCore) else None
         self.fallback = fallback
 
     def __call__(self, params, ctx):
         if (type(params) is not dict or "_meta" in <dict>params or "task" in <dict>params
-                or not self.middleware.outermost or ctx.shape_result is not None
-                or getattr(ctx, "progress", None) is not None):
+                or not isinstance(ctx, ContextCore) or (<ContextCore>ctx).shape_result is not None
+                or (<ContextCore>ctx).progress is not None or not self.middleware.outermost):
             return self.fallback(params, ctx)
         features = ctx.state.features
         if features is None or features.stateless or not features.content_current:
@@ -105,7 +138,8 @@ cdef class PlainToolCall:
             # only: no call that makes a task, none that may be asked for input.
             return self.fallback(params, ctx)
         cdef PyObject *name = PyDict_GetItem(<dict>params, "name")
-        found = self.gateway.tool(<object>name if name != NULL else None)
+        key = <object>name if name != NULL else None
+        found = self.table.tool_of(key) if self.table is not None else self.gateway.tool(key)
         if found is None:
             return self.fallback(params, ctx)
         upstream, tool = <tuple?>found
@@ -122,13 +156,19 @@ cdef extern from *:
     #define MF_UPSTREAM_FIELD(tp, f) \
         MF_EXPOSE(tp, __pyx_obj_7mcpfast_7gateway_12forward_core_UpstreamCore, f)
     #define MF_EXPOSE_UPSTREAM_FIELDS(u_) (( \
-    MF_UPSTREAM_FIELD(u_, client) || MF_UPSTREAM_FIELD(u_, options) || \
+    MF_UPSTREAM_FIELD(u_, options) || \
     MF_UPSTREAM_FIELD(u_, _callers) || MF_UPSTREAM_FIELD(u_, _sent) || \
     MF_UPSTREAM_FIELD(u_, passed_through) || MF_UPSTREAM_FIELD(u_, _settle_plain)) ? -1 : 0)
+    #define MF_MOUNT_FIELD(tp, f) \
+        MF_EXPOSE(tp, __pyx_obj_7mcpfast_7gateway_12forward_core_MountTableCore, f)
+    #define MF_EXPOSE_MOUNT_FIELDS(g_) \
+        ((MF_MOUNT_FIELD(g_, _tools) || MF_MOUNT_FIELD(g_, _own_tools)) ? -1 : 0)
     """
     int MF_EXPOSE_UPSTREAM_FIELDS(object upstream) except -1
+    int MF_EXPOSE_MOUNT_FIELDS(object table) except -1
 
 # Member descriptors (which the interpreter specializes) instead of the getset properties
 # Cython makes for `cdef public object` fields: the Python subclass reads them often.
 # Never deleted (a deleted one would be NULL).
 MF_EXPOSE_UPSTREAM_FIELDS(UpstreamCore)
+MF_EXPOSE_MOUNT_FIELDS(MountTableCore)

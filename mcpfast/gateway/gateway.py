@@ -30,6 +30,7 @@ from typing import Any, AsyncContextManager, AsyncIterator, Callable, Iterable, 
 from mcpfast.client.connect import parse_target
 from mcpfast.client.versions import check_requested_version
 from mcpfast.gateway.catalogue import MountedTool
+from mcpfast.gateway.forward_core import MountTableCore
 from mcpfast.gateway.options import MountOptions
 from mcpfast.gateway.routing import GatewayMiddleware
 from mcpfast.gateway.tasks import ForwardedTasks
@@ -73,9 +74,11 @@ class GatewayHost(Protocol):
     def on_roots_changed(self, fn: Callable[[Any], Any]) -> Callable[[Any], Any]: ...
 
 
-class Gateway:
+class Gateway(MountTableCore):
     """The upstreams mounted on one server (module docstring); made by :func:`gateway_of`.
-    ``start_wait``: the most seconds serving waits for the upstreams' first starts."""
+    ``start_wait``: the most seconds serving waits for the upstreams' first starts.
+    ``tool(name)`` (the mount table's lookup, compiled: forward_core) is the upstream and
+    tool behind a public tool name."""
 
     start_wait = 10.0
 
@@ -241,14 +244,6 @@ class Gateway:
             self._paginators[kind] = None if size is None else Paginator(
                 size, namespace=f"mcpfast-gateway/{kind}", item_key=identity)
         return self._paginators[kind]
-
-    def tool(self, name: Any) -> Optional[tuple[Upstream, MountedTool]]:
-        """The upstream and tool behind the public tool ``name`` (None: not mounted, or
-        the server has a tool of that name itself, which wins)."""
-        found = self._tools.get(name) if type(name) is str else None
-        if found is None or name in self._own_tools:
-            return None
-        return found
 
     def prompt(self, name: Any) -> Optional[tuple[Upstream, str]]:
         """The upstream and its own name of the public prompt ``name`` (the server's own

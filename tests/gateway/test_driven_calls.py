@@ -131,3 +131,26 @@ def test_a_direct_call_to_an_upstream_that_is_down_gets_the_chain_s_error():
             assert taken == [True, False]
 
     run(main())
+
+
+def test_the_mount_table_finds_a_mounted_tool_unless_the_server_has_one_of_that_name():
+    from mcpfast.gateway.gateway import gateway_of
+
+    app = Server("gateway")
+    upstream = app.mount(files_app(), namespace="fs")
+
+    async def main():
+        async with mcpfast.connect(app):
+            table = gateway_of(app)
+            found = table.tool("fs_read_file")
+            assert found is not None and found[0] is upstream
+            assert found[1].upstream_name == "read_file"
+            assert table.tool("read_file") is None and table.tool(7) is None and table.tool(None) is None
+
+            @app.tool(name="fs_read_file")
+            def own(path: str) -> str:
+                return "own"
+
+            assert table.tool("fs_read_file") is None  # the server's own tool wins
+
+    run(main())
