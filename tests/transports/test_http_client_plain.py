@@ -1,4 +1,4 @@
-"""The HTTP client's plain POSTs (mcpfast/transports/http/client_plain.py): a request
+"""The HTTP client's plain POSTs (mcpfast/transports/http/client_plain.pyx): a request
 with a plain JSON answer is written on a pooled connection and answered from the
 connection's callbacks, with no task -- sequentially, and with many in flight over few
 connections (queued for a slot) --; its answer is read in place, decoded once; an answer
@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpfast import connect
 from mcpfast.client.client import Client
@@ -234,6 +236,31 @@ def test_answers_reads_the_response_layout_in_place():
     assert not answers(b'{"result":{},"jsonrpc":"2.0","id":7}', 7)  # another layout: decoded instead
     assert not answers(b'{"jsonrpc":"2.0","id":"7","result":{}}', "7")  # str ids: decoded
     assert not answers(b'{"jsonrpc":"2.0","id":true,"result":{}}', True)
+
+
+def _answers_rule(payload: bytes, request_id: Any) -> bool:
+    """The layout rule answers() applies in C, as Python: the response's first bytes as
+    encode_response / encode_error write them, and its closing brace."""
+    if type(request_id) is not int:
+        return False
+    prefix = b'{"jsonrpc":"2.0","id":%d,"' % request_id
+    if not payload.startswith(prefix) or not payload.endswith(b"}"):
+        return False
+    return payload.startswith(b'result":', len(prefix)) or payload.startswith(b'error":', len(prefix))
+
+
+INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(request_id=st.one_of(INT64, st.booleans(), st.text(max_size=3)), other=INT64,
+       member=st.sampled_from(["result", "error", "method", "res"]),
+       tail=st.binary(max_size=12), same=st.booleans())
+def test_answers_agrees_with_the_layout_rule(request_id, other, member, tail, same):
+    shown = request_id if same and type(request_id) is int else other
+    payload = b'{"jsonrpc":"2.0","id":%d,"%s":%s' % (shown, member.encode(), tail)
+    assert answers(payload, request_id) == _answers_rule(payload, request_id)
+    assert answers(payload + b"}", request_id) == _answers_rule(payload + b"}", request_id)
 
 
 def test_post_slots_pass_on_in_turn():
