@@ -26,6 +26,9 @@ cdef bytes NEWLINE = b"\n"
 cdef dict _namespace = None
 cdef tuple _states = ()
 cdef object _transport_closed = None
+# While a received chunk is processed (data_received, outermost): the other streams that
+# began gathering sends meanwhile, flushed when the chunk's processing ends; else None.
+cdef list _chunk_streams = None
 
 # StreamState's values (stream.py keeps the enum; use_namespace checks they agree).
 cdef enum:
@@ -58,6 +61,26 @@ cdef inline long long _tunable(str name) except? -1:
     return <object>found
 
 
+cdef int _flush_chunk_streams() except -1:
+    # The end of the outermost chunk: the streams that gathered meanwhile write (a stream's
+    # gathering ended some other way -- written in full pieces, dropped by abort -- is
+    # left as it is). One failing flush does not keep the others from theirs.
+    global _chunk_streams
+    streams = _chunk_streams
+    _chunk_streams = None
+    failure = None
+    cdef FrameCore stream
+    for stream in streams:
+        if stream._gathered is not None:
+            try:
+                stream.flush_gathered()
+            except Exception as exc:
+                failure = exc
+    if failure is not None:
+        raise failure
+    return 0
+
+
 @cython.auto_pickle(False)
 cdef class FrameCore:
     """FrameProtocol's C part (module docstring)."""
@@ -88,6 +111,13 @@ cdef class FrameCore:
         cdef bint own = self._gathered is None
         if own:
             self._gathered = []
+        # Sends on other streams while this chunk is processed (a gateway forwarding what
+        # it reads, a server telling other clients) are gathered too, and written when it
+        # ends: one write per stream and chunk where each first send was a write of its own.
+        global _chunk_streams
+        cdef bint outermost = _chunk_streams is None
+        if outermost:
+            _chunk_streams = []
         try:
             frames = self._framer.feed(data)
             if frames:
@@ -100,6 +130,8 @@ cdef class FrameCore:
                 else:  # nothing to write (a reply goes out later): the flush's reset only
                     self._gathered = None
                     self._gather_room = self._piece = _tunable("GATHER_LIMIT")
+            if outermost:
+                _flush_chunk_streams()
         if self._budget is not None:
             self._report_held()
 
@@ -150,14 +182,17 @@ cdef class FrameCore:
                 self._gathered = []
                 self._gather_room = self._piece = piece
             return
+        if _chunk_streams is not None:
+            # Sent while another stream's chunk is processed: gathered (in pieces, as a
+            # burst is) until that chunk's end.
+            self.begin_gathering(frame)
+            _chunk_streams.append(self)
+            return
         cdef long long now = _monotonic_ns()
         if now < self._burst_until_ns:
             # Another send right after the last write: a burst. Gather the rest of it,
             # written by a callback after the ones already due (see BURST_PIECE).
-            self._gathered = [frame]
-            piece = _tunable("BURST_PIECE") if self._client_side else _tunable("GATHER_LIMIT")
-            self._piece = piece
-            self._gather_room = piece - len(frame)
+            self.begin_gathering(frame)
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
@@ -166,6 +201,13 @@ cdef class FrameCore:
             self._write(frame + NEWLINE)
         except RuntimeError as exc:
             self._write_refused(exc)
+
+    cdef int begin_gathering(self, object frame) except -1:
+        self._gathered = [frame]
+        cdef Py_ssize_t piece = _tunable("BURST_PIECE") if self._client_side else _tunable("GATHER_LIMIT")
+        self._piece = piece
+        self._gather_room = piece - len(frame)
+        return 0
 
     def _flush_gathered(self):
         """Write the gathered frames (if any) with one write; stop gathering."""

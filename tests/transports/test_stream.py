@@ -546,3 +546,46 @@ def test_the_compiled_half_refuses_a_namespace_it_was_not_built_for():
     with pytest.raises(TypeError, match="BURST_GAP_NS must be an int"):
         stream_core.use_namespace(dict(vars(stream), BURST_GAP_NS=5e4))
     stream_core.use_namespace(vars(stream))  # as stream.py left it
+
+
+class Forwarding:
+    """A conn that sends every frame it is fed on another stream (as a gateway does)."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def feed(self, frame):
+        self.target.send(bytes(frame))
+
+    def feed_error(self, error):
+        pass
+
+    def close(self, exc=None):
+        pass
+
+
+def test_sends_on_another_stream_during_a_chunk_are_written_when_it_ends(run, make_recorder,
+                                                                       monkeypatch):
+    monkeypatch.setattr(stream, "BURST_GAP_NS", 0)  # nothing is a burst: only the chunk gathers
+    monkeypatch.setattr(stream, "BURST_PIECE", 8)  # the opening side's pieces: 8 bytes, then 16
+    monkeypatch.setattr(stream, "BURST_PIECE_MAX", 16)
+
+    async def go():
+        server, server_transport = await connected(make_recorder())
+        opener, opener_transport = await connected(make_recorder(), client_side=True)
+        forwarding = Forwarding(server)
+        reading, _ = await connected(lambda send: forwarding)
+        # Frames read on one stream and sent on a serving one: one write, as the chunk ends.
+        reading.data_received(b'"a"\n"b"\n"c"\n')
+        assert server_transport.writes == [b'"a"\n"b"\n"c"\n']
+        # Outside a chunk a send is written at once, as before.
+        server.send(b'"d"')
+        assert server_transport.writes[1:] == [b'"d"\n']
+        # Sent on an opening side: in pieces while the chunk goes on, the rest at its end.
+        forwarding.target = opener
+        frames = [b'"%d"' % n for n in range(10, 20)]
+        reading.data_received(b"".join(frame + b"\n" for frame in frames))
+        assert b"".join(opener_transport.writes) == b"".join(frame + b"\n" for frame in frames)
+        assert 1 < len(opener_transport.writes) < len(frames)
+
+    run(go())
