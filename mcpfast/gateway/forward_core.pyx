@@ -18,7 +18,8 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_DelItem
 from cpython.object cimport PyObject
 
 from mcpfast._core.cpython cimport mf_writable_member_descriptor
-from mcpfast._core.dispatch cimport ContextCore
+from mcpfast._core.dispatch cimport ContextCore, SessionCore
+from mcpfast.jsonrpc.outgoing_core cimport OutgoingBook
 
 from asyncio import CancelledError
 
@@ -59,7 +60,16 @@ cdef class UpstreamCore:
         only request() handles). None where this does not apply (no open session, a
         2026-07-28 upstream): the caller then takes request()."""
         session = self._plain_session
-        if session is None or session.closed:
+        if session is None:
+            return None
+        # A compiled session's book is started in C (Session.send_request is its start).
+        cdef OutgoingBook book = None
+        if isinstance(session, SessionCore):
+            if (<SessionCore>session)._closed:
+                return None
+            if isinstance((<SessionCore>session)._outgoing, OutgoingBook):
+                book = <OutgoingBook>(<SessionCore>session)._outgoing
+        elif session.closed:
             return None
         timeout = self.options.timeout
         callers = <dict?>self._callers
@@ -67,8 +77,11 @@ cdef class UpstreamCore:
         # (An Answer: the downstream request ends while the upstream's response is read.)
         answer = Answer()
         try:
-            out = session.send_request(method, params, timeout=_inf if timeout is None else timeout,
-                                       raw=True, future=answer)
+            if book is not None:
+                out = book.begin(method, params, _inf if timeout is None else timeout, None, None, True, answer)
+            else:
+                out = session.send_request(method, params, timeout=_inf if timeout is None else timeout,
+                                           raw=True, future=answer)
         except Exception as exc:
             PyDict_DelItem(callers, origin)
             raise self._failure(method, timeout, exc) from None

@@ -21,3 +21,7 @@ cdef class OutgoingBook:
     cdef object _time
     # The class of the request handles start() makes (an OutgoingCore subclass).
     cdef object _request_type
+
+    # start() without its Python call (compiled callers: the gateway's forwarding).
+    cdef object begin(self, object method, object params, object timeout, object progress,
+                      object origin, bint raw, object future)

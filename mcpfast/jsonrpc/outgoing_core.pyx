@@ -92,6 +92,10 @@ cdef class OutgoingBook:
         unread: ``messages.Verbatim``). ``future``: the handle's future, settled as the
         runtime's would be (a :class:`~mcpfast.jsonrpc.driven.Answer`: one DrivenCall
         waits on it), instead of a new one from the runtime."""
+        return self.begin(method, params, timeout, progress, origin, raw, future)
+
+    cdef object begin(self, object method, object params, object timeout, object progress,
+                      object origin, bint raw, object future):
         if self._closed:
             raise ConnectionClosed("the session is closed")
         if timeout is None:
@@ -119,7 +123,7 @@ cdef class OutgoingBook:
         out.on_progress = progress
         out.origin = origin
         out.timeout = timeout
-        out.raw = True if raw else False
+        out.raw = raw
         cdef double deadline = INFINITY
         if timeout is not None and timeout != _inf:
             clock = self._time
