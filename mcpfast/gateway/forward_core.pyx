@@ -158,8 +158,12 @@ cdef class PlainToolCall:
         upstream, tool = <tuple?>found
         if tool.header_params or tool.arguments_back:
             return self.fallback(params, ctx)
-        forwarded = dict(<dict>params)
-        forwarded["name"] = tool.upstream_name
+        upstream_name = tool.upstream_name
+        if upstream_name == key:
+            forwarded = params  # mounted without a namespace: sent as it came (only read)
+        else:
+            forwarded = dict(<dict>params)
+            forwarded["name"] = upstream_name
         call = upstream.forward_plain(_TOOLS_CALL, forwarded, ctx)
         return self.fallback(params, ctx) if call is None else call
 
