@@ -16,7 +16,7 @@ or a read pipe and a write pipe) and one conn:
   gathering frames into one write where that saves system calls without delaying anyone:
   replies sent while a received chunk is processed are written together when it is done,
   so are frames sent on other streams meanwhile (a gateway forwarding what it reads: one
-  write per stream and chunk, on an opening side in pieces as a burst is), and a burst of
+  write per stream and chunk, up to GATHER_LIMIT), and a burst of
   sends outside it (many tasks sending in one loop iteration) is written as the first
   frame at once and the rest with one write from a loop callback -- on the
   side that opened the connection, in pieces as the burst grows (BURST_PIECE bytes,

@@ -29,5 +29,5 @@ cdef class FrameCore:
     cdef public object _loop
 
     cdef int deliver(self, list frames) except -1
-    cdef int begin_gathering(self, object frame) except -1
+    cdef int begin_gathering(self, object frame, Py_ssize_t piece) except -1
     cdef int flush_gathered(self) except -1

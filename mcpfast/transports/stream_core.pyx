@@ -113,7 +113,9 @@ cdef class FrameCore:
             self._gathered = []
         # Sends on other streams while this chunk is processed (a gateway forwarding what
         # it reads, a server telling other clients) are gathered too, and written when it
-        # ends: one write per stream and chunk where each first send was a write of its own.
+        # ends: one write per stream and chunk where each first send was a write of its own
+        # and the rest went in pieces (the gateway over stdio with 256 in flight: 0.162 ->
+        # 0.045 writes per forwarded call).
         global _chunk_streams
         cdef bint outermost = _chunk_streams is None
         if outermost:
@@ -183,16 +185,18 @@ cdef class FrameCore:
                 self._gather_room = self._piece = piece
             return
         if _chunk_streams is not None:
-            # Sent while another stream's chunk is processed: gathered (in pieces, as a
-            # burst is) until that chunk's end.
-            self.begin_gathering(frame)
+            # Sent while another stream's chunk is processed: gathered until that chunk's
+            # end, as its replies are (up to GATHER_LIMIT; no pieces: the chunk's frames
+            # are all at hand, nothing is left to wait for).
+            self.begin_gathering(frame, _tunable("GATHER_LIMIT"))
             _chunk_streams.append(self)
             return
         cdef long long now = _monotonic_ns()
         if now < self._burst_until_ns:
             # Another send right after the last write: a burst. Gather the rest of it,
             # written by a callback after the ones already due (see BURST_PIECE).
-            self.begin_gathering(frame)
+            self.begin_gathering(
+                frame, _tunable("BURST_PIECE") if self._client_side else _tunable("GATHER_LIMIT"))
             self._loop.call_soon(self._flush_gathered)
             return
         self._last_write_ns = now
@@ -202,9 +206,8 @@ cdef class FrameCore:
         except RuntimeError as exc:
             self._write_refused(exc)
 
-    cdef int begin_gathering(self, object frame) except -1:
+    cdef int begin_gathering(self, object frame, Py_ssize_t piece) except -1:
         self._gathered = [frame]
-        cdef Py_ssize_t piece = _tunable("BURST_PIECE") if self._client_side else _tunable("GATHER_LIMIT")
         self._piece = piece
         self._gather_room = piece - len(frame)
         return 0

@@ -567,8 +567,7 @@ class Forwarding:
 def test_sends_on_another_stream_during_a_chunk_are_written_when_it_ends(run, make_recorder,
                                                                        monkeypatch):
     monkeypatch.setattr(stream, "BURST_GAP_NS", 0)  # nothing is a burst: only the chunk gathers
-    monkeypatch.setattr(stream, "BURST_PIECE", 8)  # the opening side's pieces: 8 bytes, then 16
-    monkeypatch.setattr(stream, "BURST_PIECE_MAX", 16)
+    monkeypatch.setattr(stream, "BURST_PIECE", 8)  # a burst's pieces, which a chunk does not use
 
     async def go():
         server, server_transport = await connected(make_recorder())
@@ -581,11 +580,15 @@ def test_sends_on_another_stream_during_a_chunk_are_written_when_it_ends(run, ma
         # Outside a chunk a send is written at once, as before.
         server.send(b'"d"')
         assert server_transport.writes[1:] == [b'"d"\n']
-        # Sent on an opening side: in pieces while the chunk goes on, the rest at its end.
+        # Sent on an opening side: one write too (not a burst's pieces: the chunk's frames
+        # are all at hand), up to GATHER_LIMIT.
         forwarding.target = opener
         frames = [b'"%d"' % n for n in range(10, 20)]
         reading.data_received(b"".join(frame + b"\n" for frame in frames))
-        assert b"".join(opener_transport.writes) == b"".join(frame + b"\n" for frame in frames)
-        assert 1 < len(opener_transport.writes) < len(frames)
+        assert opener_transport.writes == [b"".join(frame + b"\n" for frame in frames)]
+        monkeypatch.setattr(stream, "GATHER_LIMIT", 16)
+        reading.data_received(b"".join(frame + b"\n" for frame in frames))
+        assert b"".join(opener_transport.writes[1:]) == b"".join(frame + b"\n" for frame in frames)
+        assert 1 < len(opener_transport.writes[1:]) < len(frames)
 
     run(go())
