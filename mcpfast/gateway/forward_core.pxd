@@ -1,12 +1,16 @@
 # The gateway's plain forwarded tools/call in C (forward_core.pyx): UpstreamCore under
 # mcpfast.gateway.upstream.Upstream, MountTableCore under mcpfast.gateway.gateway.Gateway,
 # PlainToolCall the routing's direct route.
+from mcpfast._core.dispatch cimport SessionCore
+from mcpfast.jsonrpc.outgoing_core cimport OutgoingBook
 
 cdef class UpstreamCore:
     # The upstream's Client while its session is open (None: not started, restarting),
-    # and its session when plain calls can go on it (a handshake-era one), else None.
+    # and its session and that session's book of outgoing requests when plain calls can
+    # go on it (a handshake-era one), else None.
     cdef object _client
-    cdef object _plain_session
+    cdef SessionCore _plain_session
+    cdef OutgoingBook _plain_book
     # Its UpstreamOptions (the per-call timeout: .timeout, seconds or None).
     cdef object options
     # Downstream contexts of the forwarded requests waiting, oldest first (a dict).

@@ -18,8 +18,7 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_DelItem
 from cpython.object cimport PyObject
 
 from mcpfast._core.cpython cimport mf_writable_member_descriptor
-from mcpfast._core.dispatch cimport ContextCore, SessionCore
-from mcpfast.jsonrpc.outgoing_core cimport OutgoingBook
+from mcpfast._core.dispatch cimport ContextCore
 
 from asyncio import CancelledError
 
@@ -44,12 +43,17 @@ cdef class UpstreamCore:
 
     @client.setter
     def client(self, client):
-        # The session a plain call goes on, known once: a connected Client's session and
-        # era do not change (a new connection is a new Client).
+        # The session a plain call goes on and its book of outgoing requests, known once: a
+        # connected Client's session and era do not change (a new connection is a new
+        # Client). None where a plain call does not apply: the chain forwards those.
         self._client = client
         self._plain_session = None
+        self._plain_book = None
         if client is not None and getattr(client, "discover_result", None) is None:
-            self._plain_session = getattr(client, "session", None)
+            session = getattr(client, "session", None)
+            if isinstance(session, SessionCore) and isinstance((<SessionCore>session)._outgoing, OutgoingBook):
+                self._plain_session = session
+                self._plain_book = (<SessionCore>session)._outgoing
 
     def forward_plain(self, method, params, origin):
         """``method`` sent for the downstream request ``origin`` and its answer passed on
@@ -59,17 +63,8 @@ cdef class UpstreamCore:
         must be a handshake-era request (a 2026-07-28 one may be asked for input, which
         only request() handles). None where this does not apply (no open session, a
         2026-07-28 upstream): the caller then takes request()."""
-        session = self._plain_session
-        if session is None:
-            return None
-        # A compiled session's book is started in C (Session.send_request is its start).
-        cdef OutgoingBook book = None
-        if isinstance(session, SessionCore):
-            if (<SessionCore>session)._closed:
-                return None
-            if isinstance((<SessionCore>session)._outgoing, OutgoingBook):
-                book = <OutgoingBook>(<SessionCore>session)._outgoing
-        elif session.closed:
+        cdef SessionCore session = self._plain_session
+        if session is None or session._closed:
             return None
         timeout = self.options.timeout
         callers = <dict?>self._callers
@@ -77,11 +72,9 @@ cdef class UpstreamCore:
         # (An Answer: the downstream request ends while the upstream's response is read.)
         answer = Answer()
         try:
-            if book is not None:
-                out = book.begin(method, params, _inf if timeout is None else timeout, None, None, True, answer)
-            else:
-                out = session.send_request(method, params, timeout=_inf if timeout is None else timeout,
-                                           raw=True, future=answer)
+            # Session.send_request is the book's start; its C entry, without the keywords.
+            out = self._plain_book.begin(method, params, _inf if timeout is None else timeout, None, None, True,
+                                         answer)
         except Exception as exc:
             PyDict_DelItem(callers, origin)
             raise self._failure(method, timeout, exc) from None

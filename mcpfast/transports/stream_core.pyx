@@ -127,11 +127,7 @@ cdef class FrameCore:
             self.deliver(frames)
         finally:
             if own:
-                if self._gathered:
-                    self.flush_gathered()
-                else:  # nothing to write (a reply goes out later): the flush's reset only
-                    self._gathered = None
-                    self._gather_room = self._piece = _tunable("GATHER_LIMIT")
+                self.flush_gathered()  # (nothing gathered: its reset only)
             if outermost:
                 _flush_chunk_streams()
         if self._budget is not None:
