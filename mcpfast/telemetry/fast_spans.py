@@ -16,8 +16,8 @@ Taken only where the result is provably the one the SDK's own tracer would produ
   bits are below the sampler's bound) and ``ParentBased`` over those;
 - its processors exactly ``BatchSpanProcessor`` / ``SimpleSpanProcessor`` (their
   ``on_start`` and ``_on_ending`` do nothing) under the synchronous multi-processor;
-- its id generator exactly the default ``RandomIdGenerator`` (ids are made here, from a
-  generator seeded from ``os.urandom`` and re-seeded in a forked child);
+- its id generator exactly the default ``RandomIdGenerator`` (ids are made here, in C:
+  span_core's ``IdSource``, seeded from ``os.urandom`` and re-seeded in a forked child);
 - no attribute value length limit (mcpfast's attributes are strings and ints, far fewer
   than any count limit it accepts).
 
@@ -34,7 +34,6 @@ its contextvars runtime context), else through those calls.
 from __future__ import annotations
 
 import os
-import random
 import traceback
 from time import time_ns
 from typing import Any, Mapping, Optional, Sequence
@@ -44,7 +43,7 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.trace import DEFAULT_TRACE_STATE, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
-from mcpfast.telemetry.span_core import BatchQueue, SpanCore, TracerCore
+from mcpfast.telemetry.span_core import BatchQueue, IdSource, SpanCore, TracerCore
 
 try:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -65,34 +64,16 @@ _FLAGS = {(sampled, rand): TraceFlags((TraceFlags.SAMPLED if sampled else 0)
           for sampled in (False, True) for rand in (False, True)}
 
 
-class _Ids:
-    """Span and trace ids: a Mersenne Twister seeded from os.urandom (as the SDK's
-    ``RandomIdGenerator``'s module-level one is), re-seeded in a forked child so that two
-    workers never share a sequence."""
-
-    def __init__(self) -> None:
-        self.reseed()
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self.reseed)
-
-    def reseed(self) -> None:
-        #: ``bits(n)``: n random bits (may be 0, which no id may be: see span_id / trace_id).
-        self.bits = random.Random(os.urandom(32)).getrandbits
-
-    def span_id(self) -> int:
-        found = self.bits(64)
-        while not found:
-            found = self.bits(64)
-        return found
-
-    def trace_id(self) -> int:
-        found = self.bits(128)
-        while not found:
-            found = self.bits(128)
-        return found
+def _new_ids() -> IdSource:
+    # One id source per process: re-seeded in a forked child, so that two workers never
+    # share a sequence.
+    ids = IdSource()
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=ids.reseed)
+    return ids
 
 
-IDS = _Ids()
+IDS = _new_ids()
 
 
 def sdk_version_supported(version: Optional[str] = None) -> bool:

@@ -5,12 +5,21 @@
 from mcpfast.telemetry.span_core cimport SpanCore, TracerCore
 
 
+cdef class TargetCore:
+    # The span name, its attributes that do not change from request to request, whether
+    # the span records mcp.resource.uri, a success's metric attributes.
+    cdef public str name
+    cdef public dict span_attributes
+    cdef public bint resource
+    cdef public dict success
+
+
 cdef class Observed:
     cdef public object method
     cdef public object request_id
     cdef public object connection
     # The message's Target (span name, attribute sets).
-    cdef public object target
+    cdef public TargetCore target
     # Its span (None: no tracer), the context the span is current in, the token that made
     # it current (None once left), the FastTracer that began it (None: the public path).
     cdef public object span

@@ -6,6 +6,14 @@ from typing import Any, Optional, final
 def content_json(value: Any) -> str:
     """A captured argument or result as the span records it (compact JSON)."""
 
+class TargetCore:
+    """The base of Target: the fields every request reads."""
+
+    name: str
+    span_attributes: dict[str, Any]
+    resource: bool
+    success: dict[str, Any]
+
 @final
 class Observed:
     """One message being observed."""
@@ -13,7 +21,7 @@ class Observed:
     method: Any
     request_id: Any
     connection: Any
-    target: Any
+    target: Optional[TargetCore]
     span: Any
     context: Any
     token: Any

@@ -13,12 +13,15 @@ at the end the outcome and the metric were a few hundred interpreted steps per r
 more than a compiled tools/call.
 """
 cimport cython
+
+from mcpfast.telemetry.clock cimport wall_ns
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 
+from mcpfast._core.dispatch cimport ContextCore
+
 import json
 from inspect import isawaitable as _isawaitable
-from time import time_ns as _time_ns
 
 from mcpfast._core.dispatch import PLAIN_RESULT_TYPES as _PLAIN_RESULT_TYPES
 from mcpfast._core.driven import DrivenCall as _DrivenCall
@@ -61,6 +64,12 @@ cdef int _add_peer(dict span_attrs, object peer, object port) except -1:
     return 0
 
 
+@cython.auto_pickle(False)
+cdef class TargetCore:
+    """The base of :class:`mcpfast.telemetry.targets.Target`: the fields every request
+    reads, in C (set once, by Target's constructor)."""
+
+
 @cython.final
 @cython.auto_pickle(False)
 cdef class Observed:
@@ -83,9 +92,17 @@ cdef class ServerTelemetryCore:
         self.end(call, result, exc)
 
     cdef Observed begin(self, object ctx):
-        method = ctx.method
-        params = ctx.params
-        request_id = ctx.request_id
+        cdef ContextCore core = None
+        if isinstance(ctx, ContextCore):
+            # (Every server context is one: its fields read in C.)
+            core = <ContextCore>ctx
+            method = core.method
+            params = core.params
+            request_id = core.request_id
+        else:
+            method = ctx.method
+            params = ctx.params
+            request_id = ctx.request_id
         cdef bint is_dict = type(params) is dict
         # The target's memo looked up here (the call is for the first request of one).
         name = None
@@ -95,7 +112,8 @@ cdef class ServerTelemetryCore:
                 name = None
         version = ctx.state.protocol_version
         cdef PyObject *found = PyDict_GetItem(self._targets, (method, name, version))
-        target = <object>found if found != NULL else self._target_of(method, name, version)
+        cdef TargetCore target = <TargetCore?>(<object>found if found != NULL
+                                               else self._target_of(method, name, version))
         connection = ctx.connection
         cdef Observed call = Observed.__new__(Observed)
         cdef TracerCore fast
@@ -108,7 +126,7 @@ cdef class ServerTelemetryCore:
         if tracer is not None:
             # The attributes go in once, at start (the sampler sees them; one validation
             # pass instead of one per set_attribute): the target's, then this request's.
-            span_attrs = (<dict?>target.span_attributes).copy()
+            span_attrs = target.span_attributes.copy()
             if request_id is not None:
                 span_attrs[JSONRPC_REQUEST_ID] = str(request_id)
             if connection is not None:
@@ -134,13 +152,13 @@ cdef class ServerTelemetryCore:
                 # Over HTTP the reply channel holds the POST's trace headers (else, on an
                 # endpoint made by hand, the 2026-07-28 leg's headers): the parent when
                 # the message's _meta has none.
-                channel = ctx.channel
+                channel = core._channel if core is not None else ctx.channel
                 if channel is not None:
                     headers = getattr(channel, "trace_headers", None) or getattr(channel, "headers", None)
                     if headers is not None:
                         parent = self._extract_headers(headers)
             # One clock read for the span's start and the duration metric's.
-            started = _time_ns()
+            started = wall_ns()
             call.started = started
             fast = self._fast
             begun = None if fast is None else fast.begin_span(target.name, self._server_kind, parent, span_attrs,
@@ -153,7 +171,7 @@ cdef class ServerTelemetryCore:
                                                      attributes=span_attrs, links=links, start_time=started)
                 context = call.context = self._set_span(span, parent)
                 call.token = self._attach(context)
-            if ctx.progress is not None:
+            if (core.progress if core is not None else ctx.progress) is not None:
                 # notifications/progress the handler sends become events of this span.
                 ctx.progress = self._traced_progress(ctx.progress, call.span)
         if self._sinks:
@@ -163,7 +181,7 @@ cdef class ServerTelemetryCore:
                 for sink in self._adding:
                     sink.add(SERVER_ACTIVE_REQUESTS, 1)
             if call.span is None:
-                call.started = _time_ns()
+                call.started = wall_ns()
         return call
 
     cdef int leave(self, Observed call) except -1:
@@ -216,7 +234,7 @@ cdef class ServerTelemetryCore:
                 if isinstance(exc, Exception):
                     span.record_exception(exc)
                     span.set_status(self._error, str(exc))
-        ended = _time_ns()
+        ended = wall_ns()
         if span is not None:
             if call.token is not None:
                 self.leave(call)
@@ -234,8 +252,8 @@ cdef class ServerTelemetryCore:
             if call.request_id is not None:
                 # The span's own duration where there is one (the same two clock reads).
                 seconds = (ended - call.started) / 1e9
-                target = call.target
-                attrs = target.success if error_type is None else target.metric_attributes(error_type, refused)
+                attrs = (call.target.success if error_type is None
+                         else call.target.metric_attributes(error_type, refused))
                 for sink in sinks:
                     sink.server_operation(seconds, attrs, call.context)
         return 0

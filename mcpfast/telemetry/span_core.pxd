@@ -3,6 +3,18 @@
 # mcpfast.telemetry.fast_spans.FastTracer, SpanCore under its FastSpan. The fields keep
 # the names the Python subclasses (and, for SpanCore, the SDK's ReadableSpan) read.
 
+from libc.stdint cimport uint64_t
+
+
+cdef class IdSource:
+    # xoshiro256**'s state.
+    cdef uint64_t _state[4]
+
+    cdef uint64_t next64(self) noexcept
+    cdef object new_span_id(self)
+    cdef object new_trace_id(self)
+
+
 cdef class BatchQueue:
     # The SDK's BatchProcessor, its deque, its worker's event, its batch size and limit.
     cdef object _processor
@@ -47,7 +59,7 @@ cdef class TracerCore:
     cdef public object sampled_by
     cdef public object flags_of
     cdef public object links_of
-    cdef public object new_ids
+    cdef public IdSource new_ids
     cdef public object unset_status
     cdef public object default_trace_state
     cdef public object span_context_type

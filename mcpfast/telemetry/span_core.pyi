@@ -4,6 +4,17 @@
 from typing import Any, Callable, Optional, final
 
 @final
+class IdSource:
+    """Span and trace ids from a generator seeded from os.urandom (never 0)."""
+
+    def reseed(self) -> None:
+        """A new state from os.urandom (fast_spans calls it in a forked child)."""
+    def span_id(self) -> int:
+        """A new span id: 64 random bits, not 0."""
+    def trace_id(self) -> int:
+        """A new trace id: 128 random bits, not 0."""
+
+@final
 class BatchQueue:
     """A BatchSpanProcessor's queue as an ended span's destination."""
 
@@ -42,7 +53,7 @@ class TracerCore:
     sampled_by: Callable[[Any, Any, int], bool]
     flags_of: Any
     links_of: Callable[[Any, Any], Any]
-    new_ids: Any
+    new_ids: IdSource
     unset_status: Any
     default_trace_state: Any
     span_context_type: Any

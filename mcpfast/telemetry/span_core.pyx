@@ -15,11 +15,14 @@ variable's set and reset were a dozen Python-level steps per request, more than 
 a tools/call; here they are stores into the object and calls of the C API.
 """
 cimport cython
+
+from mcpfast.telemetry.clock cimport wall_ns
 from cpython.dict cimport PyDict_SetItem, PyDict_Update
+from cpython.object cimport PyObject, PyTypeObject
+from libc.stdint cimport uint64_t
 
 import os
 
-from time import time_ns as _time_ns
 
 
 cdef extern from "Python.h":
@@ -27,8 +30,6 @@ cdef extern from "Python.h":
     object PyContextVar_Set(object var, object value)
     int PyContextVar_Reset(object var, object token) except -1
 
-
-_new_tuple = tuple.__new__
 
 # A batch processor's queue is handed spans here (BatchQueue.emit's common case); its own
 # emit when it is shut down, full, or its process is not this one (it re-arms after a fork).
@@ -42,6 +43,71 @@ def _forked():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept:
+    return (x << k) | (x >> (64 - k))
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class IdSource:
+    """Span and trace ids: xoshiro256** (a 256-bit state, 64 bits per step) seeded from
+    ``os.urandom``, re-seeded by :meth:`reseed` (fast_spans calls it in a forked child, so
+    that two workers never share a sequence). Never 0, which no id may be."""
+
+    def __cinit__(self):
+        self.reseed()
+
+    def reseed(self):
+        """A new state from os.urandom (never all zero: that state only gives zeros)."""
+        cdef bytes seed
+        cdef const unsigned char *raw
+        cdef int index, byte
+        while True:
+            seed = os.urandom(32)
+            raw = seed
+            for index in range(4):
+                self._state[index] = 0
+                for byte in range(8):
+                    self._state[index] = (self._state[index] << 8) | raw[index * 8 + byte]
+            if self._state[0] | self._state[1] | self._state[2] | self._state[3]:
+                return
+
+    cdef uint64_t next64(self) noexcept:
+        cdef uint64_t *s = self._state
+        cdef uint64_t result = _rotl(s[1] * 5, 7) * 9
+        cdef uint64_t t = s[1] << 17
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = _rotl(s[3], 45)
+        return result
+
+    cdef object new_span_id(self):
+        cdef uint64_t found = self.next64()
+        while found == 0:
+            found = self.next64()
+        return found
+
+    cdef object new_trace_id(self):
+        cdef uint64_t high = self.next64(), low = self.next64()
+        while high == 0 and low == 0:
+            high = self.next64()
+            low = self.next64()
+        if high == 0:
+            return low
+        return (<object>high << 64) | <object>low
+
+    def span_id(self):
+        """A new span id: 64 random bits, not 0."""
+        return self.new_span_id()
+
+    def trace_id(self):
+        """A new trace id: 128 random bits, not 0."""
+        return self.new_trace_id()
 
 
 @cython.final
@@ -114,10 +180,10 @@ cdef class TracerCore:
 
     cdef object _new_span(self, object name, object kind, object parent, object attributes,
                           object links, object start_time):
-        ids = self.new_ids
+        cdef IdSource ids = self.new_ids
         if parent is None or not parent.is_valid:
             parent = None
-            trace_id = ids.bits(128) or ids.trace_id()
+            trace_id = ids.new_trace_id()
             trace_state = None
             sampled = self._root
             if sampled is None:
@@ -133,10 +199,12 @@ cdef class TracerCore:
             flags = self.flags_of[sampled, random_id]
         if trace_state is None:
             trace_state = self.default_trace_state
-        span_id = ids.bits(64) or ids.span_id()
+        span_id = ids.new_span_id()
         if self.tuple_contexts:
             # SpanContext's own tuple (fast_spans.span_context_layout_fits).
-            context = _new_tuple(self.span_context_type, (trace_id, span_id, False, flags, trace_state, True))
+            # (tuple's own constructor called in C: the same object as tuple.__new__ makes.)
+            fields = ((trace_id, span_id, False, flags, trace_state, True),)
+            context = (<PyTypeObject *>tuple).tp_new(<type>self.span_context_type, <PyObject *>fields, NULL)
         else:
             context = self.span_context_type(trace_id, span_id, False, flags, trace_state)
         if not sampled:
@@ -155,7 +223,7 @@ cdef class TracerCore:
         span._resource = self.resource
         span._instrumentation_info = self.instrumentation_info
         span._instrumentation_scope = self.scope
-        span._start_time = _time_ns() if start_time is None else start_time
+        span._start_time = wall_ns() if start_time is None else start_time
         return span
 
     def leave(self, token):
@@ -190,7 +258,7 @@ cdef class SpanCore:
     cdef int end_span(self, object end_time) except -1:
         if self._end_time is not None:
             return 0
-        self._end_time = end_time if end_time is not None else _time_ns()
+        self._end_time = end_time if end_time is not None else wall_ns()
         attributes = self._attributes
         if type(attributes) is not dict:
             attributes._immutable = True

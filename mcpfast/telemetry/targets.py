@@ -10,6 +10,7 @@ from typing import Any, Mapping, Optional
 
 from mcpfast.protocol import methods
 from mcpfast.telemetry import attributes as a
+from mcpfast.telemetry.server_core import TargetCore
 
 __all__ = ["RESOURCE_METHODS", "Target"]
 
@@ -19,12 +20,13 @@ RESOURCE_METHODS = frozenset((methods.RESOURCES_READ, methods.RESOURCES_SUBSCRIB
 _OUTCOMES_KEPT = 16
 
 
-class Target:
+class Target(TargetCore):
     """The span name and attributes all requests of one (method, tool or prompt name,
     protocol version) share, and their metric attribute sets (one dict per outcome,
-    handed to the SDK as is every time)."""
+    handed to the SDK as is every time). ``name``, ``span_attributes``, ``resource`` and
+    ``success`` are the compiled base's fields (read in C per request)."""
 
-    __slots__ = ("name", "span_attributes", "resource", "success", "_metric", "_outcomes")
+    __slots__ = ("_metric", "_outcomes")
 
     def __init__(self, method: str, name: Optional[str], version: Optional[str],
                  span_base: Mapping[str, Any], metric_base: Mapping[str, Any]) -> None:
