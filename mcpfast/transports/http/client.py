@@ -49,7 +49,7 @@ from mcpfast.protocol.trace_context import TRACEPARENT, trace_headers
 from mcpfast.transports.http import headers as h
 from mcpfast.transports.http.client_auth import MAX_AUTH_RETRIES, HTTPAuth, Unauthorized
 from mcpfast.transports.http.client_connection import ClientConnection, HTTPTarget, StreamedAnswer
-from mcpfast.transports.http.client_plain import PlainPost, PostSlots, answers
+from mcpfast.transports.http.client_plain import PlainPost, PlainStreamCore, PostSlots, answers
 from mcpfast.transports.http.post_order import PostOrder, request_ids_of, wait_turn
 from mcpfast.transports.http.routing_headers import NAME_SOURCES
 
@@ -159,8 +159,11 @@ class _EventCursor:
                 self.waiting.discard(item.id)
 
 
-class HTTPClientStream:
-    """The transport handle ``open_http`` returns: ``conn``, ``send``, ``close()``."""
+class HTTPClientStream(PlainStreamCore):
+    """The transport handle ``open_http`` returns: ``conn``, ``send``, ``close()``. The
+    plain POSTs' way (``send``'s common case, ``_post_plain``, ``_start_plain``,
+    ``plain_answered``, ``_keep``, ``_plain_ended``, ``_slot_back``) is the compiled
+    base's (:class:`~mcpfast.transports.http.client_plain.PlainStreamCore`)."""
 
     def __init__(self, url: str, factory: Callable[[Callable[[bytes], None]], Connection], *,
                  headers: Optional[dict[str, str]] = None,
@@ -224,14 +227,6 @@ class HTTPClientStream:
     def _release(self, connection: ClientConnection, response: StreamedAnswer) -> None:
         self._keep(connection, response.keep_alive)
 
-    def _keep(self, connection: ClientConnection, keep_alive: bool) -> None:
-        # A connection whose answer has been read: back to the pool, or closed.
-        if keep_alive and not connection.lost and not self._closed:
-            connection.reader.answer = None
-            self._idle.append(connection)
-        else:
-            connection.close()
-
     def _head(self, method: str, extra: dict[str, str], length: int) -> bytes:
         lines = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host_header}"]
         if self.session_id is not None:
@@ -292,25 +287,12 @@ class HTTPClientStream:
 
     # -- sending -----------------------------------------------------------------------
 
-    def send(self, frame: bytes) -> None:
-        """The connection's writer: one POST per frame (answers arrive asynchronously)."""
-        if self._closed:
-            raise ConnectionError("the HTTP transport is closed")
-        frame = bytes(frame)
-        try:
-            message: Any = decode(frame)
-        except DecodeError:
-            message = None
-        if type(message) is Request:
-            if self.auth is None and message.method != methods.INITIALIZE and self._order.turn() is None:
-                if b'"_meta"' not in frame:
-                    # The common request: no task (client_plain), its params never built.
-                    self._post_plain(message, frame, None)
-                    return
-                if not routing_headers_present(message.params):
-                    self._post_plain(message, frame, self._post_headers(message))
-                    return
-        elif type(message) is Notification and message.method == CANCELLED_METHOD:
+    # (send's common case is the compiled base's; what it leaves comes here.)
+    _routing_headers_present = staticmethod(routing_headers_present)
+
+    def _send_other(self, frame: bytes, message: Any) -> None:
+        # A frame that is not a plain POST's: a task posts it, in its turn.
+        if type(message) is Notification and message.method == CANCELLED_METHOD:
             # 2026-07-28 cancels a request by closing its response stream.
             request_id = message.params.get("requestId") if type(message.params) is dict else None
             stream_task = self._stateless_posts.pop(request_id, None)
@@ -347,33 +329,15 @@ class HTTPClientStream:
 
     # -- plain POSTs (client_plain: answered in the connection's callbacks) --------------
 
-    def _post_plain(self, message: Any, frame: bytes, headers: Optional[dict[str, str]]) -> None:
-        # headers: the POST's own (None: only the two every POST has).
-        if headers is None or len(headers) == 2:
-            # The head of every such POST, but its length: made once per session state.
-            session_id, version, prefix = self._plain_head
-            if session_id != self.session_id or version != self.protocol_version or not prefix:
-                head = self._head("POST", _POST_HEADERS, 0)
-                prefix = head[:head.rindex(b"Content-Length: ")]
-                self._plain_head = (self.session_id, self.protocol_version, prefix)
-            data = b"%sContent-Length: %d\r\n\r\n%s" % (prefix, len(frame), frame)
-        else:
-            data = self._head("POST", headers, len(frame)) + frame
-        post = PlainPost(self, message, data)
-        if self._slots.try_take():
-            self._start_plain(post)
-        else:
-            self._queued.append(post)
+    def _plain_prefix(self) -> bytes:
+        # The head of a plain POST but its Content-Length, for this session state (kept).
+        head = self._head("POST", _POST_HEADERS, 0)
+        prefix = head[:head.rindex(b"Content-Length: ")]
+        self._plain_head = (self.session_id, self.protocol_version, prefix)
+        return prefix
 
-    def _start_plain(self, post: PlainPost) -> None:
-        # post holds a slot: written on an idle connection, else on a new one (a task).
-        self._plain.add(post)
-        idle = self._idle
-        while idle:
-            connection = idle.pop()
-            if not connection.lost:
-                post.write(connection)
-                return
+    def _connect_later(self, post: PlainPost) -> None:
+        # No idle connection for post (holding a slot): written on a new one, by a task.
         task = self.loop.create_task(self._connect_plain(post))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -394,27 +358,9 @@ class HTTPClientStream:
             return
         post.write(connection)
 
-    def _plain_ended(self, post: PlainPost) -> None:
-        self._plain.discard(post)
-        self._slot_back()
-
-    def plain_answered(self, post: PlainPost, body: Optional[bytes], keep_alive: bool) -> None:
-        """A plain POST's answer (200, JSON) has all come (``body``; None: over the frame
-        limit): fed to the connection, its request failed when it does not answer it
-        (PlainPost's callback)."""
-        connection = post.connection
-        assert connection is not None
-        self._keep(connection, keep_alive)
-        self._plain_ended(post)
-        message = post.message
-        if body is None:
-            self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} bytes",
-                       MESSAGE_TOO_LARGE)
-            return
-        if body and answers(body, message.id):
-            if not self._closed:
-                self.conn.feed(body)
-            return
+    def _answered_otherwise(self, message: Any, body: bytes) -> None:
+        # A plain POST's 200 JSON answer that is not laid out as its response: delivered
+        # as it is, its request failed unless the answer held its response.
         cursor = _EventCursor((message.id,))
         if body:
             cursor.answered(body)
@@ -461,14 +407,6 @@ class HTTPClientStream:
             self._slot_back()
             raise
         await self._answer(connection, response, message, initialize)
-
-    def _slot_back(self) -> None:
-        # A POST ended: its slot to the next queued plain POST, else back to the slots.
-        queued = self._queued
-        if queued and not self._closed:
-            self._start_plain(queued.popleft())
-        else:
-            self._slots.give()
 
     async def _answer(self, connection: Any, response: StreamedAnswer, message: Any,
                       initialize: bool) -> None:

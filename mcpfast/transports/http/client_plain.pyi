@@ -1,11 +1,12 @@
 """The Streamable HTTP client's common POST, with no task (stubs; the compiled module's
 docstring says more)."""
 
+from collections import deque
 from typing import Any, Optional, Protocol, final
 
 from mcpfast.transports.http.client_connection import ClientConnection, StreamedAnswer
 
-__all__ = ["PlainPost", "PlainPoster", "PostSlots", "answers", "is_json"]
+__all__ = ["PlainPost", "PlainPoster", "PlainStreamCore", "PostSlots", "answers", "is_json"]
 
 def is_json(content_type: Optional[bytes]) -> bool: ...
 def answers(payload: bytes, request_id: Any) -> bool: ...
@@ -55,3 +56,28 @@ class PostSlots:
     @property
     def waiting(self) -> bool: ...
     def give(self) -> None: ...
+
+class PlainStreamCore:
+    """The compiled base of HTTPClientStream: a plain POST's way."""
+
+    _closed: bool
+    auth: Any
+    _order: Any
+    session_id: Optional[str]
+    protocol_version: Optional[str]
+    _plain_head: tuple[Any, Any, bytes]
+    _slots: PostSlots
+    _queued: deque[PlainPost]
+    _plain: set[PlainPost]
+    _idle: list[ClientConnection]
+    conn: Any
+    max_frame_size: int
+
+    def send(self, frame: bytes) -> None:
+        """The connection's writer: one POST per frame."""
+    def _post_plain(self, message: Any, frame: bytes, headers: Optional[dict[str, str]]) -> None: ...
+    def _start_plain(self, post: PlainPost) -> None: ...
+    def plain_answered(self, post: PlainPost, body: Optional[bytes], keep_alive: bool) -> None: ...
+    def _keep(self, connection: ClientConnection, keep_alive: bool) -> None: ...
+    def _plain_ended(self, post: PlainPost) -> None: ...
+    def _slot_back(self) -> None: ...

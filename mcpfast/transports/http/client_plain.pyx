@@ -22,17 +22,22 @@ apart as the response) was five Python frames per request, as many as the rest o
 client's path.
 """
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.string cimport memcmp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdio cimport snprintf
+from libc.string cimport memcmp, memcpy
 
 import asyncio
 from collections import deque
 from typing import Protocol
 
+from mcpfast._core.decode import DecodeError as _DecodeError
+from mcpfast._core.decode import decode as _decode
+from mcpfast._core.messages import Request as _Request
+from mcpfast.jsonrpc.errors import MESSAGE_TOO_LARGE as _MESSAGE_TOO_LARGE
+from mcpfast.protocol.methods import INITIALIZE as _INITIALIZE
 from mcpfast.transports.http.client_connection import StreamedAnswer
 
-__all__ = ["PlainPost", "PlainPoster", "PostSlots", "answers", "is_json"]
+__all__ = ["PlainPost", "PlainPoster", "PlainStreamCore", "PostSlots", "answers", "is_json"]
 
 cdef bytes _JSON = b"application/json"
 
@@ -94,21 +99,6 @@ cdef class PlainPost:
     ``connection`` once it is written; then ``status``, ``parts`` of the body and
     ``over`` (past the frame limit: not kept) as an answer arrives in steps."""
 
-    cdef public object poster
-    cdef public object message
-    cdef public object data
-    cdef public object connection
-    cdef public int status
-    cdef public list headers
-    cdef public object content_type
-    # Whether the body's end is told by its framing (else: by the connection's end).
-    cdef public bint framed
-    cdef public list parts
-    cdef public Py_ssize_t size
-    cdef public bint over
-    # Settled: answered, failed, or handed to a StreamedAnswer.
-    cdef public bint done
-
     def __init__(self, poster, message, data):
         self.poster = poster
         self.message = message
@@ -137,7 +127,11 @@ cdef class PlainPost:
         if status == 200 and (content_type == _JSON or _is_json(content_type)):
             self.done = True
             poster = self.poster
-            poster.plain_answered(self, body if len(body) <= poster.max_frame_size else None, keep_alive)
+            if isinstance(poster, PlainStreamCore):
+                (<PlainStreamCore>poster).answered(
+                    self, body if len(body) <= (<PlainStreamCore>poster).max_frame_size else None, keep_alive)
+            else:
+                poster.plain_answered(self, body if len(body) <= poster.max_frame_size else None, keep_alive)
             return
         answer = self._hand_over(status, headers)
         if body:
@@ -182,7 +176,10 @@ cdef class PlainPost:
             self.done = True
             parts = self.parts
             body = None if self.over else parts[0] if len(parts) == 1 else b"".join(parts)
-            self.poster.plain_answered(self, body, keep_alive)
+            if isinstance(self.poster, PlainStreamCore):
+                (<PlainStreamCore>self.poster).answered(self, body, keep_alive)
+            else:
+                self.poster.plain_answered(self, body, keep_alive)
 
     def lost(self):
         if self.done:
@@ -204,10 +201,6 @@ cdef class PlainPost:
 cdef class PostSlots:
     """How many POSTs are in progress, at most ``limit`` (module docstring)."""
 
-    cdef public Py_ssize_t limit
-    cdef public Py_ssize_t busy
-    cdef object _waiters
-
     def __init__(self, Py_ssize_t limit):
         self.limit = limit
         self.busy = 0
@@ -215,6 +208,9 @@ cdef class PostSlots:
 
     def try_take(self):
         """Take a slot if one is free now (and no task waits for one)."""
+        return self.take_now()
+
+    cdef bint take_now(self) except -1:
         if self.busy < self.limit and not self._waiters:
             self.busy += 1
             return True
@@ -245,9 +241,163 @@ cdef class PostSlots:
 
     def give(self):
         """Give a slot back: to the first task waiting for one, else free."""
+        self.give_back()
+
+    cdef int give_back(self) except -1:
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)  # the slot passes on
-                return
+                return 0
         self.busy -= 1
+        return 0
+
+
+cdef bytes _META = b'"_meta"'
+
+
+@cython.auto_pickle(False)
+cdef class PlainStreamCore:
+    """The compiled base of the Streamable HTTP client's stream
+    (:class:`~mcpfast.transports.http.client.HTTPClientStream`): a sent request's way when
+    it may leave at once as a plain POST -- the POST made (its head kept per session
+    state), a slot taken, written on an idle pooled connection -- and its answer's: fed to
+    the connection, the connection kept or closed, the slot passed to the next queued POST.
+    The rest (POSTs read by tasks, failures, the GET stream, closing) is the subclass's,
+    called through its methods: ``_send_other``, ``_plain_prefix``, ``_head``,
+    ``_post_headers``, ``_connect_later``, ``_answered_otherwise``, ``_fail``."""
+
+    def send(self, frame):
+        """The connection's writer: one POST per frame (answers arrive asynchronously)."""
+        if self._closed:
+            raise ConnectionError("the HTTP transport is closed")
+        if type(frame) is not bytes:
+            frame = bytes(frame)
+        try:
+            message = _decode(frame)
+        except _DecodeError:
+            message = None
+        if type(message) is _Request:
+            if self.auth is None and message.method != _INITIALIZE and self._order.turn() is None:
+                if _META not in <bytes>frame:
+                    # The common request: no task, its params never built.
+                    self.post_plain(message, <bytes>frame, None)
+                    return
+                if not self._routing_headers_present(message.params):
+                    self.post_plain(message, <bytes>frame, self._post_headers(message))
+                    return
+        self._send_other(frame, message)
+
+    def _post_plain(self, message, bytes frame not None, headers):
+        """``message`` (a Request, ``frame`` encoded) POSTed with no task; ``headers``:
+        the POST's own (None: only the two every POST has)."""
+        self.post_plain(message, frame, headers)
+
+    cdef int post_plain(self, object message, bytes frame, object headers) except -1:
+        cdef bytes data
+        cdef bytes prefix
+        cdef tuple kept
+        cdef char length[48]
+        cdef int written
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(frame), start
+        if headers is None or len(headers) == 2:
+            # The head of every such POST, but its length: made once per session state.
+            kept = self._plain_head
+            if kept[0] != self.session_id or kept[1] != self.protocol_version or not kept[2]:
+                prefix = self._plain_prefix()
+            else:
+                prefix = <bytes?>kept[2]
+            written = snprintf(length, sizeof(length), b"Content-Length: %zd\r\n\r\n", size)
+            start = PyBytes_GET_SIZE(prefix)
+            data = PyBytes_FromStringAndSize(NULL, start + written + size)
+            memcpy(PyBytes_AS_STRING(data), PyBytes_AS_STRING(prefix), start)
+            memcpy(PyBytes_AS_STRING(data) + start, length, written)
+            memcpy(PyBytes_AS_STRING(data) + start + written, PyBytes_AS_STRING(frame), size)
+        else:
+            data = <bytes?>self._head("POST", headers, size) + frame
+        cdef PlainPost post = PlainPost.__new__(PlainPost)
+        post.poster = self
+        post.message = message
+        post.data = data
+        post.headers = []
+        post.parts = []
+        if self._slots.take_now():
+            self.start_plain(post)
+        else:
+            self._queued.append(post)
+        return 0
+
+    def _start_plain(self, PlainPost post not None):
+        """``post`` (holding a slot) written on an idle connection, else on a new one."""
+        self.start_plain(post)
+
+    cdef int start_plain(self, PlainPost post) except -1:
+        self._plain.add(post)
+        idle = self._idle
+        while idle:
+            connection = idle.pop()
+            if not connection.lost:
+                post.connection = connection
+                connection.send(post.data, post)
+                return 0
+        self._connect_later(post)
+        return 0
+
+    def plain_answered(self, PlainPost post not None, body, keep_alive):
+        """A plain POST's answer (200, JSON) has all come (``body``; None: over the frame
+        limit): fed to the connection, its request failed when it does not answer it
+        (PlainPost's callback)."""
+        self.answered(post, body, keep_alive)
+
+    cdef int answered(self, PlainPost post, object body, bint keep_alive) except -1:
+        connection = post.connection
+        if connection is None:
+            raise AssertionError("a plain POST answered before it was written")
+        self.keep(connection, keep_alive)
+        self.plain_ended(post)
+        message = post.message
+        if body is None:
+            self._fail(message, f"the answer is over the frame limit of {self.max_frame_size} bytes",
+                       _MESSAGE_TOO_LARGE)
+            return 0
+        if type(body) is not bytes:
+            body = bytes(body)
+        if body and _answers(<bytes>body, message.id):
+            if not self._closed:
+                self.conn.feed(body)
+            return 0
+        self._answered_otherwise(message, body)
+        return 0
+
+    def _keep(self, connection, keep_alive):
+        """A connection whose answer has been read: back to the pool, or closed."""
+        self.keep(connection, keep_alive)
+
+    cdef int keep(self, object connection, bint keep_alive) except -1:
+        if keep_alive and not connection.lost and not self._closed:
+            connection.reader.answer = None
+            self._idle.append(connection)
+        else:
+            connection.close()
+        return 0
+
+    def _plain_ended(self, PlainPost post not None):
+        """A plain POST ended: no longer under way, its slot given on."""
+        self.plain_ended(post)
+
+    cdef int plain_ended(self, PlainPost post) except -1:
+        self._plain.discard(post)
+        self.slot_back()
+        return 0
+
+    def _slot_back(self):
+        """A POST ended: its slot to the next queued plain POST, else back to the slots."""
+        self.slot_back()
+
+    cdef int slot_back(self) except -1:
+        queued = self._queued
+        if queued and not self._closed:
+            self.start_plain(<PlainPost?>queued.popleft())
+        else:
+            self._slots.give_back()
+        return 0
