@@ -153,6 +153,7 @@ EXTENSIONS = [
     ext("mcpfast.transports.http.http_connection"),
     ext("mcpfast.transports.http.response_reader"),
     ext("mcpfast.transports.stream_core"),
+    ext("mcpfast.transports.http.client_connection_core"),
     ext("mcpfast.transports.http.client_plain"),
     ext("mcpfast.transports.ws_listener",
         macros=[("MF_PICOWS_BUILT_WITH", '"%s"' % picows_version())]),

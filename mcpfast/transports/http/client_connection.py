@@ -20,8 +20,7 @@ import ssl
 from typing import AsyncIterator, Optional, Protocol
 from urllib.parse import urlsplit
 
-import httptools
-
+from mcpfast.transports.http.client_connection_core import ClientConnectionCore
 from mcpfast.transports.http.response_reader import ResponseReader
 from mcpfast.transports.http.sse import SSEEvent, split_events
 
@@ -143,17 +142,19 @@ class StreamedAnswer:
             parts.append(chunk)
 
 
-class ClientConnection(asyncio.Protocol):
+class ClientConnection(ClientConnectionCore, asyncio.Protocol):
     """A keep-alive HTTP/1.1 connection answering one request at a time; what it reads
-    goes to ``reader.answer`` (module docstring)."""
+    goes to ``reader.answer`` (module docstring). ``data_received``, ``send`` and
+    ``close`` are the compiled base's
+    (:mod:`~mcpfast.transports.http.client_connection_core`)."""
 
     def __init__(self) -> None:
-        self.transport: Optional[asyncio.Transport] = None
+        self.transport = None
         self.reader = ResponseReader()
         self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         self.lost = True
@@ -161,29 +162,8 @@ class ClientConnection(asyncio.Protocol):
         if answer is not None:
             answer.lost()
 
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.reader.feed(data)
-        except httptools.HttpParserError as exc:
-            answer = self.reader.answer
-            if answer is not None:
-                answer.broken(f"malformed HTTP answer: {exc}")
-            if self.transport is not None:
-                self.transport.close()
-
-    def send(self, data: bytes, answer: AnswerSink) -> None:
-        """Write a request; its answer goes to ``answer``."""
-        assert self.transport is not None
-        self.reader.answer = answer
-        self.transport.write(data)
-
     def start(self, head: bytes, body: bytes) -> StreamedAnswer:
         """Write a request; returns the StreamedAnswer its answer goes to."""
         answer = StreamedAnswer()
         self.send(head + body, answer)
         return answer
-
-    def close(self) -> None:
-        """Close the connection (not reused)."""
-        if self.transport is not None:
-            self.transport.close()

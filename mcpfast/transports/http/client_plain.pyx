@@ -26,6 +26,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from libc.stdio cimport snprintf
 from libc.string cimport memcmp, memcpy
 
+from mcpfast.transports.http.client_connection_core cimport ClientConnectionCore
+
 import asyncio
 from collections import deque
 from typing import Protocol
@@ -116,7 +118,7 @@ cdef class PlainPost:
     def write(self, connection):
         """Send the request on ``connection`` (idle, alive)."""
         self.connection = connection
-        connection.send(self.data, self)
+        (<ClientConnectionCore?>connection).send_data(self.data, self)
 
     # -- AnswerSink --------------------------------------------------------------------
 
@@ -334,11 +336,13 @@ cdef class PlainStreamCore:
     cdef int start_plain(self, PlainPost post) except -1:
         self._plain.add(post)
         idle = self._idle
+        cdef ClientConnectionCore connection
         while idle:
-            connection = idle.pop()
+            # (The pool holds the stream's ClientConnections only.)
+            connection = <ClientConnectionCore?>idle.pop()
             if not connection.lost:
                 post.connection = connection
-                connection.send(post.data, post)
+                connection.send_data(post.data, post)
                 return 0
         self._connect_later(post)
         return 0
@@ -374,11 +378,12 @@ cdef class PlainStreamCore:
         self.keep(connection, keep_alive)
 
     cdef int keep(self, object connection, bint keep_alive) except -1:
-        if keep_alive and not connection.lost and not self._closed:
-            connection.reader.answer = None
-            self._idle.append(connection)
+        cdef ClientConnectionCore known = <ClientConnectionCore?>connection
+        if keep_alive and not known.lost and not self._closed:
+            known.reader.answer = None
+            self._idle.append(known)
         else:
-            connection.close()
+            known.close()
         return 0
 
     def _plain_ended(self, PlainPost post not None):
